@@ -1,0 +1,22 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+	name: "Defaults",
+	platforms: [
+		// `Synchronization.Mutex` guards every store; these are the first releases that ship it.
+		.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2),
+	],
+	products: [
+		.library(name: "Defaults", targets: ["Defaults"]),
+		.executable(name: "defaults-example", targets: ["DefaultsExample"]),
+	],
+	targets: [
+		.target(name: "Defaults"),
+		.executableTarget(name: "DefaultsExample", dependencies: ["Defaults"]),
+		// Spawned by the tests to check what survives a process exit.
+		.executableTarget(name: "DefaultsTestHelper", dependencies: ["Defaults"], path: "Tests/DefaultsTestHelper"),
+		.testTarget(name: "DefaultsTests", dependencies: ["Defaults", "DefaultsTestHelper"]),
+	],
+	swiftLanguageModes: [.v6]
+)

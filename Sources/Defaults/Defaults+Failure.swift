@@ -1,0 +1,63 @@
+import Foundation
+import Synchronization
+
+extension Defaults {
+	/// Something that went wrong without a thrown error: a stored value that did not decode, a value that could not
+	/// be stored, a key name that breaks the rules.
+	///
+	/// Failures never destroy data: a value that does not decode is left in its store exactly as it was, and the key
+	/// reads as its default. Each failure is handed to ``Defaults/failureHandler``.
+	public struct Failure: Sendable, CustomStringConvertible {
+		/// What kind of failure this is.
+		public enum Reason: Sendable, Equatable {
+			/// A stored value did not decode to the key's type.
+			case decodingFailed
+			/// A value could not be turned into a property-list value, so nothing was written.
+			case encodingFailed
+			/// A key name breaks the naming rules.
+			case invalidKeyName
+			/// A store could not read or write its backing data.
+			case storage
+		}
+
+		/// The name of the key involved.
+		public let keyName: String
+		/// What kind of failure this is.
+		public let reason: Reason
+		/// A sentence that says what happened and why.
+		public let message: String
+
+		/// Creates a failure.
+		public init(keyName: String, reason: Reason, message: String) {
+			self.keyName = keyName
+			self.reason = reason
+			self.message = message
+		}
+
+		/// The message, prefixed with the package name.
+		public var description: String { "Defaults: \(message)" }
+	}
+
+	private static let failureHandlerStorage = Mutex<@Sendable (Failure) -> Void>(Defaults.printToStandardError)
+
+	/// Called with every ``Defaults/Failure``; by default it prints the failure to standard error.
+	///
+	/// Replace it to route failures to your logger:
+	///
+	/// ```swift
+	/// Defaults.failureHandler = { failure in logger.warning("\(failure)") }
+	/// ```
+	public static var failureHandler: @Sendable (Failure) -> Void {
+		get { failureHandlerStorage.withLock { $0 } }
+		set { failureHandlerStorage.withLock { $0 = newValue } }
+	}
+
+	/// Hands `failure` to ``failureHandler``.
+	static func report(_ failure: Failure) {
+		failureHandler(failure)
+	}
+
+	@Sendable private static func printToStandardError(_ failure: Failure) {
+		FileHandle.standardError.write(Data("\(failure)\n".utf8))
+	}
+}

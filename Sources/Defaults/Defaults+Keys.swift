@@ -1,0 +1,152 @@
+import Foundation
+import Synchronization
+
+extension Defaults {
+	/// The type-erased base of every key: a name in a store.
+	///
+	/// Extend it with your keys, so that `Defaults[.name]` finds them:
+	///
+	/// ```swift
+	/// extension Defaults.Keys {
+	/// 	static let quality = Key<Double>("quality", default: 0.8)
+	/// }
+	/// ```
+	public class Keys: @unchecked Sendable {
+		/// A typed key; `Key<Double>` inside `extension Defaults.Keys` names ``Defaults/Key``.
+		public typealias Key = Defaults.Key
+
+		/// The name the value is stored under.
+		public let name: String
+
+		/// The store the value lives in.
+		public let suite: any Store
+
+		init(name: String, suite: any Store) {
+			KeyNameRules.check(name)
+			self.name = name
+			self.suite = suite
+		}
+
+		/// Removes the stored value, so that the key reads as its default again.
+		public func reset() {
+			suite.removeValue(forKey: name)
+		}
+	}
+
+	/// A typed key: a name, a default value and the store it lives in.
+	///
+	/// ```swift
+	/// extension Defaults.Keys {
+	/// 	static let quality = Key<Double>("quality", default: 0.8)
+	/// 	static let name = Key<String?>("name")                      // optional: defaults to nil
+	/// 	static let camera = Key<String>("camera") { hostName() }   // dynamic: evaluated at each fallback
+	/// }
+	/// ```
+	///
+	/// Keys are immutable and `Sendable`, so `static let` keys compile in Swift 6 language mode. A key with a static,
+	/// non-nil default registers that default with its store, so that reading the store directly sees it too.
+	public final class Key<Value: Serializable>: Keys, @unchecked Sendable {
+		private let staticDefault: Value?
+		private let dynamicDefault: (@Sendable () -> Value)?
+
+		/// The value the key reads as when nothing valid is stored.
+		///
+		/// For a key with a dynamic default, the closure runs each time this is read.
+		public var defaultValue: Value {
+			if let dynamicDefault {
+				return dynamicDefault()
+			}
+			return staticDefault!
+		}
+
+		/// Creates a key with a static default value.
+		///
+		/// - Parameters:
+		///   - name: The name the value is stored under: ASCII, not starting with `@`, without `.`.
+		///   - defaultValue: What the key reads as when nothing is stored. It is registered with `suite`.
+		///   - suite: The store the value lives in.
+		public init(_ name: String, default defaultValue: Value, suite: any Store = Defaults.standardStore) {
+			self.staticDefault = defaultValue
+			self.dynamicDefault = nil
+			super.init(name: name, suite: suite)
+			register(defaultValue)
+		}
+
+		/// Creates a key whose default is computed when it is needed.
+		///
+		/// The closure is evaluated at each read that falls back to the default, and the default is never
+		/// registered with the store.
+		///
+		/// ```swift
+		/// static let camera = Key<String>("camera") { ProcessInfo.processInfo.hostName }
+		/// ```
+		public init(
+			_ name: String, suite: any Store = Defaults.standardStore,
+			default defaultValue: @escaping @Sendable () -> Value
+		) {
+			self.staticDefault = nil
+			self.dynamicDefault = defaultValue
+			super.init(name: name, suite: suite)
+		}
+
+		private func register(_ value: Value) {
+			guard let stored = try? Value.storedForm(of: value) else {
+				return
+			}
+			suite.registerDefaultValues([name: stored])
+		}
+	}
+}
+
+extension Defaults.Key {
+	/// Creates an optional key, whose default is `nil`.
+	///
+	/// ```swift
+	/// static let name = Key<String?>("name")
+	/// ```
+	public convenience init<Wrapped>(_ name: String, suite: any Defaults.Store = Defaults.standardStore)
+	where Value == Wrapped? {
+		self.init(name, default: nil, suite: suite)
+	}
+}
+
+extension Defaults.Key where Value: Equatable {
+	/// Whether the key currently reads as its default value.
+	public var isDefaultValue: Bool {
+		suite[self] == defaultValue
+	}
+}
+
+/// Checks key names against the rules of property-list stores, reporting each offending name once.
+enum KeyNameRules {
+	private static let reported = Mutex<Set<String>>([])
+
+	static func violation(in name: String) -> String? {
+		if !name.allSatisfy(\.isASCII) {
+			return "it contains characters that are not ASCII"
+		}
+		if name.hasPrefix("@") {
+			return "it starts with '@'"
+		}
+		if name.contains(".") {
+			return "it contains '.'"
+		}
+		return nil
+	}
+
+	static func check(_ name: String) {
+		guard let rule = violation(in: name) else {
+			return
+		}
+		let isNew = reported.withLock { $0.insert(name).inserted }
+		guard isNew else {
+			return
+		}
+		Defaults.report(
+			Defaults.Failure(
+				keyName: name, reason: .invalidKeyName,
+				message:
+					"The key name '\(name)' breaks a naming rule: \(rule). Key names should be ASCII, must not start with '@' and must not contain '.', so that every store and observer can use them."
+			))
+	}
+}

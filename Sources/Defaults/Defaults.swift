@@ -1,0 +1,70 @@
+import Foundation
+
+/// Typed, bridge-based persistence of settings.
+///
+/// Declare a key once, with its type and default, then read and write it anywhere:
+///
+/// ```swift
+/// import Defaults
+///
+/// extension Defaults.Keys {
+/// 	static let quality = Key<Double>("quality", default: 0.8)
+/// }
+///
+/// Defaults[.quality] = 0.5
+/// print(Defaults[.quality]) // 0.5
+/// ```
+///
+/// `Defaults` is a namespace: every type of the package lives inside it (``Defaults/Key``,
+/// ``Defaults/Bridge``, ``Defaults/Serializable``, ``Defaults/Store`` …).
+public enum Defaults {}
+
+extension Defaults {
+	/// Reads or writes the value of `key` in the key's own store (``Defaults/Keys/suite``).
+	///
+	/// Reading returns the stored value, or the key's default when nothing is stored or what is stored does not
+	/// decode (the stored data is then left untouched and the failure is reported, see ``Defaults/Failure``).
+	/// Writing `nil` to an optional key removes the stored value.
+	///
+	/// ```swift
+	/// Defaults[.quality] += 0.1
+	/// ```
+	public static subscript<Value: Serializable>(key: Key<Value>) -> Value {
+		get { key.suite[key] }
+		set { key.suite[key] = newValue }
+	}
+
+	/// Removes the stored values of `keys`, so that each reads as its default again.
+	///
+	/// ```swift
+	/// Defaults.reset(.quality, .name)
+	/// ```
+	public static func reset(_ keys: Keys...) {
+		reset(keys)
+	}
+
+	/// Removes the stored values of `keys`, so that each reads as its default again.
+	public static func reset(_ keys: [Keys]) {
+		for key in keys {
+			key.reset()
+		}
+	}
+
+	/// Removes the stored values named `keys` from `suite`.
+	///
+	/// Use it for keys you only know by name; prefer ``reset(_:)-(Defaults.Keys...)`` where you have the key.
+	public static func reset(_ keys: String..., suite: any Store = Defaults.standardStore) {
+		for name in keys {
+			suite.removeValue(forKey: name)
+		}
+	}
+
+	/// Removes every value stored in `suite`.
+	///
+	/// Registered defaults stay registered, so keys read as their defaults afterwards.
+	public static func removeAll(suite: any Store = Defaults.standardStore) {
+		for name in suite.storedKeys() {
+			suite.removeValue(forKey: name)
+		}
+	}
+}

@@ -1,0 +1,149 @@
+import Foundation
+
+extension Defaults {
+	/// A type-erased serializable value, for settings that mix types in one collection.
+	///
+	/// It holds the stored form of the value it was made from, so a `[String: Defaults.AnySerializable]` is stored as
+	/// a plain property-list dictionary that any other tool can read.
+	///
+	/// ```swift
+	/// extension Defaults.Keys {
+	/// 	static let magic = Key<[String: Defaults.AnySerializable]>("magic", default: [:])
+	/// }
+	///
+	/// Defaults[.magic]["unicorn"] = "🦄"
+	/// Defaults[.magic]["number"] = 3
+	/// Defaults[.magic]["url"] = .init(URL(string: "https://example.com")!)
+	///
+	/// let number: Int? = Defaults[.magic]["number"]?.get()
+	/// let url = Defaults[.magic]["url"]?.get(URL.self)
+	/// ```
+	///
+	/// Two values are equal when their stored forms are equal.
+	public struct AnySerializable: Serializable, Equatable, Hashable, @unchecked Sendable {
+		// A normalised property-list value (immutable, so sharing it is safe), or nil.
+		private var storedForm: Any?
+
+		/// ``Defaults/AnySerializableBridge``.
+		public static let bridge = AnySerializableBridge()
+
+		/// Wraps `value`, keeping its stored form.
+		///
+		/// A value that has no stored form (its bridge returns `nil`) wraps as `nil`, and the failure is reported.
+		public init<Value: Serializable>(_ value: Value) {
+			do {
+				self.storedForm = try Value.storedForm(of: value)
+			} catch {
+				Defaults.report(Defaults.Failure(keyName: "", reason: .encodingFailed, message: error.description))
+				self.storedForm = nil
+			}
+		}
+
+		/// Wraps a value that is already a normalised property-list value.
+		init(storedForm: Any?) {
+			self.storedForm = storedForm
+		}
+
+		/// The wrapped value as a `Value`, or `nil` if it is not one.
+		///
+		/// ```swift
+		/// let level: Int? = settings["level"]?.get()
+		/// ```
+		public func get<Value: Serializable>() -> Value? {
+			storedForm.flatMap(Value.value(fromStoredForm:))
+		}
+
+		/// The wrapped value as a `Value`, or `nil` if it is not one.
+		///
+		/// ```swift
+		/// let level = settings["level"]?.get(Int.self)
+		/// ```
+		public func get<Value: Serializable>(_: Value.Type) -> Value? {
+			get()
+		}
+
+		/// Replaces the wrapped value with `newValue`.
+		public mutating func set<Value: Serializable>(_ newValue: Value) {
+			self = AnySerializable(newValue)
+		}
+
+		/// The wrapped stored form: a normalised property-list value, or `nil`.
+		public var propertyListValue: Any? { storedForm }
+
+		/// Whether both hold equal stored forms.
+		public static func == (lhs: AnySerializable, rhs: AnySerializable) -> Bool {
+			switch (lhs.storedForm, rhs.storedForm) {
+			case (nil, nil): true
+			case let (lhs?, rhs?): Defaults.PropertyList.isEqual(lhs, rhs)
+			default: false
+			}
+		}
+
+		/// Hashes the stored form.
+		public func hash(into hasher: inout Hasher) {
+			if let storedForm {
+				Defaults.PropertyList.hash(storedForm, into: &hasher)
+			} else {
+				hasher.combine(-1)
+			}
+		}
+	}
+
+	/// Stores a ``Defaults/AnySerializable`` as the stored form it wraps.
+	public struct AnySerializableBridge: Bridge, Sendable {
+		/// A type-erased value.
+		public typealias Value = AnySerializable
+		/// Any normalised property-list value.
+		public typealias Serializable = Any
+
+		/// Creates the bridge.
+		public init() {}
+
+		/// Returns the wrapped stored form.
+		public func serialize(_ value: AnySerializable?) -> Any? {
+			value?.propertyListValue
+		}
+
+		/// Wraps `object`.
+		public func deserialize(_ object: Any?) -> AnySerializable? {
+			object.map { AnySerializable(storedForm: $0) }
+		}
+	}
+}
+
+extension Defaults.AnySerializable: ExpressibleByStringLiteral {
+	/// Wraps a string.
+	public init(stringLiteral value: String) { self.init(value) }
+}
+
+extension Defaults.AnySerializable: ExpressibleByIntegerLiteral {
+	/// Wraps an `Int`.
+	public init(integerLiteral value: Int) { self.init(value) }
+}
+
+extension Defaults.AnySerializable: ExpressibleByFloatLiteral {
+	/// Wraps a `Double`.
+	public init(floatLiteral value: Double) { self.init(value) }
+}
+
+extension Defaults.AnySerializable: ExpressibleByBooleanLiteral {
+	/// Wraps a `Bool`.
+	public init(booleanLiteral value: Bool) { self.init(value) }
+}
+
+extension Defaults.AnySerializable: ExpressibleByNilLiteral {
+	/// Wraps nothing. In a dictionary, a `nil` value is not stored; in an array it cannot be stored.
+	public init(nilLiteral: ()) { self.init(storedForm: nil) }
+}
+
+extension Defaults.AnySerializable: ExpressibleByArrayLiteral {
+	/// Wraps an array of type-erased values.
+	public init(arrayLiteral elements: Defaults.AnySerializable...) { self.init(elements) }
+}
+
+extension Defaults.AnySerializable: ExpressibleByDictionaryLiteral {
+	/// Wraps a dictionary of type-erased values.
+	public init(dictionaryLiteral elements: (String, Defaults.AnySerializable)...) {
+		self.init(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+	}
+}

@@ -1,0 +1,106 @@
+import Foundation
+
+extension Defaults {
+	/// Turns values of one type into a form a store can hold, and back.
+	///
+	/// A bridge is pure: it never touches a store. Its ``Serializable`` is either a property-list type (`String`,
+	/// `[String: Any]` …) or another ``Defaults/Serializable`` type, which is then stored through its own bridge.
+	///
+	/// ```swift
+	/// struct User { var name: String; var age: Int }
+	///
+	/// struct UserBridge: Defaults.Bridge {
+	/// 	typealias Value = User
+	/// 	typealias Serializable = [String: String]
+	///
+	/// 	func serialize(_ value: User?) -> [String: String]? {
+	/// 		value.map { ["name": $0.name, "age": String($0.age)] }
+	/// 	}
+	///
+	/// 	func deserialize(_ object: [String: String]?) -> User? {
+	/// 		guard let object, let name = object["name"], let age = object["age"].flatMap(Int.init) else {
+	/// 			return nil
+	/// 		}
+	/// 		return User(name: name, age: age)
+	/// 	}
+	/// }
+	///
+	/// extension User: Defaults.Serializable {
+	/// 	static let bridge = UserBridge()
+	/// }
+	/// ```
+	///
+	/// What a bridge writes is a contract: data written by one version of your app must read back in the next.
+	public protocol Bridge {
+		/// The type the bridge turns into a storable form.
+		associatedtype Value
+		/// The storable form: a property-list type, or another ``Defaults/Serializable`` type.
+		associatedtype Serializable
+
+		/// Returns the storable form of `value`, or `nil` when it has none.
+		func serialize(_ value: Value?) -> Serializable?
+
+		/// Returns the value that `object` stands for, or `nil` when `object` is not a valid form of it.
+		func deserialize(_ object: Serializable?) -> Value?
+	}
+
+	/// A type that can be stored, through the ``Defaults/Bridge`` it names.
+	///
+	/// Most types need only the conformance: `Codable` types, `RawRepresentable` types and `NSSecureCoding`
+	/// classes get their bridge from the package. Give any other type a bridge of its own:
+	///
+	/// ```swift
+	/// extension User: Defaults.Serializable {
+	/// 	static let bridge = UserBridge()
+	/// }
+	/// ```
+	public protocol Serializable {
+		/// The type the bridge produces when reading.
+		typealias Value = Bridge.Value
+		/// The storable form the bridge produces when writing.
+		typealias Serializable = Bridge.Serializable
+		/// The bridge that stores values of this type.
+		associatedtype Bridge: Defaults.Bridge
+
+		/// The bridge that stores values of this type.
+		static var bridge: Bridge { get }
+
+		/// Whether a store holds values of this type as they are, with no bridging.
+		static var isNativelySupportedType: Bool { get }
+	}
+
+	/// A collection that can be stored as an array of its elements' stored forms.
+	///
+	/// ```swift
+	/// struct Bag<Element: Defaults.Serializable>: Defaults.CollectionSerializable { … init(_ elements: [Element]) }
+	/// ```
+	public protocol CollectionSerializable: Collection, Serializable {
+		/// Creates the collection from its elements, in stored order.
+		init(_ elements: [Element])
+	}
+
+	/// A set-algebra type that can be stored as an array of its elements' stored forms.
+	///
+	/// Option sets are the common case; they can also be stored as their raw value (see
+	/// ``Defaults/RawRepresentableBridge``).
+	public protocol SetAlgebraSerializable: SetAlgebra, Serializable {
+		/// The elements, in the order they are stored.
+		func toArray() -> [Element]
+	}
+
+	/// Marks a `Codable` and `RawRepresentable` type to be stored as its raw value rather than as JSON text.
+	///
+	/// ```swift
+	/// enum Theme: String, Codable, Defaults.Serializable, Defaults.PreferRawRepresentable { case light, dark }
+	/// // stored as "dark", not "\"dark\""
+	/// ```
+	public protocol PreferRawRepresentable: RawRepresentable {}
+
+	/// Marks a `Codable` and `NSSecureCoding` class to be stored as a keyed archive rather than as JSON text.
+	public protocol PreferNSSecureCoding: NSObject, NSSecureCoding {}
+}
+
+extension Defaults.Serializable {
+	/// Types are bridged unless they say otherwise.
+	public static var isNativelySupportedType: Bool { false }
+}

@@ -1,0 +1,55 @@
+import Foundation
+
+extension Defaults {
+	/// Stores a `Codable` value as JSON text in a property-list string.
+	///
+	/// The JSON is written with sorted keys and Foundation's default strategies, and top-level fragments are
+	/// allowed, so an enum case `alpha` is stored as `"\"alpha\""` and the number 10 as `"10"`. This is the form the
+	/// well-known Defaults package writes, so data stored by it reads back here.
+	///
+	/// ```swift
+	/// struct Window: Codable, Defaults.Serializable { var width: Int; var height: Int }
+	/// // stored as "{\"height\":600,\"width\":800}"
+	/// ```
+	public struct TopLevelCodableBridge<Value: Codable>: Bridge, Sendable {
+		/// JSON text.
+		public typealias Serializable = String
+
+		/// Creates the bridge.
+		public init() {}
+
+		/// Returns the JSON text of `value`, or `nil` if encoding fails.
+		public func serialize(_ value: Value?) -> String? {
+			guard let value else {
+				return nil
+			}
+			return try? JSONText.encode(value)
+		}
+
+		/// Returns the value decoded from the JSON text `object`, or `nil` if it does not decode.
+		public func deserialize(_ object: String?) -> Value? {
+			guard let object else {
+				return nil
+			}
+			return try? JSONText.decode(Value.self, from: object)
+		}
+	}
+}
+
+/// The one JSON configuration every Codable stored form uses.
+enum JSONText {
+	static func encode<Value: Encodable>(_ value: Value) throws -> String {
+		let encoder = JSONEncoder()
+		encoder.outputFormatting = .sortedKeys
+		return String(decoding: try encoder.encode(value), as: UTF8.self)
+	}
+
+	static func decode<Value: Decodable>(_ type: Value.Type, from text: String) throws -> Value {
+		try JSONDecoder().decode(type, from: Data(text.utf8))
+	}
+}
+
+extension Defaults.Serializable where Self: Codable {
+	/// ``Defaults/TopLevelCodableBridge``: JSON text.
+	public static var bridge: Defaults.TopLevelCodableBridge<Self> { .init() }
+}

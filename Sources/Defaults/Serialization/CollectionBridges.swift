@@ -1,0 +1,203 @@
+import Foundation
+
+/// The stored forms of a sequence's elements, or `nil` if one of them has none.
+private func storedForms<Element: Defaults.Serializable>(of elements: some Sequence<Element>) -> [Any]? {
+	var forms = [Any]()
+	forms.reserveCapacity(elements.underestimatedCount)
+	for element in elements {
+		guard let form = try? Element.storedForm(of: element) else {
+			return nil
+		}
+		forms.append(form)
+	}
+	return forms
+}
+
+/// The elements that an array of stored forms stands for, or `nil` if one of them does not decode.
+private func elements<Element: Defaults.Serializable>(fromStoredForms object: [Any]?, as type: Element.Type) -> [Element]? {
+	guard let object else {
+		return nil
+	}
+	if Element.isNativelySupportedType, let elements = object as? [Element] {
+		return elements
+	}
+	var elements = [Element]()
+	elements.reserveCapacity(object.count)
+	for form in object {
+		guard let element = Element.value(fromStoredForm: form) else {
+			return nil
+		}
+		elements.append(element)
+	}
+	return elements
+}
+
+extension Defaults {
+	/// Stores an `Array` as an array of its elements' stored forms.
+	///
+	/// ```swift
+	/// Key<[URL]>("recent", default: [])   // stored as an array of JSON strings
+	/// ```
+	public struct ArrayBridge<Element: Serializable>: Bridge, Sendable {
+		/// An array.
+		public typealias Value = [Element]
+		/// The elements' stored forms.
+		public typealias Serializable = [Any]
+
+		/// Creates the bridge.
+		public init() {}
+
+		/// Returns the elements' stored forms, or `nil` if one of them has none.
+		public func serialize(_ value: [Element]?) -> [Any]? {
+			value.flatMap { storedForms(of: $0) }
+		}
+
+		/// Returns the elements, or `nil` if one of them does not decode.
+		public func deserialize(_ object: [Any]?) -> [Element]? {
+			elements(fromStoredForms: object, as: Element.self)
+		}
+	}
+
+	/// Stores a `Set` as an array of its elements' stored forms.
+	///
+	/// Strings and numbers are written in sorted order, so that the same set is always stored the same way.
+	public struct SetBridge<Element: Serializable & Hashable>: Bridge, Sendable {
+		/// A set.
+		public typealias Value = Set<Element>
+		/// The elements' stored forms.
+		public typealias Serializable = [Any]
+
+		/// Creates the bridge.
+		public init() {}
+
+		/// Returns the elements' stored forms, or `nil` if one of them has none.
+		public func serialize(_ value: Set<Element>?) -> [Any]? {
+			value.flatMap { storedForms(of: $0) }.map { Defaults.PropertyList.stableOrder($0) }
+		}
+
+		/// Returns the set, or `nil` if an element does not decode.
+		public func deserialize(_ object: [Any]?) -> Set<Element>? {
+			elements(fromStoredForms: object, as: Element.self).map { Set($0) }
+		}
+	}
+
+	/// Stores a `Dictionary` as a property-list dictionary of its values' stored forms.
+	///
+	/// Keys that are not strings are written as their `description` and read back with `init(_:)` of
+	/// `LosslessStringConvertible`, so `[Int: String]` is stored as `["1": …]`.
+	public struct DictionaryBridge<Key: LosslessStringConvertible & Hashable, Element: Serializable>: Bridge, Sendable {
+		/// A dictionary.
+		public typealias Value = [Key: Element]
+		/// A dictionary of the values' stored forms, keyed by the keys' descriptions.
+		public typealias Serializable = [String: Any]
+
+		/// Creates the bridge.
+		public init() {}
+
+		/// Returns the stored forms, or `nil` if a value has none.
+		public func serialize(_ value: [Key: Element]?) -> [String: Any]? {
+			guard let value else {
+				return nil
+			}
+			var forms = [String: Any](minimumCapacity: value.count)
+			for (key, element) in value {
+				do {
+					// A nil value (an optional, or an empty AnySerializable) has no entry in a property list.
+					if let form = try Element.storedForm(of: element) {
+						forms[key.description] = form
+					}
+				} catch {
+					return nil
+				}
+			}
+			return forms
+		}
+
+		/// Returns the dictionary, or `nil` if a key or a value does not decode.
+		public func deserialize(_ object: [String: Any]?) -> [Key: Element]? {
+			guard let object else {
+				return nil
+			}
+			if Key.self == String.self, Element.isNativelySupportedType, let dictionary = object as? [Key: Element] {
+				return dictionary
+			}
+			var dictionary = [Key: Element](minimumCapacity: object.count)
+			for (name, form) in object {
+				guard let key = Key(name), let element = Element.value(fromStoredForm: form) else {
+					return nil
+				}
+				dictionary[key] = element
+			}
+			return dictionary
+		}
+	}
+
+	/// Stores a ``Defaults/CollectionSerializable`` collection as an array of its elements' stored forms.
+	public struct CollectionBridge<Value: CollectionSerializable>: Bridge, Sendable
+	where Value.Element: Defaults.Serializable {
+		/// The elements' stored forms.
+		public typealias Serializable = [Any]
+
+		/// Creates the bridge.
+		public init() {}
+
+		/// Returns the elements' stored forms, or `nil` if one of them has none.
+		public func serialize(_ value: Value?) -> [Any]? {
+			value.flatMap { storedForms(of: $0) }
+		}
+
+		/// Returns the collection built from the decoded elements.
+		public func deserialize(_ object: [Any]?) -> Value? {
+			elements(fromStoredForms: object, as: Value.Element.self).map { Value($0) }
+		}
+	}
+
+	/// Stores a ``Defaults/SetAlgebraSerializable`` value as an array of its elements' stored forms.
+	public struct SetAlgebraBridge<Value: SetAlgebraSerializable>: Bridge, Sendable
+	where Value.Element: Defaults.Serializable {
+		/// The elements' stored forms.
+		public typealias Serializable = [Any]
+
+		/// Creates the bridge.
+		public init() {}
+
+		/// Returns the stored forms of `value.toArray()`.
+		public func serialize(_ value: Value?) -> [Any]? {
+			value.flatMap { storedForms(of: $0.toArray()) }
+		}
+
+		/// Returns the set built from the decoded elements.
+		public func deserialize(_ object: [Any]?) -> Value? {
+			elements(fromStoredForms: object, as: Value.Element.self).map { Value($0) }
+		}
+	}
+}
+
+extension Array: Defaults.Serializable where Element: Defaults.Serializable {
+	/// Whether the elements are stored as they are.
+	public static var isNativelySupportedType: Bool { Element.isNativelySupportedType }
+	/// ``Defaults/ArrayBridge``.
+	public static var bridge: Defaults.ArrayBridge<Element> { .init() }
+}
+
+extension Set: Defaults.Serializable where Element: Defaults.Serializable {
+	/// ``Defaults/SetBridge``.
+	public static var bridge: Defaults.SetBridge<Element> { .init() }
+}
+
+extension Dictionary: Defaults.Serializable where Key: LosslessStringConvertible, Value: Defaults.Serializable {
+	/// Whether the dictionary is stored as it is: string keys and natively stored values.
+	public static var isNativelySupportedType: Bool { Key.self == String.self && Value.isNativelySupportedType }
+	/// ``Defaults/DictionaryBridge``.
+	public static var bridge: Defaults.DictionaryBridge<Key, Value> { .init() }
+}
+
+extension Defaults.CollectionSerializable where Element: Defaults.Serializable {
+	/// ``Defaults/CollectionBridge``.
+	public static var bridge: Defaults.CollectionBridge<Self> { .init() }
+}
+
+extension Defaults.SetAlgebraSerializable where Element: Defaults.Serializable {
+	/// ``Defaults/SetAlgebraBridge``.
+	public static var bridge: Defaults.SetAlgebraBridge<Self> { .init() }
+}

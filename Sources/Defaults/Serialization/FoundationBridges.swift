@@ -1,0 +1,39 @@
+import Foundation
+
+extension Defaults {
+	/// Stores a `URL` as the JSON text of its `Codable` form, such as `"\"https:\\/\\/example.com\""`.
+	///
+	/// Foundation's own URL storage is not used: on Linux it keeps only the path of a web address.
+	public typealias URLBridge = TopLevelCodableBridge<URL>
+
+	/// Stores a `UUID` as its upper-case `uuidString`.
+	public struct UUIDBridge: Bridge, Sendable {
+		/// A `UUID`.
+		public typealias Value = UUID
+		/// Its `uuidString`.
+		public typealias Serializable = String
+
+		/// Creates the bridge.
+		public init() {}
+
+		/// Returns `value.uuidString`.
+		public func serialize(_ value: UUID?) -> String? {
+			value?.uuidString
+		}
+
+		/// Returns the UUID that `object` spells, in either case.
+		public func deserialize(_ object: String?) -> UUID? {
+			object.flatMap(UUID.init(uuidString:))
+		}
+	}
+}
+
+extension URL: Defaults.Serializable {
+	/// ``Defaults/URLBridge``: JSON text.
+	public static let bridge = Defaults.URLBridge()
+}
+
+extension UUID: Defaults.Serializable {
+	/// ``Defaults/UUIDBridge``: the `uuidString`.
+	public static let bridge = Defaults.UUIDBridge()
+}

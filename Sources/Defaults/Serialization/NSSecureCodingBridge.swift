@@ -1,0 +1,94 @@
+import Foundation
+
+extension Defaults {
+	/// Stores an `NSSecureCoding` object as a keyed archive (`Data`), with secure coding required.
+	///
+	/// ```swift
+	/// final class Bookmark: NSObject, NSSecureCoding, Defaults.Serializable { … }
+	/// ```
+	///
+	/// Before unarchiving, the bridge checks that the archive's root object is of the expected class, and it
+	/// unarchives with errors recorded rather than trapping: Foundation on Linux crashes, rather than throws, when
+	/// asked to unarchive another class, so a stored archive of the wrong class reads as the key's default instead.
+	public struct NSSecureCodingBridge<Value: NSObject & NSSecureCoding>: Bridge, @unchecked Sendable {
+		/// Keyed-archive data.
+		public typealias Serializable = Data
+
+		/// Creates the bridge.
+		public init() {}
+
+		/// Returns the keyed archive of `value`, or `nil` if it cannot be archived.
+		public func serialize(_ value: Value?) -> Data? {
+			guard let value else {
+				return nil
+			}
+			return try? NSKeyedArchiver.archivedData(withRootObject: value, requiringSecureCoding: true)
+		}
+
+		/// Returns the object unarchived from `object`, or `nil` if it is not an archive of a `Value`.
+		public func deserialize(_ object: Data?) -> Value? {
+			guard
+				let object, KeyedArchive.rootClassName(of: object) == NSStringFromClass(Value.self),
+				let unarchiver = try? NSKeyedUnarchiver(forReadingFrom: object)
+			else {
+				return nil
+			}
+			// Errors inside the archive are recorded instead of trapping, as `unarchivedObject(ofClass:from:)` does.
+			unarchiver.decodingFailurePolicy = .setErrorAndReturn
+			unarchiver.requiresSecureCoding = true
+			defer { unarchiver.finishDecoding() }
+			return unarchiver.decodeObject(of: Value.self, forKey: NSKeyedArchiveRootObjectKey)
+		}
+	}
+}
+
+/// Reads a keyed archive's structure without unarchiving it.
+enum KeyedArchive {
+	/// The class name recorded for the archive's root object, or `nil` if `data` is not a keyed archive.
+	static func rootClassName(of data: Data) -> String? {
+		guard
+			let archive = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
+			let objects = archive["$objects"] as? [Any],
+			let top = archive["$top"] as? [String: Any],
+			let root = top["root"].flatMap(objectIndex),
+			objects.indices.contains(root),
+			let rootObject = objects[root] as? [String: Any],
+			let classIndex = rootObject["$class"].flatMap(objectIndex),
+			objects.indices.contains(classIndex),
+			let classDescription = objects[classIndex] as? [String: Any]
+		else {
+			return nil
+		}
+		return classDescription["$classname"] as? String
+	}
+
+	/// The object index that a keyed-archive reference (a `CF$UID`) points to.
+	private static func objectIndex(_ reference: Any) -> Int? {
+		if let dictionary = reference as? [String: Any] {
+			return (dictionary["CF$UID"] as? Int) ?? (dictionary["CF$UID"] as? UInt64).flatMap { Int(exactly: $0) }
+		}
+		#if canImport(ObjectiveC)
+			// Apple's parser hands references back as an opaque `__NSCFKeyedArchiverUID`.
+			let description = String(describing: reference)
+			if let range = description.range(of: "value = ") {
+				return Int(description[range.upperBound...].prefix { $0.isNumber })
+			}
+		#endif
+		return nil
+	}
+}
+
+extension Defaults.Serializable where Self: NSObject & NSSecureCoding {
+	/// ``Defaults/NSSecureCodingBridge``: a keyed archive.
+	public static var bridge: Defaults.NSSecureCodingBridge<Self> { .init() }
+}
+
+extension Defaults.Serializable where Self: Codable & NSObject & NSSecureCoding {
+	/// ``Defaults/TopLevelCodableBridge``: JSON text, unless the type adopts ``Defaults/PreferNSSecureCoding``.
+	public static var bridge: Defaults.TopLevelCodableBridge<Self> { .init() }
+}
+
+extension Defaults.Serializable where Self: Codable & Defaults.PreferNSSecureCoding {
+	/// ``Defaults/NSSecureCodingBridge``: a keyed archive, as ``Defaults/PreferNSSecureCoding`` asks.
+	public static var bridge: Defaults.NSSecureCodingBridge<Self> { .init() }
+}

@@ -1,0 +1,218 @@
+import Foundation
+
+extension Defaults {
+	/// Stores a property-list type as it is: `String`, `Data`, `Date`.
+	public struct NativeBridge<Value>: Bridge, Sendable {
+		/// The value is its own stored form.
+		public typealias Serializable = Value
+
+		/// Creates the bridge.
+		public init() {}
+
+		/// Returns `value` unchanged.
+		public func serialize(_ value: Value?) -> Value? { value }
+
+		/// Returns `object` unchanged.
+		public func deserialize(_ object: Value?) -> Value? { object }
+	}
+
+	/// Stores a `Bool` as a property-list boolean; reads back booleans, and the integers 0 and 1 that some
+	/// writers use for them.
+	public struct BoolBridge: Bridge, Sendable {
+		/// A `Bool`.
+		public typealias Value = Bool
+		/// A property-list boolean or integer.
+		public typealias Serializable = Any
+
+		/// Creates the bridge.
+		public init() {}
+
+		/// Returns `value` unchanged.
+		public func serialize(_ value: Bool?) -> Any? { value }
+
+		/// Returns the boolean that `object` stands for.
+		public func deserialize(_ object: Any?) -> Bool? {
+			switch object {
+			case let value as Bool: value
+			case let value as Int where value == 0 || value == 1: value == 1
+			default: nil
+			}
+		}
+	}
+
+	/// Stores an integer of any width as a property-list integer, and reads it back exactly.
+	///
+	/// A stored number that does not fit the type (300 for an `Int8`, 1.5 for an `Int`) does not decode; it is
+	/// never truncated.
+	public struct IntegerBridge<Value: FixedWidthInteger & Sendable>: Bridge, Sendable {
+		/// A normalised property-list integer: `Int`, or `UInt64` above `Int.max`.
+		public typealias Serializable = Any
+
+		/// Creates the bridge.
+		public init() {}
+
+		/// Returns `value` as an `Int`, or as a `UInt64` above `Int.max`.
+		public func serialize(_ value: Value?) -> Any? {
+			guard let value else {
+				return nil
+			}
+			if let int = Int(exactly: value) {
+				return int
+			}
+			return UInt64(exactly: value)
+		}
+
+		/// Returns the stored number as a `Value`, if it is a whole number in the type's range.
+		public func deserialize(_ object: Any?) -> Value? {
+			switch object {
+			case let value as Int: Value(exactly: value)
+			case let value as UInt64: Value(exactly: value)
+			case let value as Double: Value(exactly: value)
+			default: nil
+			}
+		}
+	}
+
+	/// Stores `Float`, `Double` and `CGFloat` as property-list reals (`Double`), and reads them back exactly.
+	public struct FloatingPointBridge<Value: BinaryFloatingPoint & Sendable>: Bridge, Sendable {
+		/// A property-list real, `Double`.
+		public typealias Serializable = Any
+
+		/// Creates the bridge.
+		public init() {}
+
+		/// Returns `value` widened to `Double`, which is exact for every `Float`.
+		public func serialize(_ value: Value?) -> Any? {
+			value.map { Double($0) }
+		}
+
+		/// Returns the stored number as a `Value`; integers are accepted too.
+		public func deserialize(_ object: Any?) -> Value? {
+			switch object {
+			case let value as Double: Value(value)
+			case let value as Int: Value(exactly: value)
+			case let value as UInt64: Value(exactly: value)
+			default: nil
+			}
+		}
+	}
+}
+
+extension Bool: Defaults.Serializable {
+	/// Stored as a property-list boolean.
+	public static let isNativelySupportedType = true
+	/// ``Defaults/BoolBridge``.
+	public static let bridge = Defaults.BoolBridge()
+}
+
+extension String: Defaults.Serializable {
+	/// Stored as a property-list string.
+	public static let isNativelySupportedType = true
+	/// ``Defaults/NativeBridge``.
+	public static let bridge = Defaults.NativeBridge<String>()
+}
+
+extension Data: Defaults.Serializable {
+	/// Stored as property-list data.
+	public static let isNativelySupportedType = true
+	/// ``Defaults/NativeBridge``.
+	public static let bridge = Defaults.NativeBridge<Data>()
+}
+
+extension Date: Defaults.Serializable {
+	/// Stored as a property-list date.
+	public static let isNativelySupportedType = true
+	/// ``Defaults/NativeBridge``.
+	public static let bridge = Defaults.NativeBridge<Date>()
+}
+
+extension Int: Defaults.Serializable {
+	/// Stored as a property-list integer.
+	public static let isNativelySupportedType = true
+	/// ``Defaults/IntegerBridge``.
+	public static let bridge = Defaults.IntegerBridge<Int>()
+}
+
+extension Int8: Defaults.Serializable {
+	/// Stored as a property-list integer.
+	public static let isNativelySupportedType = true
+	/// ``Defaults/IntegerBridge``.
+	public static let bridge = Defaults.IntegerBridge<Int8>()
+}
+
+extension Int16: Defaults.Serializable {
+	/// Stored as a property-list integer.
+	public static let isNativelySupportedType = true
+	/// ``Defaults/IntegerBridge``.
+	public static let bridge = Defaults.IntegerBridge<Int16>()
+}
+
+extension Int32: Defaults.Serializable {
+	/// Stored as a property-list integer.
+	public static let isNativelySupportedType = true
+	/// ``Defaults/IntegerBridge``.
+	public static let bridge = Defaults.IntegerBridge<Int32>()
+}
+
+extension Int64: Defaults.Serializable {
+	/// Stored as a property-list integer.
+	public static let isNativelySupportedType = true
+	/// ``Defaults/IntegerBridge``.
+	public static let bridge = Defaults.IntegerBridge<Int64>()
+}
+
+extension UInt: Defaults.Serializable {
+	/// Stored as a property-list integer.
+	public static let isNativelySupportedType = true
+	/// ``Defaults/IntegerBridge``.
+	public static let bridge = Defaults.IntegerBridge<UInt>()
+}
+
+extension UInt8: Defaults.Serializable {
+	/// Stored as a property-list integer.
+	public static let isNativelySupportedType = true
+	/// ``Defaults/IntegerBridge``.
+	public static let bridge = Defaults.IntegerBridge<UInt8>()
+}
+
+extension UInt16: Defaults.Serializable {
+	/// Stored as a property-list integer.
+	public static let isNativelySupportedType = true
+	/// ``Defaults/IntegerBridge``.
+	public static let bridge = Defaults.IntegerBridge<UInt16>()
+}
+
+extension UInt32: Defaults.Serializable {
+	/// Stored as a property-list integer.
+	public static let isNativelySupportedType = true
+	/// ``Defaults/IntegerBridge``.
+	public static let bridge = Defaults.IntegerBridge<UInt32>()
+}
+
+extension UInt64: Defaults.Serializable {
+	/// Stored as a property-list integer.
+	public static let isNativelySupportedType = true
+	/// ``Defaults/IntegerBridge``.
+	public static let bridge = Defaults.IntegerBridge<UInt64>()
+}
+
+extension Double: Defaults.Serializable {
+	/// Stored as a property-list real.
+	public static let isNativelySupportedType = true
+	/// ``Defaults/FloatingPointBridge``.
+	public static let bridge = Defaults.FloatingPointBridge<Double>()
+}
+
+extension Float: Defaults.Serializable {
+	/// Stored as a property-list real.
+	public static let isNativelySupportedType = true
+	/// ``Defaults/FloatingPointBridge``.
+	public static let bridge = Defaults.FloatingPointBridge<Float>()
+}
+
+extension CGFloat: Defaults.Serializable {
+	/// Stored as a property-list real (a `Double`).
+	public static let isNativelySupportedType = true
+	/// ``Defaults/FloatingPointBridge``.
+	public static let bridge = Defaults.FloatingPointBridge<CGFloat>()
+}

@@ -1,0 +1,31 @@
+import Foundation
+
+extension Defaults {
+	/// Stores an `Optional` as its wrapped value's stored form; `nil` removes the key.
+	public struct OptionalBridge<Wrapped: Serializable>: Bridge, Sendable {
+		/// The wrapped type.
+		public typealias Value = Wrapped
+		/// The wrapped value's stored form.
+		public typealias Serializable = Any
+
+		/// Creates the bridge.
+		public init() {}
+
+		/// Returns the wrapped value's stored form, or `nil`.
+		public func serialize(_ value: Wrapped?) -> Any? {
+			value.flatMap { try? Wrapped.storedForm(of: $0) }
+		}
+
+		/// Returns the wrapped value that `object` stands for.
+		public func deserialize(_ object: Any?) -> Wrapped? {
+			object.flatMap(Wrapped.value(fromStoredForm:))
+		}
+	}
+}
+
+extension Optional: Defaults.Serializable where Wrapped: Defaults.Serializable {
+	/// Whether the wrapped type is stored as it is.
+	public static var isNativelySupportedType: Bool { Wrapped.isNativelySupportedType }
+	/// ``Defaults/OptionalBridge``.
+	public static var bridge: Defaults.OptionalBridge<Wrapped> { .init() }
+}

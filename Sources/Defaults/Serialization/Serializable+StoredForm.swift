@@ -1,0 +1,80 @@
+import Foundation
+
+extension Defaults {
+	/// Why a value could not be turned into its stored form.
+	public struct SerializationError: Error, Sendable, CustomStringConvertible {
+		/// The type whose value could not be stored.
+		public let typeName: String
+		/// What went wrong.
+		public let reason: String
+
+		/// A sentence naming the type and the reason.
+		public var description: String { "A \(typeName) value could not be stored: \(reason)" }
+	}
+}
+
+extension Defaults.Serializable {
+	/// The normalised property-list value that `value` is stored as, or `nil` for an optional that is `nil`.
+	///
+	/// - Throws: ``Defaults/SerializationError`` when the bridge gives no form, or a form that is not a property
+	///   list.
+	static func storedForm(of value: Self) throws(Defaults.SerializationError) -> Any? {
+		if let optional = value as? any OptionalProtocol, optional.wrappedAny == nil {
+			return nil
+		}
+		if let erased = value as? Defaults.AnySerializable, erased.propertyListValue == nil {
+			return nil
+		}
+		if isNativelySupportedType, StoredForm.isNormalizedScalarType(Self.self) {
+			return value
+		}
+		guard let serialized = bridge.serialize(value as? Bridge.Value) else {
+			throw Defaults.SerializationError(
+				typeName: "\(Self.self)", reason: "its bridge \(Bridge.self) returned nil")
+		}
+		do {
+			return try Defaults.PropertyList.normalize(serialized)
+		} catch {
+			throw Defaults.SerializationError(typeName: "\(Self.self)", reason: error.description)
+		}
+	}
+
+	/// The value that the normalised property-list value `stored` stands for, or `nil` if it does not decode.
+	static func value(fromStoredForm stored: Any) -> Self? {
+		if isNativelySupportedType, let value = stored as? Self {
+			return value
+		}
+		let serializable: Bridge.Serializable?
+		if Bridge.Serializable.self == Self.self {
+			// The bridge stores the type as it is: a cast is the whole decoding, and recursing would not end.
+			serializable = stored as? Bridge.Serializable
+		} else {
+			serializable = StoredForm.decode(stored, as: Bridge.Serializable.self)
+		}
+		guard let serializable, let value = bridge.deserialize(serializable) else {
+			return nil
+		}
+		return value as? Self
+	}
+}
+
+/// Decoding of normalised property-list values into bridges' `Serializable` types.
+enum StoredForm {
+	/// `stored` as a `T`: through `T`'s own bridge when `T` is ``Defaults/Serializable``, else by a cast.
+	static func decode<T>(_ stored: Any, as type: T.Type) -> T? {
+		if let serializable = type as? any Defaults.Serializable.Type {
+			return decode(stored, through: serializable) as? T
+		}
+		return stored as? T
+	}
+
+	private static func decode<S: Defaults.Serializable>(_ stored: Any, through type: S.Type) -> S? {
+		S.value(fromStoredForm: stored)
+	}
+
+	/// Whether values of `type` are already in the normalised shape, so that they can be stored as they are.
+	static func isNormalizedScalarType(_ type: Any.Type) -> Bool {
+		type == Int.self || type == String.self || type == Bool.self || type == Double.self || type == Data.self
+			|| type == Date.self
+	}
+}

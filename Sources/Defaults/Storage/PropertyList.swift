@@ -1,0 +1,256 @@
+import Foundation
+
+extension Defaults {
+	/// What a property-list value is, in the one shape every store hands back.
+	///
+	/// Foundation returns the same stored value as different Swift types depending on the platform and on whether
+	/// the value was reloaded from disk (`Int64` for a large `Int`, `Double` for a `Float`, `[Any?]` for an array
+	/// on Linux). The package normalises every value that enters a store to these shapes, and stores return them:
+	///
+	/// | stored | Swift type |
+	/// |---|---|
+	/// | booleans | `Bool` |
+	/// | integers | `Int`; `UInt64` only above `Int.max` |
+	/// | reals (`Float`, `Double`, `CGFloat`) | `Double` |
+	/// | strings, data, dates | `String`, `Data`, `Date` |
+	/// | arrays, dictionaries | `[Any]`, `[String: Any]` of the above |
+	public enum PropertyList {
+		/// A value that cannot be stored as a property list.
+		public struct Error: Swift.Error, Sendable, CustomStringConvertible {
+			/// Where in the value the problem is, such as `[2]["name"]`; empty at the top level.
+			public let path: String
+			/// What is wrong.
+			public let reason: String
+
+			/// The path and the reason, as one sentence.
+			public var description: String {
+				path.isEmpty ? reason : "at \(path): \(reason)"
+			}
+
+			func nested(in component: String) -> Error {
+				Error(path: component + path, reason: reason)
+			}
+		}
+
+		/// Converts `value` to its normalised property-list shape.
+		///
+		/// Integers of every width become `Int` (or `UInt64` above `Int.max`), `Float` and `CGFloat` become
+		/// `Double`, arrays and dictionaries are converted element by element, and a ``Defaults/Serializable``
+		/// value met inside a collection is serialised through its bridge.
+		///
+		/// - Throws: ``Error`` for anything else: `Decimal`, `nil` inside a collection, a dictionary with keys that
+		///   are not strings, a type with no property-list form. Nothing is converted silently into another form.
+		public static func normalize(_ value: Any) throws(Error) -> Any {
+			// Foundation's parsers hand numbers back as `NSNumber`, which casts to `Int` even when it holds a real:
+			// its own type code is the only reliable account of what was stored.
+			if let number = value as? NSNumber, type(of: value) is NSNumber.Type {
+				return normalize(number: number)
+			}
+			switch value {
+			case let value as Bool: return value
+			case let value as Int: return value
+			case let value as String: return value
+			case let value as Double: return value
+			case let value as Data: return value
+			case let value as Date: return value
+			case let value as [Any]: return try normalize(array: value)
+			case let value as [String: Any]: return try normalize(dictionary: value)
+			default: break
+			}
+			if let number = normalizeNumber(value) {
+				return number
+			}
+			if let substring = value as? Substring {
+				return String(substring)
+			}
+			if let dictionary = value as? [AnyHashable: Any] {
+				var strings = [String: Any](minimumCapacity: dictionary.count)
+				for (key, element) in dictionary {
+					guard let key = key.base as? String else {
+						throw Error(path: "", reason: "dictionary key \(key.base) is a \(type(of: key.base)), not a String")
+					}
+					strings[key] = element
+				}
+				return try normalize(dictionary: strings)
+			}
+			#if canImport(ObjectiveC)
+				if let array = value as? NSArray {
+					return try normalize(array: array.map { $0 })
+				}
+			#endif
+			if let optional = value as? any OptionalProtocol {
+				guard let wrapped = optional.wrappedAny else {
+					throw Error(path: "", reason: "nil has no property-list form; remove the key instead")
+				}
+				return try normalize(wrapped)
+			}
+			if let serializable = value as? any Serializable {
+				return try normalize(serializable: serializable)
+			}
+			if value is Decimal {
+				throw Error(
+					path: "",
+					reason:
+						"Decimal has no exact property-list form; store its description, or make the key's type Codable"
+				)
+			}
+			throw Error(path: "", reason: "a value of type \(type(of: value)) is not a property-list value")
+		}
+
+		private static func normalize(array: [Any]) throws(Error) -> [Any] {
+			var result = [Any]()
+			result.reserveCapacity(array.count)
+			for (index, element) in array.enumerated() {
+				do {
+					result.append(try normalize(element))
+				} catch {
+					throw error.nested(in: "[\(index)]")
+				}
+			}
+			return result
+		}
+
+		private static func normalize(dictionary: [String: Any]) throws(Error) -> [String: Any] {
+			var result = [String: Any](minimumCapacity: dictionary.count)
+			for (key, element) in dictionary {
+				do {
+					result[key] = try normalize(element)
+				} catch {
+					throw error.nested(in: "[\"\(key)\"]")
+				}
+			}
+			return result
+		}
+
+		private static func normalize<Value: Serializable>(serializable: Value) throws(Error) -> Any {
+			do {
+				guard let stored = try Value.storedForm(of: serializable) else {
+					throw Error(path: "", reason: "nil has no property-list form inside a collection")
+				}
+				return stored
+			} catch let error as Error {
+				throw error
+			} catch {
+				throw Error(path: "", reason: "\(error)")
+			}
+		}
+
+		/// Every integer width, `Float`, `CGFloat` and Foundation's `NSNumber` in their normalised shape.
+		static func normalizeNumber(_ value: Any) -> Any? {
+			switch value {
+			case let value as Int8: return Int(value)
+			case let value as Int16: return Int(value)
+			case let value as Int32: return Int(value)
+			case let value as Int64: return Int(value)
+			case let value as UInt8: return Int(value)
+			case let value as UInt16: return Int(value)
+			case let value as UInt32: return Int(value)
+			case let value as UInt: return Int(exactly: value) ?? UInt64(value)
+			case let value as UInt64: return Int(exactly: value) ?? value
+			case let value as Float: return Double(value)
+			case let value as CGFloat: return Double(value)
+			default: break
+			}
+			return nil
+		}
+
+		private static func normalize(number: NSNumber) -> Any {
+			#if canImport(ObjectiveC)
+				if CFGetTypeID(number) == CFBooleanGetTypeID() {
+					return number.boolValue
+				}
+			#endif
+			switch UInt8(bitPattern: number.objCType.pointee) {
+			case UInt8(ascii: "f"), UInt8(ascii: "d"):
+				return number.doubleValue
+			case UInt8(ascii: "B"):
+				return number.boolValue
+			case UInt8(ascii: "Q"), UInt8(ascii: "L"), UInt8(ascii: "I"), UInt8(ascii: "S"), UInt8(ascii: "C"):
+				return Int(exactly: number.uint64Value) ?? number.uint64Value
+			default:
+				return number.intValue
+			}
+		}
+
+		/// Whether two normalised property-list values are equal.
+		public static func isEqual(_ lhs: Any, _ rhs: Any) -> Bool {
+			switch (lhs, rhs) {
+			case let (lhs as Bool, rhs as Bool): return lhs == rhs
+			case let (lhs as Int, rhs as Int): return lhs == rhs
+			case let (lhs as UInt64, rhs as UInt64): return lhs == rhs
+			case let (lhs as Double, rhs as Double): return lhs == rhs
+			case let (lhs as String, rhs as String): return lhs == rhs
+			case let (lhs as Data, rhs as Data): return lhs == rhs
+			case let (lhs as Date, rhs as Date): return lhs == rhs
+			case let (lhs as [Any], rhs as [Any]):
+				return lhs.count == rhs.count && zip(lhs, rhs).allSatisfy { isEqual($0, $1) }
+			case let (lhs as [String: Any], rhs as [String: Any]):
+				return lhs.count == rhs.count
+					&& lhs.allSatisfy { key, value in rhs[key].map { isEqual(value, $0) } ?? false }
+			default: return false
+			}
+		}
+
+		/// Feeds a normalised property-list value into `hasher`, consistently with ``isEqual(_:_:)``.
+		public static func hash(_ value: Any, into hasher: inout Hasher) {
+			switch value {
+			case let value as Bool: hasher.combine(0); hasher.combine(value)
+			case let value as Int: hasher.combine(1); hasher.combine(value)
+			case let value as UInt64: hasher.combine(2); hasher.combine(value)
+			case let value as Double: hasher.combine(3); hasher.combine(value)
+			case let value as String: hasher.combine(4); hasher.combine(value)
+			case let value as Data: hasher.combine(5); hasher.combine(value)
+			case let value as Date: hasher.combine(6); hasher.combine(value)
+			case let value as [Any]:
+				hasher.combine(7)
+				hasher.combine(value.count)
+				for element in value { hash(element, into: &hasher) }
+			case let value as [String: Any]:
+				hasher.combine(8)
+				hasher.combine(value.count)
+				// Order-independent, like the dictionary's equality.
+				var combined = 0
+				for (key, element) in value {
+					var entry = Hasher()
+					entry.combine(key)
+					hash(element, into: &entry)
+					combined ^= entry.finalize()
+				}
+				hasher.combine(combined)
+			default: hasher.combine(9)
+			}
+		}
+
+		/// Sorts the stored forms of a set's elements when they are all strings or all numbers, so that the same set
+		/// is always written the same way; other elements keep their order.
+		static func stableOrder(_ elements: [Any]) -> [Any] {
+			if let strings = elements as? [String] {
+				return strings.sorted()
+			}
+			if let integers = elements as? [Int] {
+				return integers.sorted()
+			}
+			if let reals = elements as? [Double] {
+				return reals.sorted()
+			}
+			return elements
+		}
+	}
+}
+
+/// Lets generic code see through `Optional` without knowing its wrapped type.
+protocol OptionalProtocol {
+	var wrappedAny: Any? { get }
+	static var wrappedType: Any.Type { get }
+}
+
+extension Optional: OptionalProtocol {
+	var wrappedAny: Any? {
+		switch self {
+		case .some(let wrapped): wrapped
+		case .none: nil
+		}
+	}
+
+	static var wrappedType: Any.Type { Wrapped.self }
+}

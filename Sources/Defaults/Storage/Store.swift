@@ -1,0 +1,70 @@
+import Foundation
+
+extension Defaults {
+	/// A key-value store of property-list values: the one place where ``Defaults`` touches persistence.
+	///
+	/// A store knows nothing of Swift types beyond property-list values; bridges turn values into those and back.
+	/// The package ships three stores: Foundation's `UserDefaults`, ``Defaults/InMemoryStore`` for tests and
+	/// previews, and the property-list file store that is the default on Linux.
+	///
+	/// Values handed to a store are already normalised (see ``Defaults/PropertyList``): `Bool`, `Int`, `UInt64`
+	/// (only above `Int.max`), `Double`, `String`, `Data`, `Date`, `[Any]` and `[String: Any]` of those. A store
+	/// returns values in the same shapes.
+	///
+	/// A store must be safe to use from any thread. The protocol does not require `Sendable` only because
+	/// Foundation on Linux does not declare `UserDefaults` `Sendable`, though it locks internally.
+	///
+	/// To write your own store, implement the requirements. Code that uses a store reads with
+	/// ``storedValue(forKey:)`` and writes with ``write(_:forKey:)`` and ``removeValue(forKey:)``, which normalise
+	/// values and tell observers; the `set…` and `remove…` requirements are the store's own primitives.
+	///
+	/// ```swift
+	/// let store: any Defaults.Store = Defaults.InMemoryStore()
+	/// let volume = Defaults.Key<Int>("volume", default: 5, suite: store)
+	/// store[volume] = 7
+	/// ```
+	public protocol Store: AnyObject {
+		/// The value stored for `key`, or the registered default, or `nil`.
+		func storedValue(forKey key: String) -> Any?
+
+		/// Stores `value`, an already normalised property-list value, for `key`.
+		func setStoredValue(_ value: Any, forKey key: String)
+
+		/// Removes the value stored for `key`; a registered default shows through again.
+		func removeStoredValue(forKey key: String)
+
+		/// Registers `values` as defaults: read when nothing is stored, never persisted.
+		func registerDefaultValues(_ values: [String: Any])
+
+		/// The keys that have a stored (not only a registered) value.
+		func storedKeys() -> [String]
+
+		/// Writes pending changes to durable storage now and picks up changes made elsewhere.
+		///
+		/// - Returns: `false` if the store could not write.
+		@discardableResult
+		func flush() -> Bool
+	}
+}
+
+extension Defaults.Store {
+	/// Normalises `value` to a property-list value and stores it for `key`; `nil` removes the value.
+	///
+	/// ```swift
+	/// try store.write(["a", "b"], forKey: "recent")
+	/// ```
+	///
+	/// - Throws: ``Defaults/PropertyList/Error`` when `value` is not a property-list value; nothing is written then.
+	public func write(_ value: Any?, forKey key: String) throws {
+		guard let value else {
+			removeValue(forKey: key)
+			return
+		}
+		setStoredValue(try Defaults.PropertyList.normalize(value), forKey: key)
+	}
+
+	/// Removes the value stored for `key`.
+	public func removeValue(forKey key: String) {
+		removeStoredValue(forKey: key)
+	}
+}

@@ -1,0 +1,96 @@
+import Foundation
+
+extension Defaults {
+	/// The store keys use when none is named: `UserDefaults.standard`.
+	nonisolated(unsafe) public static let standardStore: any Store = UserDefaults.standard
+}
+
+/// Foundation's `UserDefaults` as a ``Defaults/Store``, with Linux Foundation's failures kept out.
+///
+/// On Linux, Foundation writes nothing to disk unless `synchronize()` is called, widens and narrows numbers when it
+/// reloads them, crashes or hangs on values it cannot store, and cannot store `nil`. This conformance:
+/// - normalises every value before it reaches Foundation's writer and after it comes back, so integers of every
+///   width, `Float` and `CGFloat` read back exactly, also after a reload;
+/// - removes the key for `nil` instead of calling `set(nil, forKey:)`, which never returns on Linux;
+/// - flushes writes to disk within about 100 ms, at ``Defaults/Store/flush()`` and when the process exits
+///   normally, with no call from you.
+///
+/// Dates are the one value it cannot fix: Foundation on Linux writes them in whole seconds. The file store that is
+/// the default on Linux keeps them exactly.
+extension UserDefaults: Defaults.Store {
+	/// The stored value for `key` in its normalised shape, or the registered default.
+	public func storedValue(forKey key: String) -> Any? {
+		guard let object = object(forKey: key) else {
+			return nil
+		}
+		return try? Defaults.PropertyList.normalize(object)
+	}
+
+	/// Stores `value` for `key` and schedules a flush to disk.
+	public func setStoredValue(_ value: Any, forKey key: String) {
+		set(value, forKey: key)
+		DurableWrites.didWrite(self)
+	}
+
+	/// Removes the stored value for `key` and schedules a flush to disk.
+	public func removeStoredValue(forKey key: String) {
+		removeObject(forKey: key)
+		DurableWrites.didWrite(self)
+	}
+
+	/// Registers defaults with `register(defaults:)`.
+	public func registerDefaultValues(_ values: [String: Any]) {
+		register(defaults: values)
+	}
+
+	/// The keys of the persistent domain (registered and argument values excluded).
+	public func storedKeys() -> [String] {
+		#if canImport(ObjectiveC)
+			// Apple's `dictionaryRepresentation()` also holds the global domain, which is not ours to remove.
+			return persistentDomain(forName: Bundle.main.bundleIdentifier ?? "")
+				.map { Array($0.keys) } ?? Array(dictionaryRepresentation().keys)
+		#else
+			return Array(dictionaryRepresentation().keys)
+		#endif
+	}
+
+	/// Calls `synchronize()`.
+	@discardableResult
+	public func flush() -> Bool {
+		synchronize()
+	}
+}
+
+/// Gets `UserDefaults` writes to disk on platforms where Foundation does not do it by itself.
+enum DurableWrites {
+	private static let pending = LockedState<(stores: [ObjectIdentifier: UserDefaults], isScheduled: Bool)>(([:], false))
+	private static let installExitHandler: Void = {
+		atexit { DurableWrites.flushAll() }
+	}()
+
+	static func didWrite(_ store: UserDefaults) {
+		#if !canImport(ObjectiveC)
+			_ = installExitHandler
+			let shouldSchedule = pending.withLock { state in
+				state.stores[ObjectIdentifier(store)] = store
+				defer { state.isScheduled = true }
+				return !state.isScheduled
+			}
+			if shouldSchedule {
+				DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .milliseconds(100)) {
+					flushAll()
+				}
+			}
+		#endif
+	}
+
+	static func flushAll() {
+		let stores = pending.withLock { state in
+			defer { state = ([:], false) }
+			return Array(state.stores.values)
+		}
+		for store in stores {
+			store.synchronize()
+		}
+	}
+}
