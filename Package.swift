@@ -14,9 +14,12 @@ let package = Package(
 	targets: [
 		.target(name: "Defaults"),
 		.executableTarget(name: "DefaultsExample", dependencies: ["Defaults"]),
+		// Sample types and values shared by the tests and their child processes.
+		.target(name: "DefaultsTestSupport", dependencies: ["Defaults"], path: "Tests/DefaultsTestSupport"),
 		// Spawned by the tests to check what survives a process exit.
-		.executableTarget(name: "DefaultsTestHelper", dependencies: ["Defaults"], path: "Tests/DefaultsTestHelper"),
-		.testTarget(name: "DefaultsTests", dependencies: ["Defaults", "DefaultsTestHelper"]),
+		.executableTarget(
+			name: "DefaultsTestHelper", dependencies: ["Defaults", "DefaultsTestSupport"], path: "Tests/DefaultsTestHelper"),
+		.testTarget(name: "DefaultsTests", dependencies: ["Defaults", "DefaultsTestSupport", "DefaultsTestHelper"]),
 	],
 	swiftLanguageModes: [.v6]
 )

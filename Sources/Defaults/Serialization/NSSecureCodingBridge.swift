@@ -62,19 +62,33 @@ enum KeyedArchive {
 		return classDescription["$classname"] as? String
 	}
 
-	/// The object index that a keyed-archive reference (a `CF$UID`) points to.
+	/// The object index that a keyed-archive reference points to: a `CF$UID` dictionary (XML) or Foundation's
+	/// opaque UID object (binary).
 	private static func objectIndex(_ reference: Any) -> Int? {
 		if let dictionary = reference as? [String: Any] {
-			return (dictionary["CF$UID"] as? Int) ?? (dictionary["CF$UID"] as? UInt64).flatMap { Int(exactly: $0) }
+			return (dictionary["CF$UID"] as? Int) ?? (dictionary["CF$UID"] as? NSNumber)?.intValue
 		}
-		#if canImport(ObjectiveC)
-			// Apple's parser hands references back as an opaque `__NSCFKeyedArchiverUID`.
-			let description = String(describing: reference)
-			if let range = description.range(of: "value = ") {
-				return Int(description[range.upperBound...].prefix { $0.isNumber })
+		return uidValue(reference)
+	}
+
+	/// The number inside Foundation's opaque keyed-archiver UID object, which has no public API.
+	static func uidValue(_ value: Any) -> Int? {
+		guard String(describing: type(of: value)).contains("KeyedArchiverUID") else {
+			return nil
+		}
+		for child in Mirror(reflecting: value).children where child.label == "value" {
+			switch child.value {
+			case let number as UInt32: return Int(number)
+			case let number as Int: return number
+			default: break
 			}
-		#endif
-		return nil
+		}
+		// Apple describes it as `<CFKeyedArchiverUID 0x…>{value = 1}`.
+		let description = String(describing: value)
+		guard let range = description.range(of: "value = ") else {
+			return nil
+		}
+		return Int(description[range.upperBound...].prefix { $0.isNumber })
 	}
 }
 

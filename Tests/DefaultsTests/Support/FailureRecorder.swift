@@ -1,0 +1,31 @@
+import Defaults
+import Foundation
+import Synchronization
+
+/// Collects the failures reported while a test runs, for the key names that test uses.
+///
+/// `Defaults.failureHandler` is process-wide and tests run in parallel, so each test filters by its own unique key
+/// names rather than replacing the handler.
+enum FailureRecorder {
+	private static let failures = Mutex<[Defaults.Failure]>([])
+	private static let installation: Void = {
+		Defaults.failureHandler = { failure in
+			FailureRecorder.failures.withLock { $0.append(failure) }
+		}
+	}()
+
+	/// Starts recording; call before the code that reports.
+	static func start() {
+		_ = installation
+	}
+
+	/// The failures reported so far for `keyName`.
+	static func failures(forKey keyName: String) -> [Defaults.Failure] {
+		failures.withLock { $0.filter { $0.keyName == keyName } }
+	}
+}
+
+/// A key name no other test uses.
+func uniqueKeyName(_ base: String = "key") -> String {
+	"\(base)_\(UUID().uuidString.replacingOccurrences(of: "-", with: ""))"
+}
