@@ -18,7 +18,8 @@ let package = Package(
 		.target(name: "DefaultsTestSupport", dependencies: ["Defaults"], path: "Tests/DefaultsTestSupport"),
 		// Spawned by the tests to check what survives a process exit.
 		.executableTarget(
-			name: "DefaultsTestHelper", dependencies: ["Defaults", "DefaultsTestSupport"], path: "Tests/DefaultsTestHelper"),
+			name: "DefaultsTestHelper", dependencies: ["Defaults", "DefaultsTestSupport"],
+			path: "Tests/DefaultsTestHelper"),
 		.testTarget(name: "DefaultsTests", dependencies: ["Defaults", "DefaultsTestSupport", "DefaultsTestHelper"]),
 	],
 	swiftLanguageModes: [.v6]

@@ -83,8 +83,11 @@ extension StoredFormSample {
 		.init("Native", "date", wholeSecondDate, default: Date(timeIntervalSince1970: 0)),
 
 		// Codable: JSON text with sorted keys.
-		.init("Codable", "struct", Window(width: 800, height: 600, title: "Main / \"quoted\""), default: Window(width: 0, height: 0, title: "")),
-		.init("Codable", "class", Profile(name: "Ada", tags: ["math", "engines"]), default: Profile(name: "", tags: [])),
+		.init(
+			"Codable", "struct", Window(width: 800, height: 600, title: "Main / \"quoted\""),
+			default: Window(width: 0, height: 0, title: "")),
+		.init(
+			"Codable", "class", Profile(name: "Ada", tags: ["math", "engines"]), default: Profile(name: "", tags: [])),
 		.init("Codable", "enumWithAssociatedValue", Shape.circle(radius: 2.5), default: .square),
 		.init("Codable", "enumWithoutAssociatedValue", Shape.square, default: .circle(radius: 1)),
 
@@ -101,9 +104,12 @@ extension StoredFormSample {
 		.init("SecureCoding", "preferNSSecureCoding", ArchivedTag(name: "blue"), default: ArchivedTag(name: "")),
 
 		// Foundation values.
-		.init("Foundation", "url", URL(string: "https://example.com/a/b?c=d&e=f#g")!, default: URL(string: "file:///")!),
+		.init(
+			"Foundation", "url", URL(string: "https://example.com/a/b?c=d&e=f#g")!, default: URL(string: "file:///")!),
 		.init("Foundation", "fileURL", URL(fileURLWithPath: "/tmp/a b.txt"), default: URL(string: "file:///")!),
-		.init("Foundation", "uuid", UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!, default: UUID(uuidString: "00000000-0000-0000-0000-000000000000")!),
+		.init(
+			"Foundation", "uuid", UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!,
+			default: UUID(uuidString: "00000000-0000-0000-0000-000000000000")!),
 
 		// Optional.
 		.init("Optional", "some", Optional(7), default: nil),
@@ -119,7 +125,9 @@ extension StoredFormSample {
 		.init("Collections", "setOfStrings", Set(["b", "a"]), default: []),
 		.init("Collections", "dictionary", ["one": 1, "two": 2], default: [:]),
 		.init("Collections", "dictionaryWithIntKeys", [1: "one", 2: "two"], default: [:]),
-		.init("Collections", "dictionaryOfUUID", ["id": UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!], default: [:]),
+		.init(
+			"Collections", "dictionaryOfUUID", ["id": UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!],
+			default: [:]),
 		.init("Collections", "collectionSerializable", Bag([1, 2, 2]), default: Bag([])),
 		.init("Collections", "setAlgebraSerializable", Flags(["only"]), default: Flags()),
 		.init("Collections", "nested", [["groups": Set([["a": 1], ["b": 2]])]], default: []),

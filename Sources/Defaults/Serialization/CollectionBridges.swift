@@ -14,7 +14,9 @@ private func storedForms<Element: Defaults.Serializable>(of elements: some Seque
 }
 
 /// The elements that an array of stored forms stands for, or `nil` if one of them does not decode.
-private func elements<Element: Defaults.Serializable>(fromStoredForms object: [Any]?, as type: Element.Type) -> [Element]? {
+private func elements<Element: Defaults.Serializable>(
+	fromStoredForms object: [Any]?, as type: Element.Type
+) -> [Element]? {
 	guard let object else {
 		return nil
 	}

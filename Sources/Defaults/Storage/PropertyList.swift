@@ -67,7 +67,8 @@ extension Defaults {
 				var strings = [String: Any](minimumCapacity: dictionary.count)
 				for (key, element) in dictionary {
 					guard let key = key.base as? String else {
-						throw Error(path: "", reason: "dictionary key \(key.base) is a \(type(of: key.base)), not a String")
+						throw Error(
+							path: "", reason: "dictionary key \(key.base) is a \(type(of: key.base)), not a String")
 					}
 					strings[key] = element
 				}
@@ -253,7 +254,8 @@ extension Defaults {
 			case let value as Date: "t:\(value.timeIntervalSinceReferenceDate)"
 			case let value as [Any]: "a:[" + value.map(canonicalText).joined(separator: ",") + "]"
 			case let value as [String: Any]:
-				"d:{" + value.keys.sorted().map { "\($0.debugDescription):\(canonicalText(value[$0]!))" }
+				"d:{"
+					+ value.keys.sorted().map { "\($0.debugDescription):\(canonicalText(value[$0]!))" }
 					.joined(separator: ",") + "}"
 			default: "?:\(value)"
 			}

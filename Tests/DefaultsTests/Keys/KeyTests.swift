@@ -145,5 +145,9 @@ extension Defaults.Keys {
 private final class Counter: Sendable {
 	private let value = Mutex(0)
 	var count: Int { value.withLock { $0 } }
-	func next() -> Int { value.withLock { $0 += 1; return $0 } }
+	func next() -> Int {
+		value.withLock {
+			$0 += 1; return $0
+		}
+	}
 }
