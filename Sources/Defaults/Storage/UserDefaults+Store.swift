@@ -63,7 +63,8 @@ extension UserDefaults: Defaults.Store {
 
 /// Gets `UserDefaults` writes to disk on platforms where Foundation does not do it by itself.
 enum DurableWrites {
-	private static let pending = LockedState<(stores: [ObjectIdentifier: UserDefaults], isScheduled: Bool)>(([:], false))
+	private static let pending = LockedState<(stores: [ObjectIdentifier: UserDefaults], isScheduled: Bool)>(
+		([:], false))
 	private static let installExitHandler: Void = {
 		atexit { DurableWrites.flushAll() }
 	}()
