@@ -31,11 +31,7 @@ extension Defaults.Store {
 				return
 			}
 			DecodingFailures.forget(key: key.name, in: self)
-			if let stored {
-				setStoredValue(stored, forKey: key.name)
-			} else {
-				removeStoredValue(forKey: key.name)
-			}
+			commit(stored, forKey: key.name)
 		}
 	}
 }

@@ -60,11 +60,11 @@ extension Defaults.Store {
 			removeValue(forKey: key)
 			return
 		}
-		setStoredValue(try Defaults.PropertyList.normalize(value), forKey: key)
+		commit(try Defaults.PropertyList.normalize(value), forKey: key)
 	}
 
-	/// Removes the value stored for `key`.
+	/// Removes the value stored for `key` and tells the key's observers, which see it change to its default.
 	public func removeValue(forKey key: String) {
-		removeStoredValue(forKey: key)
+		commit(nil, forKey: key)
 	}
 }

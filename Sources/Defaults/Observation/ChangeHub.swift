@@ -1,0 +1,279 @@
+import Foundation
+import Synchronization
+
+/// One change of one key in one store, in stored (property-list) form: each subscriber decodes it with its own key's
+/// type, so nothing is decoded unless someone listens.
+struct StoredChange {
+	/// The store the key lives in.
+	let store: any Defaults.Store
+	/// The key's name.
+	let name: String
+	/// The stored form before the change; `nil` when nothing was stored.
+	let oldValue: Any?
+	/// The stored form after the change (for a prior notification: the one about to be written); `nil` when nothing
+	/// is stored.
+	let newValue: Any?
+	/// Whether this is the notification sent before the change is made.
+	let isPrior: Bool
+}
+
+/// A key in a store, as the hub files its subscribers.
+struct ObservedKey: Hashable {
+	let store: ObjectIdentifier
+	let name: String
+
+	init(store: any Defaults.Store, name: String) {
+		self.store = ObjectIdentifier(store)
+		self.name = name
+	}
+}
+
+/// A handler registered with the hub for one or more keys. Cancelling it removes it from the hub, which releases the
+/// handler and everything it captured.
+///
+/// The handler is not `Sendable`: like KVO's, it runs on whichever thread made the change. Only `deliver` calls it,
+/// and only while the subscription is active, which is what the unchecked conformance relies on.
+final class ChangeSubscription: @unchecked Sendable {
+	let keys: [ObservedKey]
+	let wantsPrior: Bool
+	private let handler: (StoredChange) -> Void
+	private let isActive = Atomic<Bool>(true)
+	/// A lifetime tie: the owner is kept alive until `object` is gone (see ``Defaults/Observation/tieToLifetime(of:)``).
+	private let tie = LockedState<(owner: AnyObject?, object: Weak)?>(nil)
+
+	struct Weak {
+		weak var object: AnyObject?
+	}
+
+	init(keys: [ObservedKey], wantsPrior: Bool, handler: @escaping (StoredChange) -> Void) {
+		self.keys = keys
+		self.wantsPrior = wantsPrior
+		self.handler = handler
+	}
+
+	var isCancelled: Bool {
+		!isActive.load(ordering: .acquiring)
+	}
+
+	/// Calls the handler unless the subscription was cancelled or the object it is tied to is gone.
+	func deliver(_ change: StoredChange) {
+		guard isActive.load(ordering: .acquiring) else {
+			return
+		}
+		if let tied = tie.withLock({ $0 }), tied.object.object == nil {
+			// There is no deinit hook on another object without the Objective-C runtime, so a tie is checked when a
+			// change arrives: the handler never runs once the object is gone.
+			cancel()
+			return
+		}
+		handler(change)
+	}
+
+	/// Removes the subscription from the hub; later changes are not delivered. Safe to call more than once.
+	func cancel() {
+		guard isActive.exchange(false, ordering: .acquiringAndReleasing) else {
+			return
+		}
+		ChangeHub.shared.remove(self)
+		// Dropping the tie releases the owner, which may be what keeps this subscription alive.
+		let released = tie.withLock { state in
+			defer { state = nil }
+			return state
+		}
+		_ = released
+	}
+
+	func tie(owner: AnyObject, to object: AnyObject) {
+		tie.withLock { $0 = (owner, Weak(object: object)) }
+	}
+
+	func removeTie() {
+		let released = tie.withLock { state in
+			defer { state = nil }
+			return state
+		}
+		_ = released
+	}
+}
+
+/// Tells observers about writes: every write through the package passes here (``Defaults/Store/write(_:forKey:)``,
+/// ``Defaults/Store/removeValue(forKey:)``, the subscripts), and so do changes a store detects from outside.
+///
+/// Handlers run synchronously on the writing thread, before the write returns. A write while nothing is observed
+/// anywhere costs one atomic load more than the store's own work.
+final class ChangeHub: Sendable {
+	static let shared = ChangeHub()
+
+	private struct Slot {
+		var subscriptions: [ChangeSubscription] = []
+		/// The stored form last seen for the key, so that a change from outside has an old value: by the time a store
+		/// reports it, the store holds only the new one.
+		var lastKnownValue: Any?
+	}
+
+	/// How many (key, subscription) registrations exist; zero lets writes skip the hub entirely.
+	private let registrationCount = Atomic<Int>(0)
+	private let slots = LockedState<[ObservedKey: Slot]>([:])
+
+	/// Registers `handler` for the keys `names` of their stores.
+	func subscribe(
+		to targets: [(store: any Defaults.Store, name: String)], wantsPrior: Bool,
+		handler: @escaping (StoredChange) -> Void
+	) -> ChangeSubscription {
+		// Read outside the hub's lock: a store takes its own lock, and the two are never nested.
+		var keys: [ObservedKey] = []
+		var currentValues: [ObservedKey: Any] = [:]
+		for target in targets {
+			let key = ObservedKey(store: target.store, name: target.name)
+			guard !keys.contains(key) else {
+				continue
+			}
+			keys.append(key)
+			currentValues[key] = target.store.storedValue(forKey: target.name)
+		}
+		let subscription = ChangeSubscription(keys: keys, wantsPrior: wantsPrior, handler: handler)
+		slots.withLock { slots in
+			for key in keys {
+				slots[key, default: Slot(lastKnownValue: currentValues[key])].subscriptions.append(subscription)
+				registrationCount.add(1, ordering: .releasing)
+			}
+		}
+		return subscription
+	}
+
+	func remove(_ subscription: ChangeSubscription) {
+		let removed = slots.withLock { slots in
+			var removed: [ChangeSubscription] = []
+			for key in subscription.keys {
+				guard let index = slots[key]?.subscriptions.firstIndex(where: { $0 === subscription }) else {
+					continue
+				}
+				removed.append(slots[key]!.subscriptions.remove(at: index))
+				registrationCount.subtract(1, ordering: .releasing)
+				if slots[key]!.subscriptions.isEmpty {
+					slots[key] = nil
+				}
+			}
+			return removed
+		}
+		// Released here, outside the lock: the handler's captures may have deinits that come back to the hub.
+		_ = removed
+	}
+
+	/// Whether any key of any store is observed. One atomic load: this is all a write pays when nothing is observed.
+	@inline(__always)
+	var isObservingAnything: Bool {
+		registrationCount.load(ordering: .acquiring) != 0
+	}
+
+	/// Stores `stored` for `name` in `store` (removes the value for `nil`) and tells the key's observers.
+	@inline(__always)
+	func commit(_ stored: Any?, forKey name: String, in store: some Defaults.Store) {
+		guard isObservingAnything else {
+			Self.apply(stored, forKey: name, in: store)
+			return
+		}
+		commitObserved(stored, forKey: name, in: store)
+	}
+
+	private static func apply(_ stored: Any?, forKey name: String, in store: some Defaults.Store) {
+		if let stored {
+			store.setStoredValue(stored, forKey: name)
+		} else {
+			store.removeStoredValue(forKey: name)
+		}
+	}
+
+	private func commitObserved(_ stored: Any?, forKey name: String, in store: some Defaults.Store) {
+		let key = ObservedKey(store: store, name: name)
+		guard let subscriptions = slots.withLock({ $0[key]?.subscriptions }), !subscriptions.isEmpty else {
+			Self.apply(stored, forKey: name, in: store)
+			return
+		}
+		guard !Propagation.isSuppressed else {
+			Self.apply(stored, forKey: name, in: store)
+			remember(store.storedValue(forKey: name), for: key)
+			return
+		}
+		let oldValue = store.storedValue(forKey: name)
+		if subscriptions.contains(where: \.wantsPrior) {
+			let prior = StoredChange(store: store, name: name, oldValue: oldValue, newValue: stored, isPrior: true)
+			for subscription in subscriptions where subscription.wantsPrior {
+				subscription.deliver(prior)
+			}
+		}
+		Self.apply(stored, forKey: name, in: store)
+		// After a removal a registered default shows through; observers see the key as it now reads.
+		let newValue = stored ?? store.storedValue(forKey: name)
+		remember(newValue, for: key)
+		let change = StoredChange(store: store, name: name, oldValue: oldValue, newValue: newValue, isPrior: false)
+		for subscription in subscriptions {
+			subscription.deliver(change)
+		}
+	}
+
+	/// Tells the observers of `names` that `store` changed them from outside; the store already holds the new values.
+	func storeDidChangeExternally(_ store: some Defaults.Store, keys names: Set<String>) {
+		guard isObservingAnything else {
+			return
+		}
+		for name in names.sorted() {
+			let key = ObservedKey(store: store, name: name)
+			guard slots.withLock({ $0[key] != nil }) else {
+				continue
+			}
+			let newValue = store.storedValue(forKey: name)
+			let found = slots.withLock { slots -> (subscriptions: [ChangeSubscription], oldValue: Any?)? in
+				guard let slot = slots[key] else {
+					return nil
+				}
+				let oldValue = slot.lastKnownValue
+				slots[key]!.lastKnownValue = newValue
+				return (slot.subscriptions, oldValue)
+			}
+			guard let found else {
+				continue
+			}
+			let change = StoredChange(
+				store: store, name: name, oldValue: found.oldValue, newValue: newValue, isPrior: false)
+			for subscription in found.subscriptions {
+				subscription.deliver(change)
+			}
+		}
+	}
+
+	private func remember(_ value: Any?, for key: ObservedKey) {
+		slots.withLock { slots in
+			if slots[key] != nil {
+				slots[key]!.lastKnownValue = value
+			}
+		}
+	}
+
+	/// The number of keys with observers, for tests that check that observations are released.
+	var observedKeyCount: Int {
+		slots.withLock { $0.count }
+	}
+
+	/// The number of subscriptions on `name` in `store`.
+	func subscriptionCount(forKey name: String, in store: any Defaults.Store) -> Int {
+		slots.withLock { $0[ObservedKey(store: store, name: name)]?.subscriptions.count ?? 0 }
+	}
+}
+
+extension Defaults.Store {
+	/// The one write primitive of the package: stores `stored` (removes the value for `nil`) and tells observers.
+	func commit(_ stored: Any?, forKey key: String) {
+		ChangeHub.shared.commit(stored, forKey: key, in: self)
+	}
+}
+
+extension Defaults.Key {
+	/// The value `stored` stands for, or the key's default when it is `nil` or does not decode.
+	func decoded(_ stored: Any?) -> Value {
+		guard let stored, let value = Value.value(fromStoredForm: stored) else {
+			return defaultValue
+		}
+		return value
+	}
+}

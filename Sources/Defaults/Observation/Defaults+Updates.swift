@@ -1,0 +1,185 @@
+import Foundation
+
+extension Defaults {
+	/// The values of one or more keys over time: the current value first, then one element per change.
+	///
+	/// Returned by ``Defaults/updates(_:initial:)``. Each `for await` loop has an observation of its own, which
+	/// starts when the loop starts and ends when the loop ends: when it breaks, returns or throws, or when its task is
+	/// cancelled. Nothing is observed before iteration begins.
+	///
+	/// ```swift
+	/// for await isUnicornMode in Defaults.updates(.isUnicornMode) {
+	/// 	print(isUnicornMode)
+	/// }
+	/// ```
+	///
+	/// Every change is delivered, in order, also when the loop is slower than the writes; elements are buffered until
+	/// the loop takes them.
+	public struct Updates<Element>: AsyncSequence, @unchecked Sendable {
+		/// Updates never fail.
+		public typealias Failure = Never
+
+		/// Starts an observation that feeds `continuation`, and returns it.
+		///
+		/// It captures only keys, which are `Sendable`, and their value types; it is not declared `@Sendable` because
+		/// a generic value type's metatype is not known to be `Sendable`, which is what makes the conformance
+		/// unchecked.
+		private let start: (AsyncStream<Element>.Continuation) -> ChangeSubscription
+
+		init(start: @escaping (AsyncStream<Element>.Continuation) -> ChangeSubscription) {
+			self.start = start
+		}
+
+		/// Starts observing and returns an iterator over the values.
+		public func makeAsyncIterator() -> Iterator {
+			let (stream, continuation) = AsyncStream<Element>.makeStream()
+			let subscription = start(continuation)
+			continuation.onTermination = { _ in
+				subscription.cancel()
+			}
+			return Iterator(base: stream.makeAsyncIterator(), lifetime: Lifetime(subscription))
+		}
+
+		/// Iterates over the values of an ``Defaults/Updates`` sequence; its observation ends with it.
+		public struct Iterator: AsyncIteratorProtocol {
+			private var base: AsyncStream<Element>.Iterator
+			private let lifetime: Lifetime
+
+			fileprivate init(base: AsyncStream<Element>.Iterator, lifetime: Lifetime) {
+				self.base = base
+				self.lifetime = lifetime
+			}
+
+			/// The next value; `nil` once the task is cancelled.
+			public mutating func next() async -> Element? {
+				await base.next()
+			}
+
+			/// The next value, awaited in the caller's isolation; `nil` once the task is cancelled.
+			public mutating func next(isolation actor: isolated (any Actor)?) async -> Element? {
+				await base.next(isolation: actor)
+			}
+		}
+
+		/// Ends the observation when the last copy of its iterator goes away: a loop that breaks drops its iterator,
+		/// and nothing else would tell the hub that nobody listens any more.
+		fileprivate final class Lifetime: Sendable {
+			private let subscription: ChangeSubscription
+
+			init(_ subscription: ChangeSubscription) {
+				self.subscription = subscription
+			}
+
+			deinit {
+				subscription.cancel()
+			}
+		}
+	}
+
+	/// The value of `key` now and after each change, as an asynchronous sequence.
+	///
+	/// ```swift
+	/// for await isUnicornMode in Defaults.updates(.isUnicornMode) {
+	/// 	print("Unicorn mode:", isUnicornMode)
+	/// }
+	/// ```
+	///
+	/// Every write through the package is reported, and so are changes a store detects from outside (another process
+	/// rewriting its file). The loop's observation ends when the loop does or its task is cancelled.
+	///
+	/// - Parameters:
+	///   - key: The key to observe.
+	///   - initial: Whether the first element is the current value (the default) or the first change.
+	public static func updates<Value: Serializable>(_ key: Key<Value>, initial: Bool = true) -> Updates<Value> {
+		Updates { continuation in
+			let feed = Feed(continuation)
+			let subscription = ChangeHub.shared.subscribe(to: [(key.suite, key.name)], wantsPrior: false) { change in
+				guard !change.isPrior else {
+					return
+				}
+				feed.yield { key.decoded(change.newValue) }
+			}
+			if initial {
+				feed.yield { key.suite[key] }
+			}
+			return subscription
+		}
+	}
+
+	/// The values of several keys now and after each change of any of them, as tuples.
+	///
+	/// ```swift
+	/// for await (width, height) in Defaults.updates(.width, .height) {
+	/// 	print("size:", width, height)
+	/// }
+	/// ```
+	///
+	/// Each element holds the current value of every key. See ``updates(_:initial:)`` for what is reported.
+	public static func updates<each Value: Serializable>(
+		_ keys: repeat Key<each Value>, initial: Bool = true
+	) -> Updates<(repeat each Value)> {
+		Updates { continuation in
+			let feed = Feed(continuation)
+			var targets: [(store: any Store, name: String)] = []
+			for key in repeat each keys {
+				targets.append((key.suite, key.name))
+			}
+			let subscription = ChangeHub.shared.subscribe(to: targets, wantsPrior: false) { change in
+				guard !change.isPrior else {
+					return
+				}
+				feed.yield { (repeat (each keys).suite[each keys]) }
+			}
+			if initial {
+				feed.yield { (repeat (each keys).suite[each keys]) }
+			}
+			return subscription
+		}
+	}
+
+	/// An event each time any of `keys` changes, for keys of different types.
+	///
+	/// ```swift
+	/// for await _ in Defaults.updates([.width, .title]) {
+	/// 	redraw()
+	/// }
+	/// ```
+	///
+	/// - Parameters:
+	///   - keys: The keys to observe; they may live in different stores.
+	///   - initial: Whether to deliver one event right away (the default).
+	public static func updates(_ keys: [Keys], initial: Bool = true) -> Updates<Void> {
+		Updates { continuation in
+			let feed = Feed(continuation)
+			let subscription = ChangeHub.shared.subscribe(
+				to: keys.map { ($0.suite, $0.name) }, wantsPrior: false
+			) { change in
+				guard !change.isPrior else {
+					return
+				}
+				feed.yield {}
+			}
+			if initial {
+				feed.yield {}
+			}
+			return subscription
+		}
+	}
+}
+
+/// Yields into an `AsyncStream` so that values arrive in the order they were read: the initial read and the change
+/// handlers of other threads take turns, so a stale initial value can never follow a newer one.
+private final class Feed<Element>: @unchecked Sendable {
+	private let continuation: AsyncStream<Element>.Continuation
+	private let turn = LockedState(())
+
+	init(_ continuation: AsyncStream<Element>.Continuation) {
+		self.continuation = continuation
+	}
+
+	func yield(_ value: () -> Element) {
+		turn.withLock { _ in
+			_ = continuation.yield(value())
+		}
+	}
+}
