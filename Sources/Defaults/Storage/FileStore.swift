@@ -1,0 +1,319 @@
+import Foundation
+
+extension Defaults {
+	/// A store kept in a property-list file: the default store on Linux.
+	///
+	/// Reads come from memory. Writes update memory at once and reach the disk shortly after (within about 100 ms,
+	/// coalesced), at ``flush()``, and when the process exits normally. A flush writes a temporary file, syncs it
+	/// and renames it over the old one, so the file is always whole, even when a process is killed while writing.
+	/// Several processes can share a file: each flush takes a lock, re-reads the file if another process changed
+	/// it and writes only this process's changed keys on top, so no process loses another's updates. Changes made
+	/// by other processes show up within moments: the store watches its file.
+	///
+	/// The file is a binary property list, which keeps dates exact to the sub-second and which Foundation's
+	/// `UserDefaults` reads. Files in XML, binary and OpenStep format written by others are read. A file that is not
+	/// a property list is moved aside with its bytes intact (`<name>.plist.corrupt-<timestamp>`), the problem is
+	/// reported as a ``Defaults/Failure``, and the store starts empty.
+	///
+	/// Each file maps to one store per process, so that there is one in-memory state per file:
+	///
+	/// ```swift
+	/// // `$XDG_CONFIG_HOME/<executable name>.plist`, else `~/.config/<executable name>.plist`:
+	/// // the file `UserDefaults.standard` uses.
+	/// let standard = Defaults.FileStore.standard
+	///
+	/// // `group.plist` beside it.
+	/// let group = try Defaults.FileStore.suite(named: "group")
+	/// let volume = Defaults.Key<Int>("volume", default: 5, suite: group)
+	/// group[volume] = 7
+	///
+	/// // Any file.
+	/// let local = Defaults.FileStore.at(URL(filePath: "/var/lib/app/settings.plist"))
+	/// ```
+	///
+	/// Values are looked up in three layers, like `UserDefaults` domains: the stored values, then (for ``standard``
+	/// only) `-key value` pairs of the launch arguments, then registered defaults. Only stored values are written.
+	public final class FileStore: Store, Sendable {
+		/// The property-list file the store lives in.
+		public let url: URL
+
+		/// What readers and writers share; every access is brief and does no I/O.
+		struct Memory {
+			/// The stored values: the file as last read or written, with this process's pending changes on top.
+			var values: [String: Any] = [:]
+			/// Launch-argument values over registered defaults: what reads fall back to, in one lookup.
+			var fallback: [String: Any] = [:]
+			var registered: [String: Any] = [:]
+			var arguments: [String: Any] = [:]
+			/// Keys this process set or removed since the last flush: the only keys a flush writes.
+			var dirtyKeys: Set<String> = []
+			var isFlushScheduled = false
+			var isReloadScheduled = false
+		}
+
+		let memory: LockedState<Memory>
+		/// Held for the whole of a flush or reload, which do I/O, so that readers never wait for the disk.
+		let disk: LockedState<DiskState>
+
+		init(url: URL, failures: inout [Defaults.Failure]) {
+			self.url = url
+			self.memory = LockedState(Memory())
+			self.disk = LockedState(DiskState())
+			load(failures: &failures)
+		}
+
+		/// The store in `$XDG_CONFIG_HOME/<executable name>.plist`, else `~/.config/<executable name>.plist`.
+		///
+		/// It is the file Foundation's `UserDefaults.standard` uses on Linux, so values an app stored with
+		/// `UserDefaults` read here, and `UserDefaults` reads what this store writes. Launch arguments of the form
+		/// `-key value` are read beneath the stored values (see ``Defaults/FileStore``).
+		public static let standard: FileStore = {
+			let store = FileStoreRegistry.store(at: standardURL)
+			store.setArguments(argumentDomain(from: CommandLine.arguments))
+			return store
+		}()
+
+		/// The store named `name`: the file `<name>.plist` in the standard store's folder.
+		///
+		/// The folder is `$XDG_CONFIG_HOME`, else `~/.config`, as for `UserDefaults(suiteName:)`.
+		///
+		/// ```swift
+		/// let group = try Defaults.FileStore.suite(named: "com.example.group")
+		/// ```
+		///
+		/// - Throws: ``InvalidSuiteName`` when `name` is empty or would leave the folder (`/`, `.`, `..`).
+		public static func suite(named name: String) throws(InvalidSuiteName) -> FileStore {
+			try suite(named: name, in: configurationDirectory())
+		}
+
+		static func suite(named name: String, in directory: URL) throws(InvalidSuiteName) -> FileStore {
+			try InvalidSuiteName.check(name)
+			return at(directory.appending(path: name + ".plist", directoryHint: .notDirectory))
+		}
+
+		/// The store of the property-list file at `url`; the same file always gives the same store.
+		///
+		/// The folder is created if it is missing; the file is created at the first write.
+		///
+		/// ```swift
+		/// let store = Defaults.FileStore.at(URL(filePath: "/var/lib/app/settings.plist"))
+		/// ```
+		public static func at(_ url: URL) -> FileStore {
+			FileStoreRegistry.store(at: url)
+		}
+
+		/// A suite name that cannot name a file in the configuration folder.
+		public struct InvalidSuiteName: Error, Sendable, CustomStringConvertible {
+			/// The refused name.
+			public let suiteName: String
+			/// Why it is refused.
+			public let reason: String
+
+			/// The name and the reason, as one sentence.
+			public var description: String {
+				"The suite name \"\(suiteName)\" is refused: \(reason)."
+			}
+
+			static func check(_ name: String) throws(InvalidSuiteName) {
+				if name.isEmpty {
+					throw InvalidSuiteName(suiteName: name, reason: "it is empty")
+				}
+				if name == "." || name == ".." {
+					throw InvalidSuiteName(suiteName: name, reason: "it names a folder, not a file")
+				}
+				if name.contains("/") {
+					throw InvalidSuiteName(
+						suiteName: name, reason: "it contains \"/\", so the file would leave the configuration folder")
+				}
+				if name.contains("\0") {
+					throw InvalidSuiteName(suiteName: name, reason: "it contains a NUL character")
+				}
+			}
+		}
+
+		// MARK: Store
+
+		/// The stored value for `key`, else its launch-argument value, else its registered default.
+		public func storedValue(forKey key: String) -> Any? {
+			memory.withLock { $0.values[key] ?? $0.fallback[key] }
+		}
+
+		/// Stores `value` for `key` in memory at once; it reaches the file within about 100 ms.
+		public func setStoredValue(_ value: Any, forKey key: String) {
+			let shouldSchedule = memory.withLock { memory in
+				memory.values[key] = value
+				memory.dirtyKeys.insert(key)
+				return memory.scheduleFlush()
+			}
+			if shouldSchedule {
+				scheduleFlush()
+			}
+		}
+
+		/// Removes the stored value for `key`; the file forgets it within about 100 ms.
+		public func removeStoredValue(forKey key: String) {
+			let shouldSchedule = memory.withLock { memory in
+				memory.values.removeValue(forKey: key)
+				memory.dirtyKeys.insert(key)
+				return memory.scheduleFlush()
+			}
+			if shouldSchedule {
+				scheduleFlush()
+			}
+		}
+
+		/// Registers defaults for this store, read when neither a stored nor a launch-argument value exists.
+		///
+		/// Unlike `UserDefaults` on Linux, registered defaults belong to this store only, and are never written.
+		public func registerDefaultValues(_ values: [String: Any]) {
+			memory.withLock { memory in
+				memory.registered.merge(values) { _, new in new }
+				memory.fallback = memory.registered.merging(memory.arguments) { _, argument in argument }
+			}
+		}
+
+		/// The keys with a stored value (launch arguments and registered defaults excluded).
+		public func storedKeys() -> [String] {
+			memory.withLock { Array($0.values.keys) }
+		}
+
+		/// Every stored value (launch arguments and registered defaults excluded).
+		public var dictionaryRepresentation: [String: Any] {
+			memory.withLock { $0.values }
+		}
+
+		func setArguments(_ arguments: [String: Any]) {
+			memory.withLock { memory in
+				memory.arguments = arguments
+				memory.fallback = memory.registered.merging(arguments) { _, argument in argument }
+			}
+		}
+
+		/// Flushes soon, so that a burst of writes costs one file write.
+		private func scheduleFlush() {
+			FileStoreRegistry.installExitFlush()
+			DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + FileStore.flushDelay) { [self] in
+				flush()
+			}
+		}
+
+		/// How long a write waits for others to join it before the file is written.
+		static let flushDelay = DispatchTimeInterval.milliseconds(100)
+	}
+}
+
+extension Defaults.FileStore.Memory {
+	/// Marks a flush as scheduled; `true` when the caller must schedule it.
+	mutating func scheduleFlush() -> Bool {
+		if isFlushScheduled {
+			return false
+		}
+		isFlushScheduled = true
+		return true
+	}
+}
+
+// MARK: - Locations and launch arguments
+
+extension Defaults.FileStore {
+	/// `$XDG_CONFIG_HOME` if set to an absolute path, else `$HOME/.config`: where Foundation keeps defaults on Linux.
+	static func configurationDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+		if let configuration = environment["XDG_CONFIG_HOME"], configuration.hasPrefix("/") {
+			return URL(filePath: configuration, directoryHint: .isDirectory)
+		}
+		// Foundation's defaults follow `$HOME`, unlike `NSHomeDirectory()`, which reads the password database.
+		let home =
+			environment["HOME"].flatMap { $0.isEmpty ? nil : URL(filePath: $0, directoryHint: .isDirectory) }
+			?? FileManager.default.homeDirectoryForCurrentUser
+		return home.appending(path: ".config", directoryHint: .isDirectory)
+	}
+
+	/// The file of ``standard``, named as Foundation names the standard domain.
+	static var standardURL: URL {
+		let name = Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+		return configurationDirectory().appending(path: name + ".plist", directoryHint: .notDirectory)
+	}
+
+	/// The `-key value` pairs of `arguments` (the first is the executable and is skipped).
+	///
+	/// A value is read as a property list in text form (`"(a, b)"`, `"{ a = 1; }"`, XML); anything else, such as a
+	/// bare word or a number, is a string, as with `UserDefaults`.
+	static func argumentDomain(from arguments: [String]) -> [String: Any] {
+		var domain: [String: Any] = [:]
+		var index = arguments.index(after: arguments.startIndex)
+		while index < arguments.endIndex {
+			let argument = arguments[index]
+			let valueIndex = arguments.index(after: index)
+			guard argument.count > 1, argument.hasPrefix("-"), !argument.hasPrefix("--"),
+				valueIndex < arguments.endIndex
+			else {
+				index = valueIndex
+				continue
+			}
+			domain[String(argument.dropFirst())] = argumentValue(arguments[valueIndex])
+			index = arguments.index(after: valueIndex)
+		}
+		return domain
+	}
+
+	private static func argumentValue(_ text: String) -> Any {
+		guard
+			let parsed = try? PropertyListSerialization.propertyList(from: Data(text.utf8), options: [], format: nil),
+			let normalized = try? Defaults.PropertyList.normalize(parsed)
+		else {
+			return text
+		}
+		return normalized
+	}
+}
+
+// MARK: - One store per file
+
+/// Maps each file to its one store, and flushes every store when the process exits.
+enum FileStoreRegistry {
+	private static let stores = LockedState<[String: Defaults.FileStore]>([:])
+
+	static func store(at url: URL) -> Defaults.FileStore {
+		let resolved = canonicalURL(url)
+		var failures: [Defaults.Failure] = []
+		let (store, isNew) = stores.withLock { stores in
+			if let existing = stores[resolved.path] {
+				return (existing, false)
+			}
+			// Created under the lock so that two threads opening one file cannot end up with two states.
+			let store = Defaults.FileStore(url: resolved, failures: &failures)
+			stores[resolved.path] = store
+			return (store, true)
+		}
+		// Reported outside the lock: a failure handler may open stores itself.
+		failures.forEach(Defaults.report)
+		if isNew {
+			FileWatcher.watch(store)
+		}
+		return store
+	}
+
+	static func allStores() -> [Defaults.FileStore] {
+		stores.withLock { Array($0.values) }
+	}
+
+	/// One path per file, whichever way it is spelled: symbolic links in the folder resolved, `..` removed.
+	static func canonicalURL(_ url: URL) -> URL {
+		let absolute = url.absoluteURL.standardizedFileURL
+		let folder = absolute.deletingLastPathComponent().resolvingSymlinksInPath()
+		return folder.appending(path: absolute.lastPathComponent, directoryHint: .notDirectory)
+	}
+
+	private static let exitFlush: Void = {
+		atexit {
+			for store in FileStoreRegistry.allStores() where store.hasPendingChanges {
+				store.flush()
+			}
+		}
+	}()
+
+	/// Makes the process flush every store when it exits normally: Linux Foundation writes nothing by itself.
+	static func installExitFlush() {
+		_ = exitFlush
+	}
+}
