@@ -26,12 +26,15 @@ extension Defaults {
 		public let reason: Reason
 		/// A sentence that says what happened and why.
 		public let message: String
+		/// For a ``Reason/decodingFailed`` failure: what was stored, which bridges tried it, and why they refused it.
+		public let decodingError: DecodingError?
 
 		/// Creates a failure.
-		public init(keyName: String, reason: Reason, message: String) {
+		public init(keyName: String, reason: Reason, message: String, decodingError: DecodingError? = nil) {
 			self.keyName = keyName
 			self.reason = reason
 			self.message = message
+			self.decodingError = decodingError
 		}
 
 		/// The message, prefixed with the package name.

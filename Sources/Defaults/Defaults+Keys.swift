@@ -45,9 +45,26 @@ extension Defaults {
 	///
 	/// Keys are immutable and `Sendable`, so `static let` keys compile in Swift 6 language mode. A key with a static,
 	/// non-nil default registers that default with its store, so that reading the store directly sees it too.
+	///
+	/// A key remembers the last value it decoded and the stored form it came from, so reading a value whose stored
+	/// form has not changed does not decode it again. Reference types are therefore handed out shared: treat
+	/// them as immutable.
 	public final class Key<Value: Serializable>: Keys, @unchecked Sendable {
 		private let staticDefault: Value?
 		private let dynamicDefault: (@Sendable () -> Value)?
+
+		/// The bridge the key writes with, and reads with first.
+		public let bridge: AnyBridge<Value>
+
+		/// Further forms the key accepts when reading, tried in order when ``bridge`` cannot read the stored value.
+		///
+		/// A value read in one of these forms is rewritten in the current form at the next write, or at once with
+		/// ``Defaults/Key/rewriteInCurrentForm(in:)``.
+		public let alsoReading: [AnyBridge<Value>]
+
+		// Natively stored values are read with a cast; only the type's own bridge allows it.
+		let readsByCast: Bool
+		let cache = DecodedValueCache<Value>()
 
 		/// The value the key reads as when nothing valid is stored.
 		///
@@ -59,17 +76,56 @@ extension Defaults {
 			return staticDefault!
 		}
 
+		private init(
+			name: String, suite: any Store, staticDefault: Value?, dynamicDefault: (@Sendable () -> Value)?,
+			bridge: AnyBridge<Value>?, alsoReading: [AnyBridge<Value>]
+		) {
+			self.staticDefault = staticDefault
+			self.dynamicDefault = dynamicDefault
+			self.bridge = bridge ?? .automatic
+			self.alsoReading = alsoReading
+			self.readsByCast = bridge == nil && alsoReading.isEmpty && Value.isNativelySupportedType
+			super.init(name: name, suite: suite)
+			if let staticDefault {
+				register(staticDefault)
+			}
+		}
+
 		/// Creates a key with a static default value.
+		///
+		/// ```swift
+		/// static let quality = Key<Double>("quality", default: 0.8)
+		/// static let mime = Key<Mime>("mime", default: .json, bridge: .rawValue)
+		/// ```
 		///
 		/// - Parameters:
 		///   - name: The name the value is stored under: ASCII, not starting with `@`, without `.`.
 		///   - defaultValue: What the key reads as when nothing is stored. It is registered with `suite`.
 		///   - suite: The store the value lives in.
-		public init(_ name: String, default defaultValue: Value, suite: any Store = Defaults.standardStore) {
-			self.staticDefault = defaultValue
-			self.dynamicDefault = nil
-			super.init(name: name, suite: suite)
-			register(defaultValue)
+		///   - bridge: How the key stores its values; `nil` (the default) uses the bridge the type picks. Naming one
+		///     pins the stored form against later changes to the type.
+		///   - alsoReading: Older forms to accept when reading, tried in order.
+		public convenience init(
+			_ name: String, default defaultValue: Value, suite: any Store = Defaults.standardStore,
+			bridge: AnyBridge<Value>? = nil, alsoReading: [AnyBridge<Value>] = []
+		) {
+			self.init(
+				name: name, suite: suite, staticDefault: defaultValue, dynamicDefault: nil, bridge: bridge,
+				alsoReading: alsoReading)
+		}
+
+		/// Creates a key that stores its values through `bridge`, any ``Defaults/Bridge`` for the value type.
+		///
+		/// ```swift
+		/// static let user = Key<User>("user", default: .guest, bridge: UserBridge())
+		/// ```
+		public convenience init<CustomBridge: Defaults.Bridge>(
+			_ name: String, default defaultValue: Value, suite: any Store = Defaults.standardStore,
+			bridge: CustomBridge, alsoReading: [AnyBridge<Value>] = []
+		) where CustomBridge.Value == Value {
+			self.init(
+				name: name, suite: suite, staticDefault: defaultValue, dynamicDefault: nil, bridge: AnyBridge(bridge),
+				alsoReading: alsoReading)
 		}
 
 		/// Creates a key whose default is computed when it is needed.
@@ -80,17 +136,17 @@ extension Defaults {
 		/// ```swift
 		/// static let camera = Key<String>("camera") { ProcessInfo.processInfo.hostName }
 		/// ```
-		public init(
-			_ name: String, suite: any Store = Defaults.standardStore,
-			default defaultValue: @escaping @Sendable () -> Value
+		public convenience init(
+			_ name: String, suite: any Store = Defaults.standardStore, bridge: AnyBridge<Value>? = nil,
+			alsoReading: [AnyBridge<Value>] = [], default defaultValue: @escaping @Sendable () -> Value
 		) {
-			self.staticDefault = nil
-			self.dynamicDefault = defaultValue
-			super.init(name: name, suite: suite)
+			self.init(
+				name: name, suite: suite, staticDefault: nil, dynamicDefault: defaultValue, bridge: bridge,
+				alsoReading: alsoReading)
 		}
 
 		private func register(_ value: Value) {
-			guard let stored = try? Value.storedForm(of: value) else {
+			guard let stored = try? bridge.storedForm(of: value) else {
 				return
 			}
 			suite.registerDefaultValues([name: stored])
@@ -103,10 +159,19 @@ extension Defaults.Key {
 	///
 	/// ```swift
 	/// static let name = Key<String?>("name")
+	/// static let theme = Key<Theme?>("theme", bridge: .rawValue)
 	/// ```
-	public convenience init<Wrapped>(_ name: String, suite: any Defaults.Store = Defaults.standardStore)
-	where Value == Wrapped? {
-		self.init(name, default: nil, suite: suite)
+	///
+	/// - Parameters:
+	///   - bridge: How the key stores the wrapped value; `nil` uses the bridge the wrapped type picks.
+	///   - alsoReading: Older forms of the wrapped value to accept when reading.
+	public convenience init<Wrapped>(
+		_ name: String, suite: any Defaults.Store = Defaults.standardStore, bridge: Defaults.AnyBridge<Wrapped>? = nil,
+		alsoReading: [Defaults.AnyBridge<Wrapped>] = []
+	) where Value == Wrapped? {
+		self.init(
+			name, default: nil, suite: suite, bridge: bridge.map { .optional($0) },
+			alsoReading: alsoReading.map { .optional($0) })
 	}
 }
 

@@ -12,8 +12,8 @@ extension Defaults {
 	/// ```
 	public final class InMemoryStore: Store, Sendable {
 		private struct State {
-			var values: [String: Any] = [:]
-			var registered: [String: Any] = [:]
+			var values: [String: VersionedValue] = [:]
+			var registered: [String: VersionedValue] = [:]
 		}
 
 		private let state: LockedState<State>
@@ -23,7 +23,8 @@ extension Defaults {
 		/// - Throws: ``Defaults/PropertyList/Error`` if a value is not a property-list value.
 		public init(values: [String: Any] = [:]) throws {
 			let normalized = try Defaults.PropertyList.normalize(values) as? [String: Any] ?? [:]
-			self.state = LockedState(State(values: normalized))
+			self.state = LockedState(
+				State(values: normalized.mapValues { VersionedValue(value: $0, version: Defaults.nextStoreVersion()) }))
 		}
 
 		/// Creates an empty store.
@@ -34,12 +35,18 @@ extension Defaults {
 
 		/// The stored value for `key`, or the registered default.
 		public func storedValue(forKey key: String) -> Any? {
+			versionedValue(forKey: key)?.value
+		}
+
+		/// The stored value for `key`, or the registered default, with its version.
+		public func versionedValue(forKey key: String) -> VersionedValue? {
 			state.withLock { $0.values[key] ?? $0.registered[key] }
 		}
 
 		/// Stores `value` for `key`.
 		public func setStoredValue(_ value: Any, forKey key: String) {
-			state.withLock { $0.values[key] = value }
+			let versioned = VersionedValue(value: value, version: Defaults.nextStoreVersion())
+			state.withLock { $0.values[key] = versioned }
 		}
 
 		/// Removes the stored value for `key`.
@@ -49,7 +56,8 @@ extension Defaults {
 
 		/// Registers defaults, read when nothing is stored.
 		public func registerDefaultValues(_ values: [String: Any]) {
-			state.withLock { $0.registered.merge(values) { _, new in new } }
+			let versioned = values.mapValues { VersionedValue(value: $0, version: Defaults.nextStoreVersion()) }
+			state.withLock { $0.registered.merge(versioned) { _, new in new } }
 		}
 
 		/// The keys with a stored value.
@@ -63,7 +71,7 @@ extension Defaults {
 
 		/// Every stored value (registered defaults excluded).
 		public var dictionaryRepresentation: [String: Any] {
-			state.withLock { $0.values }
+			state.withLock { $0.values.mapValues(\.value) }
 		}
 	}
 }

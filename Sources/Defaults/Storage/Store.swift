@@ -27,6 +27,13 @@ extension Defaults {
 		/// The value stored for `key`, or the registered default, or `nil`.
 		func storedValue(forKey key: String) -> Any?
 
+		/// The value for `key` with a version that changes whenever that key's value changes, or `nil`.
+		///
+		/// Keys use the version to tell that a stored value is unchanged without comparing it, so they can skip
+		/// decoding it again. Versions come from ``Defaults/nextStoreVersion()``. A store that keeps no versions
+		/// returns version 0 (the default implementation does), and keys compare stored values instead.
+		func versionedValue(forKey key: String) -> Defaults.VersionedValue?
+
 		/// Stores `value`, an already normalised property-list value, for `key`.
 		func setStoredValue(_ value: Any, forKey key: String)
 

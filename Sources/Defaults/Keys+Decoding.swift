@@ -1,0 +1,221 @@
+import Foundation
+import Synchronization
+
+extension Defaults {
+	/// Why a stored value did not decode: what was stored, which bridges tried it, and why each refused it.
+	public struct DecodingError: Error, @unchecked Sendable, CustomStringConvertible {
+		/// The key whose value did not decode.
+		public let keyName: String
+		/// The stored value, as a normalised property-list value. It is left in the store as it is.
+		public let storedValue: Any
+		/// The bridge the key reads with first.
+		public let bridgeName: String
+		/// Why the key's bridge refused the stored value.
+		public let reason: String
+		/// The further forms the key accepts, each with why it refused the stored value.
+		public let alsoTried: [(bridgeName: String, reason: String)]
+
+		/// A sentence for logs: the key, what was stored, and why it did not decode.
+		public var description: String {
+			var text =
+				"The value stored for the key '\(keyName)' does not decode: \(reason) (bridge: \(bridgeName); stored: \(BridgeDiagnosis.describe(storedValue)))."
+			for attempt in alsoTried {
+				text += " Also tried \(attempt.bridgeName): \(attempt.reason)."
+			}
+			return text + " The key reads as its default; the stored value is left as it is."
+		}
+	}
+
+	/// What a key finds in its store: nothing, a value in the current form, a value in an older form, or a value
+	/// that does not decode.
+	///
+	/// ```swift
+	/// switch Defaults.storedState(of: .window) {
+	/// case .absent, .current: break
+	/// case .olderForm(let window, let bridgeName): print("read \(window) from \(bridgeName)")
+	/// case .undecodable(let error): logger.error("\(error)")
+	/// }
+	/// ```
+	public enum StoredState<Value> {
+		/// Nothing is stored (a registered default counts as stored).
+		case absent
+		/// The stored value decodes with the key's bridge.
+		case current(Value)
+		/// The stored value decodes with one of the key's further forms, named by `bridgeName`.
+		case olderForm(Value, bridgeName: String)
+		/// The stored value does not decode; the key reads as its default.
+		case undecodable(DecodingError)
+
+		/// The decoded value, the error, or `nil` when nothing is stored.
+		public var result: Result<Value, DecodingError>? {
+			switch self {
+			case .absent: nil
+			case .current(let value), .olderForm(let value, _): .success(value)
+			case .undecodable(let error): .failure(error)
+			}
+		}
+	}
+
+	/// What `key` finds in its own store, with the reason when it does not decode.
+	public static func storedState<Value>(of key: Key<Value>) -> StoredState<Value> {
+		key.storedState(in: key.suite)
+	}
+}
+
+extension Defaults.Key {
+	/// The value of this key in `store`: the cached decoded value while the stored form is unchanged, else a fresh
+	/// decode, else the default (reporting the failure once).
+	func value(in store: any Defaults.Store) -> Value {
+		guard let stored = store.versionedValue(forKey: name) else {
+			return defaultValue
+		}
+		if readsByCast, let value = stored.value as? Value {
+			return value
+		}
+		if let value = cache.value(in: store, matching: stored) {
+			return value
+		}
+		switch decode(stored.value) {
+		case .current(let value), .olderForm(let value, _):
+			cache.remember(value, in: store, for: stored)
+			return value
+		case .undecodable(let error):
+			DecodingFailures.report(error, in: store)
+			return defaultValue
+		case .absent:
+			return defaultValue
+		}
+	}
+
+	/// The stored form that `value` is written as, through the key's bridge.
+	func storedForm(of value: Value) throws(Defaults.SerializationError) -> Any? {
+		try bridge.storedForm(of: value)
+	}
+
+	/// Decodes `stored` with the key's bridge, then with each further form.
+	func decode(_ stored: Any) -> Defaults.StoredState<Value> {
+		if let value = bridge.value(fromStoredForm: stored) {
+			return .current(value)
+		}
+		for older in alsoReading {
+			if let value = older.value(fromStoredForm: stored) {
+				return .olderForm(value, bridgeName: older.name)
+			}
+		}
+		return .undecodable(
+			Defaults.DecodingError(
+				keyName: name, storedValue: stored, bridgeName: bridge.name,
+				reason: bridge.reasonForFailure(decoding: stored),
+				alsoTried: alsoReading.map { ($0.name, $0.reasonForFailure(decoding: stored)) }))
+	}
+
+	/// The decoded value of `stored`, or the default when it is absent or does not decode.
+	func decodedValue(from stored: Any?) -> Value {
+		guard let stored else {
+			return defaultValue
+		}
+		switch decode(stored) {
+		case .current(let value), .olderForm(let value, _): return value
+		case .absent, .undecodable: return defaultValue
+		}
+	}
+
+	/// What this key finds in `store`, with the reason when it does not decode.
+	///
+	/// ```swift
+	/// if case .undecodable(let error) = Defaults.Keys.window.storedState() { print(error) }
+	/// ```
+	public func storedState(in store: (any Defaults.Store)? = nil) -> Defaults.StoredState<Value> {
+		guard let stored = (store ?? suite).storedValue(forKey: name) else {
+			return .absent
+		}
+		return decode(stored)
+	}
+
+	/// Writes the stored value again in the key's current form, if it was read from one of its older forms.
+	///
+	/// Reading an older form never rewrites it by itself; call this (for example once at launch) to convert it
+	/// now rather than at the next write.
+	///
+	/// - Returns: Whether the value was rewritten.
+	@discardableResult
+	public func rewriteInCurrentForm(in store: (any Defaults.Store)? = nil) -> Bool {
+		let store = store ?? suite
+		guard case .olderForm(let value, _) = storedState(in: store) else {
+			return false
+		}
+		store[self] = value
+		return true
+	}
+}
+
+/// The last value a key decoded, with the stored form it came from, so that an unchanged stored form is not decoded
+/// again.
+final class DecodedValueCache<Value>: @unchecked Sendable {
+	private struct Entry {
+		let store: ObjectIdentifier
+		let version: UInt64
+		let storedForm: Any
+		let value: Value
+	}
+
+	private let mutex = Mutex(())
+	private var entry: Entry?
+
+	/// The cached value if it was decoded from `stored` in `store`: the same version where the store keeps versions,
+	/// an equal stored form where it does not.
+	func value(in store: any Defaults.Store, matching stored: Defaults.VersionedValue) -> Value? {
+		let identifier = ObjectIdentifier(store)
+		return mutex.withLock { _ in
+			guard let entry, entry.store == identifier else {
+				return nil
+			}
+			if stored.version != 0 {
+				return entry.version == stored.version ? entry.value : nil
+			}
+			return Defaults.PropertyList.isEqual(entry.storedForm, stored.value) ? entry.value : nil
+		}
+	}
+
+	func remember(_ value: Value, in store: any Defaults.Store, for stored: Defaults.VersionedValue) {
+		let entry = Entry(
+			store: ObjectIdentifier(store), version: stored.version, storedForm: stored.value, value: value)
+		mutex.withLock { _ in self.entry = entry }
+	}
+}
+
+/// Reports each key whose stored value does not decode once, until the key is written again.
+enum DecodingFailures {
+	private struct ID: Hashable {
+		let store: ObjectIdentifier
+		let key: String
+	}
+
+	private static let reported = Mutex<Set<ID>>([])
+	// Lets writes skip the lock while nothing has failed, which is nearly always.
+	private static let count = Atomic<Int>(0)
+
+	static func report(_ error: Defaults.DecodingError, in store: any Defaults.Store) {
+		let isNew = reported.withLock { reported in
+			let inserted = reported.insert(ID(store: ObjectIdentifier(store), key: error.keyName)).inserted
+			count.store(reported.count, ordering: .relaxed)
+			return inserted
+		}
+		guard isNew else {
+			return
+		}
+		Defaults.report(
+			Defaults.Failure(
+				keyName: error.keyName, reason: .decodingFailed, message: error.description, decodingError: error))
+	}
+
+	static func forget(key: String, in store: any Defaults.Store) {
+		guard count.load(ordering: .relaxed) > 0 else {
+			return
+		}
+		reported.withLock { reported in
+			reported.remove(ID(store: ObjectIdentifier(store), key: key))
+			count.store(reported.count, ordering: .relaxed)
+		}
+	}
+}

@@ -1,0 +1,179 @@
+import Foundation
+
+extension Defaults {
+	/// A bridge for one key's values, chosen by the key rather than by the type.
+	///
+	/// A key normally stores its values the way their type picks (``Defaults/Serializable/bridge``). Naming the
+	/// bridge on the key instead pins the stored form, so that a conformance added to the type later (say `Codable`)
+	/// can never change what an existing key stores:
+	///
+	/// ```swift
+	/// extension Defaults.Keys {
+	/// 	static let mime = Key<Mime>("mime", default: .json, bridge: .rawValue)
+	/// 	static let window = Key<Window>("window", default: .init(), bridge: .json, alsoReading: [.jsonData])
+	/// 	static let user = Key<User>("user", default: .guest, bridge: .init(UserBridge()))
+	/// }
+	/// ```
+	///
+	/// The built-in forms are ``automatic`` (the type's own bridge), ``rawValue``, ``json`` (JSON text, the
+	/// well-known Defaults package's form), ``jsonData`` (JSON as `Data`, the form of several other settings
+	/// libraries), ``keyedArchive`` and ``uuidString``; any ``Defaults/Bridge`` can be wrapped with ``init(_:)``.
+	public struct AnyBridge<Value>: Bridge, @unchecked Sendable {
+		/// Any normalised property-list value.
+		public typealias Serializable = Any
+
+		/// A short name for messages, such as `JSON text` or `RawRepresentableBridge<Mime>`.
+		public let name: String
+		private let encode: (Value) throws(SerializationError) -> Any?
+		private let decode: (Any) -> Value?
+		private let diagnose: (Any) -> String
+
+		init(
+			name: String, encode: @escaping (Value) throws(SerializationError) -> Any?,
+			decode: @escaping (Any) -> Value?, diagnose: @escaping (Any) -> String
+		) {
+			self.name = name
+			self.encode = encode
+			self.decode = decode
+			self.diagnose = diagnose
+		}
+
+		/// Wraps any bridge for `Value`; its stored form goes through the normaliser like every other.
+		public init<Wrapped: Bridge>(_ bridge: Wrapped) where Wrapped.Value == Value {
+			self.init(
+				name: "\(Wrapped.self)",
+				encode: { value throws(SerializationError) in
+					guard let serialized = bridge.serialize(value) else {
+						throw SerializationError(
+							typeName: "\(Value.self)", reason: "its bridge \(Wrapped.self) returned nil")
+					}
+					do throws(PropertyList.Error) {
+						return try PropertyList.normalize(serialized)
+					} catch {
+						throw SerializationError(typeName: "\(Value.self)", reason: error.description)
+					}
+				},
+				decode: { stored in
+					StoredForm.decode(stored, as: Wrapped.Serializable.self).flatMap(bridge.deserialize)
+				},
+				diagnose: { stored in
+					guard let serializable = StoredForm.decode(stored, as: Wrapped.Serializable.self) else {
+						return "\(Wrapped.self) expects a \(Wrapped.Serializable.self), and the stored value is not one"
+					}
+					_ = serializable
+					return "\(Wrapped.self) did not accept it"
+				})
+		}
+
+		/// The stored form of `value`: a normalised property-list value, or `nil` to remove the key.
+		func storedForm(of value: Value) throws(SerializationError) -> Any? {
+			try encode(value)
+		}
+
+		/// The value that `stored` stands for, or `nil`.
+		func value(fromStoredForm stored: Any) -> Value? {
+			decode(stored)
+		}
+
+		/// Why `stored` does not decode, in a sentence.
+		func reasonForFailure(decoding stored: Any) -> String {
+			diagnose(stored)
+		}
+
+		/// Returns the stored form of `value`, or `nil` when it has none.
+		public func serialize(_ value: Value?) -> Any? {
+			value.flatMap { try? encode($0) }
+		}
+
+		/// Returns the value that the stored form `object` stands for.
+		public func deserialize(_ object: Any?) -> Value? {
+			object.flatMap(decode)
+		}
+	}
+}
+
+extension Defaults.AnyBridge where Value: Defaults.Serializable {
+	/// The bridge the type picks for itself (``Defaults/Serializable/bridge``): what a key uses when it names none.
+	public static var automatic: Self {
+		Self(
+			name: "\(Value.Bridge.self)",
+			encode: { value throws(Defaults.SerializationError) in try Value.storedForm(of: value) },
+			decode: { Value.value(fromStoredForm: $0) },
+			diagnose: { BridgeDiagnosis.reason(decoding: $0, as: Value.self) })
+	}
+}
+
+extension Defaults.AnyBridge where Value: RawRepresentable, Value.RawValue: Defaults.Serializable {
+	/// The raw value, in its own stored form: `"dark"` for `Theme.dark`, `3` for an option set.
+	public static var rawValue: Self { Self(Defaults.RawRepresentableBridge<Value>()) }
+}
+
+extension Defaults.AnyBridge where Value: Codable {
+	/// JSON text in a string, with sorted keys: the form the well-known Defaults package writes for `Codable`.
+	public static var json: Self {
+		Self(
+			name: "JSON text",
+			encode: { value throws(Defaults.SerializationError) in
+				do {
+					return try JSONText.encode(value)
+				} catch {
+					throw Defaults.SerializationError(
+						typeName: "\(Value.self)", reason: "JSON encoding failed: \(error)")
+				}
+			},
+			decode: { stored in (stored as? String).flatMap { try? JSONText.decode(Value.self, from: $0) } },
+			diagnose: { stored in
+				guard let text = stored as? String else {
+					return "JSON text is stored as a String, and the stored value is a \(type(of: stored))"
+				}
+				return BridgeDiagnosis.jsonFailure(decoding: Data(text.utf8), as: Value.self)
+			})
+	}
+
+	/// JSON as `Data`: the form several other Swift settings libraries write for `Codable` values.
+	public static var jsonData: Self {
+		Self(
+			name: "JSON data",
+			encode: { value throws(Defaults.SerializationError) in
+				do {
+					return Data(try JSONText.encode(value).utf8)
+				} catch {
+					throw Defaults.SerializationError(
+						typeName: "\(Value.self)", reason: "JSON encoding failed: \(error)")
+				}
+			},
+			decode: { stored in (stored as? Data).flatMap { try? JSONDecoder().decode(Value.self, from: $0) } },
+			diagnose: { stored in
+				guard let data = stored as? Data else {
+					return "JSON data is stored as Data, and the stored value is a \(type(of: stored))"
+				}
+				return BridgeDiagnosis.jsonFailure(decoding: data, as: Value.self)
+			})
+	}
+}
+
+extension Defaults.AnyBridge where Value: NSObject & NSSecureCoding {
+	/// A keyed archive (`Data`), secure coding required: the form `NSSecureCoding` objects have always been stored in.
+	public static var keyedArchive: Self { Self(Defaults.NSSecureCodingBridge<Value>()) }
+}
+
+extension Defaults.AnyBridge where Value == UUID {
+	/// The `uuidString`.
+	public static var uuidString: Self { Self(Defaults.UUIDBridge()) }
+}
+
+extension Defaults.AnyBridge {
+	/// `bridge` for the wrapped value of an optional; `nil` removes the key.
+	static func optional<Wrapped>(_ bridge: Defaults.AnyBridge<Wrapped>) -> Self where Value == Wrapped? {
+		Self(
+			name: bridge.name,
+			encode: { value throws(Defaults.SerializationError) in
+				guard let value else {
+					return nil
+				}
+				return try bridge.storedForm(of: value)
+			},
+			decode: { stored in bridge.value(fromStoredForm: stored).map { .some($0) } },
+			diagnose: { bridge.reasonForFailure(decoding: $0) })
+	}
+}
