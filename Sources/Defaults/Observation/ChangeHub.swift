@@ -28,39 +28,47 @@ struct ObservedKey: Hashable {
 	}
 }
 
-/// A handler registered with the hub for one or more keys. Cancelling it removes it from the hub, which releases the
-/// handler and everything it captured.
+/// A handler registered with the hub for one or more keys. Cancelling it removes it from the hub and releases the
+/// handler and everything it captured, also while the subscription object itself is still referenced.
 ///
-/// The handler is not `Sendable`: like KVO's, it runs on whichever thread made the change. Only `deliver` calls it,
-/// and only while the subscription is active, which is what the unchecked conformance relies on.
+/// The handler is not `Sendable`: like KVO's, it runs on whichever thread made the change. It is only reached under
+/// the lock, and called only while the subscription is active, which is what the unchecked conformance relies on.
 final class ChangeSubscription: @unchecked Sendable {
 	let keys: [ObservedKey]
 	let wantsPrior: Bool
-	private let handler: (StoredChange) -> Void
-	private let isActive = Atomic<Bool>(true)
-	/// A lifetime tie: the owner is kept alive until `object` is gone (see ``Defaults/Observation/tieToLifetime(of:)``).
-	private let tie = LockedState<(owner: AnyObject?, object: Weak)?>(nil)
+
+	private struct State {
+		/// `nil` once cancelled.
+		var handler: ((StoredChange) -> Void)?
+		/// A lifetime tie: `owner` is kept alive until `object` is gone (see `Defaults.Observation.tieToLifetime`).
+		var tie: (owner: AnyObject, object: Weak)?
+	}
 
 	struct Weak {
 		weak var object: AnyObject?
 	}
 
+	private let state: LockedState<State>
+
 	init(keys: [ObservedKey], wantsPrior: Bool, handler: @escaping (StoredChange) -> Void) {
 		self.keys = keys
 		self.wantsPrior = wantsPrior
-		self.handler = handler
+		self.state = LockedState(State(handler: handler))
 	}
 
 	var isCancelled: Bool {
-		!isActive.load(ordering: .acquiring)
+		state.withLock { $0.handler == nil }
 	}
 
 	/// Calls the handler unless the subscription was cancelled or the object it is tied to is gone.
 	func deliver(_ change: StoredChange) {
-		guard isActive.load(ordering: .acquiring) else {
+		let (handler, isTieBroken) = state.withLock { state in
+			(state.handler, state.tie.map { $0.object.object == nil } ?? false)
+		}
+		guard let handler else {
 			return
 		}
-		if let tied = tie.withLock({ $0 }), tied.object.object == nil {
+		if isTieBroken {
 			// There is no deinit hook on another object without the Objective-C runtime, so a tie is checked when a
 			// change arrives: the handler never runs once the object is gone.
 			cancel()
@@ -69,30 +77,39 @@ final class ChangeSubscription: @unchecked Sendable {
 		handler(change)
 	}
 
-	/// Removes the subscription from the hub; later changes are not delivered. Safe to call more than once.
+	/// Removes the subscription from the hub and releases the handler; later changes are not delivered. Safe to call
+	/// more than once, from any thread.
 	func cancel() {
-		guard isActive.exchange(false, ordering: .acquiringAndReleasing) else {
+		let released = state.withLock { state in
+			defer { state = State() }
+			return state
+		}
+		guard released.handler != nil else {
 			return
 		}
 		ChangeHub.shared.remove(self)
-		// Dropping the tie releases the owner, which may be what keeps this subscription alive.
-		let released = tie.withLock { state in
-			defer { state = nil }
-			return state
-		}
-		_ = released
+		// `released` goes out of scope here, outside every lock: the handler's captures and a tied owner may have
+		// deinits that come back to the hub.
+		withExtendedLifetime(released) {}
 	}
 
 	func tie(owner: AnyObject, to object: AnyObject) {
-		tie.withLock { $0 = (owner, Weak(object: object)) }
+		let replaced = state.withLock { state -> (owner: AnyObject, object: Weak)? in
+			guard state.handler != nil else {
+				return nil
+			}
+			defer { state.tie = (owner, Weak(object: object)) }
+			return state.tie
+		}
+		withExtendedLifetime(replaced) {}
 	}
 
 	func removeTie() {
-		let released = tie.withLock { state in
-			defer { state = nil }
-			return state
+		let released = state.withLock { state in
+			defer { state.tie = nil }
+			return state.tie
 		}
-		_ = released
+		withExtendedLifetime(released) {}
 	}
 }
 
