@@ -95,3 +95,17 @@ private struct Amount: Equatable, Defaults.Serializable {
 		func deserialize(_ object: Decimal?) -> Amount? { object.map(Amount.init) }
 	}
 }
+
+/// What `UserDefaults` holds after the writing process has exited, read by a new process.
+@Suite struct UserDefaultsReloadTests {
+	@Test func everyStoredFormSurvivesAnExitWithNoFlushAndReadsBackInANewProcess() throws {
+		let folder = try TemporaryDirectory()
+		let suite = "reload-samples"
+		let write = try ChildProcess.run(["userdefaults-write-samples", suite], environment: folder.configEnvironment)
+		#expect(write.status == 0, "\(write)")
+		#expect(FileManager.default.fileExists(atPath: folder.file("\(suite).plist").path), "written to disk at exit")
+
+		let read = try ChildProcess.run(["userdefaults-read-samples", suite], environment: folder.configEnvironment)
+		#expect(read.status == 0, "mismatches after a reload: \(read.lines)")
+	}
+}
