@@ -1,5 +1,87 @@
 import Defaults
 import Foundation
+import Synchronization
 
-/// Commands for the observation tests.
-let observationCommands: [String: @Sendable ([String]) -> Int32] = [:]
+/// Commands for the observation tests: a second process that changes, or observes, a file store.
+///
+/// A value argument is `name=value`; a value that reads as an integer is stored as one, anything else as a string.
+let observationCommands: [String: @Sendable ([String]) -> Int32] = [
+	// observation-write <path> <name=value>…: writes the values into the file store at <path> and flushes.
+	"observation-write": { arguments in
+		guard arguments.count >= 2 else {
+			return ObservationCommand.usage("observation-write <path> <name=value>…")
+		}
+		let store = Defaults.FileStore.at(URL(filePath: arguments[0]))
+		for assignment in arguments.dropFirst() {
+			guard let (name, value) = ObservationCommand.parse(assignment) else {
+				return ObservationCommand.usage("observation-write <path> <name=value>…")
+			}
+			try! store.write(value, forKey: name)
+		}
+		return store.flush() ? 0 : 1
+	},
+	// observation-await <path> <name> <text> <seconds>: observes the string key <name> with `Defaults.updates`,
+	// prints `ready` once the observation runs, and exits 0 as soon as the key reads <text>, or 1 after <seconds>.
+	// Nothing but the observation looks at the store: the change must arrive by itself.
+	"observation-await": { arguments in
+		guard arguments.count == 4, let seconds = Double(arguments[3]) else {
+			return ObservationCommand.usage("observation-await <path> <name> <text> <seconds>")
+		}
+		let store = Defaults.FileStore.at(URL(filePath: arguments[0]))
+		let key = Defaults.Key<String?>(arguments[1], suite: store)
+		let expected = arguments[2]
+		let outcome = ObservationCommand.Outcome()
+		Task {
+			var isFirst = true
+			for await value in Defaults.updates(key) {
+				if isFirst {
+					// The initial value comes after the observation is registered: from here on nothing is missed.
+					isFirst = false
+					FileHandle.standardOutput.write(Data("ready\n".utf8))
+				}
+				if value == expected {
+					outcome.finish(0)
+					return
+				}
+			}
+		}
+		return outcome.wait(seconds: seconds) ?? 1
+	},
+]
+
+enum ObservationCommand {
+	static func parse(_ assignment: String) -> (name: String, value: any Sendable)? {
+		guard let separator = assignment.firstIndex(of: "=") else {
+			return nil
+		}
+		let name = String(assignment[..<separator])
+		let text = String(assignment[assignment.index(after: separator)...])
+		if let number = Int(text) {
+			return (name, number)
+		}
+		return (name, text)
+	}
+
+	static func usage(_ text: String) -> Int32 {
+		FileHandle.standardError.write(Data("usage: \(text)\n".utf8))
+		return 64
+	}
+
+	/// An exit status set once from another thread.
+	final class Outcome: Sendable {
+		private let semaphore = DispatchSemaphore(value: 0)
+		private let status = Mutex<Int32?>(nil)
+
+		func finish(_ value: Int32) {
+			status.withLock { $0 = value }
+			semaphore.signal()
+		}
+
+		func wait(seconds: Double) -> Int32? {
+			guard semaphore.wait(timeout: .now() + seconds) == .success else {
+				return nil
+			}
+			return status.withLock { $0 }
+		}
+	}
+}

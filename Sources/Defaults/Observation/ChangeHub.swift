@@ -284,13 +284,3 @@ extension Defaults.Store {
 		ChangeHub.shared.commit(stored, forKey: key, in: self)
 	}
 }
-
-extension Defaults.Key {
-	/// The value `stored` stands for, or the key's default when it is `nil` or does not decode.
-	func decoded(_ stored: Any?) -> Value {
-		guard let stored, let value = Value.value(fromStoredForm: stored) else {
-			return defaultValue
-		}
-		return value
-	}
-}

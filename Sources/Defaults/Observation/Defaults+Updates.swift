@@ -97,7 +97,7 @@ extension Defaults {
 				guard !change.isPrior else {
 					return
 				}
-				feed.yield { key.decoded(change.newValue) }
+				feed.yield { key.decodedValue(from: change.newValue) }
 			}
 			if initial {
 				feed.yield { key.suite[key] }

@@ -34,7 +34,8 @@ extension Defaults {
 
 		init(_ change: StoredChange, of key: Key<Value>) {
 			self.init(
-				oldValue: key.decoded(change.oldValue), newValue: key.decoded(change.newValue), isPrior: change.isPrior)
+				oldValue: key.decodedValue(from: change.oldValue), newValue: key.decodedValue(from: change.newValue),
+				isPrior: change.isPrior)
 		}
 	}
 
