@@ -183,6 +183,10 @@ extension Defaults.FileStore {
 			// is treated as empty; `readUnderLock` waits for one that is being rewritten.
 			return .unreadable(data, identity, reason: "the file is empty")
 		}
+		if BinaryPropertyList.isBinary(data), let values = try? BinaryPropertyList.decode(data) as? [String: Any] {
+			return .values(values, identity)
+		}
+		// XML, OpenStep, and binary files this package's reader does not take: Foundation's parser has the last word.
 		let parsed: Any
 		do {
 			parsed = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
@@ -404,7 +408,7 @@ extension Defaults.FileStore {
 	///
 	/// - Returns: the identity of the new file.
 	private func writeAtomically(_ values: [String: Any]) throws -> FileIdentity {
-		let data = try PropertyListSerialization.data(fromPropertyList: values, format: .binary, options: 0)
+		let data = try BinaryPropertyList.encode(values)
 		var existing = stat()
 		let mode = stat(path, &existing) == 0 ? mode_t(existing.st_mode) & 0o777 : 0o600
 		let temporaryPath = folderPath + "/" + temporaryPrefix + "\(getpid())-\(UInt32.random(in: .min ... .max))"
