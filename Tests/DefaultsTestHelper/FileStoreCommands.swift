@@ -2,4 +2,152 @@ import Defaults
 import Foundation
 
 /// Commands for the file store's child-process tests.
-let fileStoreCommands: [String: @Sendable ([String]) -> Int32] = [:]
+///
+/// A store argument is `standard` (``Defaults/FileStore/standard``), `default` (``Defaults/standardStore``) or a
+/// file path. A value argument is `int:5`, `double:1.5`, `string:text` or `date:<bit pattern of the time interval
+/// since the reference date>`, so that dates are compared bit for bit. Values are printed in the same form, or as
+/// `missing`. Failures reported by the package are printed as `failure <reason>: <message>` on standard output.
+let fileStoreCommands: [String: @Sendable ([String]) -> Int32] = [
+	// file-store-write <store> <key> <value>: writes and exits with no flush; the exit flush must persist it.
+	"file-store-write": { arguments in
+		guard arguments.count == 3, let value = FileStoreCommand.parse(arguments[2]) else {
+			return FileStoreCommand.usage("file-store-write <store> <key> <value>")
+		}
+		FileStoreCommand.reportFailures()
+		try! FileStoreCommand.store(arguments[0]).write(value, forKey: arguments[1])
+		return 0
+	},
+	// file-store-read <store> <key>: prints the value.
+	"file-store-read": { arguments in
+		guard arguments.count >= 2 else {
+			return FileStoreCommand.usage("file-store-read <store> <key> [-key value…]")
+		}
+		FileStoreCommand.reportFailures()
+		print(FileStoreCommand.describe(FileStoreCommand.store(arguments[0]).storedValue(forKey: arguments[1])))
+		return 0
+	},
+	// file-store-write-many <path> <prefix> <count>: writes `<prefix>-<i>` = i, flushing after each write.
+	"file-store-write-many": { arguments in
+		guard arguments.count == 3, let count = Int(arguments[2]) else {
+			return FileStoreCommand.usage("file-store-write-many <path> <prefix> <count>")
+		}
+		FileStoreCommand.reportFailures()
+		let store = FileStoreCommand.store(arguments[0])
+		for index in 0..<count {
+			store.setStoredValue(index, forKey: "\(arguments[1])-\(index)")
+			guard store.flush() else {
+				return 1
+			}
+		}
+		return 0
+	},
+	// file-store-storm <path> <key>: rewrites a large value and flushes, forever; killed by the test.
+	"file-store-storm": { arguments in
+		guard arguments.count == 2 else {
+			return FileStoreCommand.usage("file-store-storm <path> <key>")
+		}
+		FileStoreCommand.reportFailures()
+		let store = FileStoreCommand.store(arguments[0])
+		for index in 0..<2_000 {
+			store.setStoredValue("filler \(index)", forKey: "filler-\(index)")
+		}
+		var round = 0
+		while true {
+			round += 1
+			store.setStoredValue(round, forKey: arguments[1])
+			store.setStoredValue(Data(repeating: UInt8(truncatingIfNeeded: round), count: 64 * 1024), forKey: "payload")
+			store.flush()
+		}
+	},
+	// file-store-await <path> <key> <value> <seconds>: waits until the key holds the value, with no flush.
+	"file-store-await": { arguments in
+		guard arguments.count == 4, let expected = FileStoreCommand.parse(arguments[2]),
+			let seconds = Double(arguments[3])
+		else {
+			return FileStoreCommand.usage("file-store-await <path> <key> <value> <seconds>")
+		}
+		let store = FileStoreCommand.store(arguments[0])
+		let start = Date()
+		print("ready")
+		fflush(nil)
+		while Date().timeIntervalSince(start) < seconds {
+			if let value = store.storedValue(forKey: arguments[1]), Defaults.PropertyList.isEqual(value, expected) {
+				print("seen after \(Int(Date().timeIntervalSince(start) * 1000)) ms")
+				return 0
+			}
+			usleep(5_000)
+		}
+		print("not seen: \(FileStoreCommand.describe(store.storedValue(forKey: arguments[1])))")
+		return 1
+	},
+	// userdefaults-write <key> <value>: writes to `UserDefaults.standard` and synchronizes.
+	"userdefaults-write": { arguments in
+		guard arguments.count == 2, let value = FileStoreCommand.parse(arguments[1]) else {
+			return FileStoreCommand.usage("userdefaults-write <key> <value>")
+		}
+		UserDefaults.standard.set(value, forKey: arguments[0])
+		return UserDefaults.standard.synchronize() ? 0 : 1
+	},
+	// userdefaults-read <key>: prints the value `UserDefaults.standard` reads.
+	"userdefaults-read": { arguments in
+		guard arguments.count == 1 else {
+			return FileStoreCommand.usage("userdefaults-read <key>")
+		}
+		let value = UserDefaults.standard.object(forKey: arguments[0]).flatMap {
+			try? Defaults.PropertyList.normalize($0)
+		}
+		print(FileStoreCommand.describe(value))
+		return 0
+	},
+]
+
+enum FileStoreCommand {
+	static func store(_ name: String) -> any Defaults.Store {
+		switch name {
+		case "standard": Defaults.FileStore.standard
+		case "default": Defaults.standardStore
+		default: Defaults.FileStore.at(URL(filePath: name))
+		}
+	}
+
+	static func parse(_ text: String) -> Any? {
+		guard let colon = text.firstIndex(of: ":") else {
+			return nil
+		}
+		let value = String(text[text.index(after: colon)...])
+		switch text[..<colon] {
+		case "int": return Int(value)
+		case "double": return Double(value)
+		case "string": return value
+		case "date":
+			return UInt64(value).map { Date(timeIntervalSinceReferenceDate: Double(bitPattern: $0)) }
+		default: return nil
+		}
+	}
+
+	static func describe(_ value: Any?) -> String {
+		switch value {
+		case nil: "missing"
+		case let value as Bool: "bool:\(value)"
+		case let value as Int: "int:\(value)"
+		case let value as Double: "double:\(value)"
+		case let value as String: "string:\(value)"
+		case let value as Date: "date:\(value.timeIntervalSinceReferenceDate.bitPattern)"
+		case let value as Data: "data:\(value.count)"
+		case let value as [Any]: "array:" + value.map { describe($0) }.joined(separator: ",")
+		case let value?: "other:\(type(of: value))"
+		}
+	}
+
+	static func reportFailures() {
+		Defaults.failureHandler = { failure in
+			print("failure \(failure.reason): \(failure.message)")
+			fflush(nil)
+		}
+	}
+
+	static func usage(_ text: String) -> Int32 {
+		FileHandle.standardError.write(Data("usage: DefaultsTestHelper \(text)\n".utf8))
+		return 64
+	}
+}

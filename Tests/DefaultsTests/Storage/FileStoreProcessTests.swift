@@ -1,0 +1,168 @@
+import Foundation
+import Testing
+
+@testable import Defaults
+
+#if canImport(Glibc)
+	import Glibc
+#endif
+
+/// The property-list file store across processes: each test runs the `DefaultsTestHelper` executable with a
+/// temporary `XDG_CONFIG_HOME`.
+@Suite struct FileStoreProcessTests {
+	let folder: TemporaryDirectory
+
+	init() throws {
+		folder = try TemporaryDirectory()
+	}
+
+	/// The helper's standard store: `$XDG_CONFIG_HOME/<executable name>.plist`.
+	var standardFile: URL { folder.file("DefaultsTestHelper.plist") }
+
+	@discardableResult
+	func run(_ arguments: String...) throws -> ChildProcess.Result {
+		let result = try ChildProcess.run(arguments, environment: folder.configEnvironment)
+		#expect(result.status == 0, "\(arguments): \(result)")
+		return result
+	}
+
+	func parse(_ url: URL) throws -> [String: Any] {
+		let parsed = try PropertyListSerialization.propertyList(from: Data(contentsOf: url), format: nil)
+		return try #require(parsed as? [String: Any])
+	}
+
+	@Test func aWriteWithNoFlushSurvivesTheProcessExit() throws {
+		try run("file-store-write", "standard", "volume", "int:7")
+		#expect(FileManager.default.fileExists(atPath: standardFile.path))
+		#expect(try run("file-store-read", "standard", "volume").lines == ["int:7"])
+	}
+
+	@Test func keysWithNoSuiteLiveInTheStandardFileStore() throws {
+		try run("file-store-write", "default", "name", "string:Ada")
+		#expect(try run("file-store-read", "standard", "name").lines == ["string:Ada"])
+	}
+
+	@Test func aSubSecondDateReadsBackExactlyAfterAReload() throws {
+		let date = Date(timeIntervalSinceReferenceDate: 700_000_000.123_456_7)
+		let written = "date:\(date.timeIntervalSinceReferenceDate.bitPattern)"
+		try run("file-store-write", "standard", "when", written)
+		#expect(try run("file-store-read", "standard", "when").lines == [written])
+		// Foundation reads the same date from the binary file.
+		#expect(try run("userdefaults-read", "when").lines == [written])
+	}
+
+	@Test func foundationReadsWhatTheStoreWrites() throws {
+		try run("file-store-write", "standard", "count", "int:42")
+		try run("file-store-write", "standard", "title", "string:Grüße")
+		#expect(try run("userdefaults-read", "count").lines == ["int:42"])
+		#expect(try run("userdefaults-read", "title").lines == ["string:Grüße"])
+	}
+
+	@Test func theStoreReadsWhatFoundationWrites() throws {
+		try run("userdefaults-write", "count", "int:5")
+		try run("userdefaults-write", "ratio", "double:0.25")
+		#expect(try run("file-store-read", "standard", "count").lines == ["int:5"])
+		#expect(try run("file-store-read", "standard", "ratio").lines == ["double:0.25"])
+		// And keeps Foundation's keys when it writes its own.
+		try run("file-store-write", "standard", "own", "int:1")
+		#expect(try run("userdefaults-read", "count").lines == ["int:5"])
+	}
+
+	@Test func launchArgumentsAreReadBeneathStoredValues() throws {
+		#expect(try run("file-store-read", "standard", "greeting", "-greeting", "hello").lines == ["string:hello"])
+		#expect(try run("file-store-read", "standard", "list", "-list", "(a, b)").lines == ["array:string:a,string:b"])
+		try run("file-store-write", "standard", "greeting", "string:stored")
+		#expect(try run("file-store-read", "standard", "greeting", "-greeting", "hello").lines == ["string:stored"])
+		#expect(try parse(standardFile).keys.sorted() == ["greeting"])
+	}
+
+	@Test func twoProcessesWritingTheirOwnKeysLoseNoUpdate() throws {
+		let file = folder.file("shared.plist")
+		let count = 200
+		let first = try ChildProcess(["file-store-write-many", file.path, "first", "\(count)"])
+		let second = try ChildProcess(["file-store-write-many", file.path, "second", "\(count)"])
+		let results = [try first.wait(), try second.wait()]
+		for result in results {
+			#expect(result.status == 0, "\(result)")
+		}
+		let values = try parse(file)
+		#expect(values.count == 2 * count)
+		for index in 0..<count {
+			#expect(values["first-\(index)"] as? Int == index)
+			#expect(values["second-\(index)"] as? Int == index)
+		}
+	}
+
+	@Test func aWriterKilledMidStormLeavesAWholeFile() throws {
+		let file = folder.file("storm.plist")
+		let writer = try ChildProcess(["file-store-storm", file.path, "round"])
+		defer { writer.kill() }
+		let start = Date()
+		while !FileManager.default.fileExists(atPath: file.path), Date().timeIntervalSince(start) < 10 {
+			usleep(2_000)
+		}
+		// This process keeps parsing the file while the other rewrites it, then kills it mid-write.
+		var parses = 0
+		var rounds: Set<Int> = []
+		while Date().timeIntervalSince(start) < 1.5 {
+			let values = try parse(file)
+			#expect(values["payload"] is Data)
+			#expect(values.count == 2_002)
+			rounds.insert(values["round"] as? Int ?? -1)
+			parses += 1
+		}
+		writer.kill()
+		let result = try writer.wait()
+		#expect(result.wasSignaled && result.status == SIGKILL, "\(result)")
+		#expect(parses > 10)
+		#expect(rounds.count > 2, "the writer should have replaced the file while it was read")
+		let final = try parse(file)
+		#expect(final.count == 2_002)
+		let payload = try #require(final["payload"] as? Data)
+		let round = try #require(final["round"] as? Int)
+		#expect(payload == Data(repeating: UInt8(truncatingIfNeeded: round), count: 64 * 1024))
+		// A store opening the file after the crash reads it, and cleans up the killed writer's temporary file.
+		let reader = Defaults.FileStore.at(file)
+		#expect(reader.storedValue(forKey: "round") as? Int == round)
+		try reader.write(0, forKey: "after")
+		#expect(reader.flush())
+		let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.url.path).filter {
+			$0.contains(".tmp-")
+		}
+		#expect(leftovers.isEmpty)
+	}
+
+	@Test func aCorruptFileIsKeptAsideAndReported() throws {
+		let garbage = Data("<?xml version=\"1.0\"?><plist><dict><key>cut".utf8)
+		try garbage.write(to: standardFile)
+		let result = try run("file-store-read", "standard", "volume")
+		#expect(result.lines.last == "missing")
+		#expect(result.lines.contains { $0.hasPrefix("failure storage:") && $0.contains("moved to") }, "\(result)")
+		let asides = try FileManager.default.contentsOfDirectory(atPath: folder.url.path)
+			.filter { $0.hasPrefix("DefaultsTestHelper.plist.corrupt-") }
+		#expect(asides.count == 1)
+		#expect(try Data(contentsOf: folder.file(try #require(asides.first))) == garbage)
+		// The store starts empty and writes a fresh file; the bytes aside stay as they were.
+		try run("file-store-write", "standard", "volume", "int:3")
+		#expect(try run("file-store-read", "standard", "volume").lines == ["int:3"])
+		#expect(try Data(contentsOf: folder.file(try #require(asides.first))) == garbage)
+	}
+
+	@Test func anotherProcessSeesAChangeWithinASecondWithoutFlushing() throws {
+		let file = folder.file("watched.plist")
+		let store = Defaults.FileStore.at(file)
+		try store.write(1, forKey: "seen")
+		#expect(store.flush())
+		let watcher = try ChildProcess(["file-store-await", file.path, "seen", "int:2", "5"])
+		let start = Date()
+		while !watcher.standardOutputSoFar.contains("ready"), Date().timeIntervalSince(start) < 10 {
+			usleep(2_000)
+		}
+		try store.write(2, forKey: "seen")
+		#expect(store.flush())
+		let result = try watcher.wait()
+		#expect(result.status == 0, "\(result)")
+		let milliseconds = result.lines.last.flatMap { Int($0.split(separator: " ")[2]) } ?? .max
+		#expect(milliseconds < 1_000, "\(result)")
+	}
+}

@@ -1,0 +1,169 @@
+import Foundation
+
+#if canImport(Glibc)
+	import Glibc
+#elseif canImport(Darwin)
+	import Darwin
+#endif
+
+/// Runs the package's `DefaultsTestHelper` executable in a child process, for tests of what survives a process exit
+/// or happens between processes.
+///
+/// ```swift
+/// let folder = try TemporaryDirectory()
+/// let result = try ChildProcess.run(["file-store-read", "standard", "volume"], environment: folder.configEnvironment)
+/// #expect(result.status == 0)
+/// ```
+///
+/// Give each child a temporary `XDG_CONFIG_HOME` (``TemporaryDirectory/configEnvironment``), so that no test
+/// writes to the real `~/.config`.
+struct ChildProcess {
+	/// What a finished child left behind.
+	struct Result: CustomStringConvertible {
+		/// The exit status, or the signal number when ``wasSignaled`` is `true`.
+		let status: Int32
+		let wasSignaled: Bool
+		let standardOutput: String
+		let standardError: String
+
+		/// Standard output split into lines, without empty ones.
+		var lines: [String] {
+			standardOutput.split(separator: "\n").map(String.init)
+		}
+
+		var description: String {
+			"status \(status)\(wasSignaled ? " (signal)" : ""), stdout: \(standardOutput), stderr: \(standardError)"
+		}
+	}
+
+	struct TimedOut: Error, CustomStringConvertible {
+		let arguments: [String]
+		var description: String { "DefaultsTestHelper \(arguments.joined(separator: " ")) did not finish in time" }
+	}
+
+	struct HelperNotFound: Error, CustomStringConvertible {
+		let searched: [URL]
+		var description: String {
+			"DefaultsTestHelper not found; looked in \(searched.map(\.path)). Build the package's tests first."
+		}
+	}
+
+	private let process: Process
+	private let output: URL
+	private let errors: URL
+	let arguments: [String]
+
+	/// Starts the helper with `arguments` and `environment` added to this process's environment, without waiting.
+	init(_ arguments: [String], environment: [String: String] = [:]) throws {
+		self.arguments = arguments
+		let folder = FileManager.default.temporaryDirectory
+		let name = "DefaultsTestHelper-\(UUID().uuidString)"
+		output = folder.appending(path: name + ".out")
+		errors = folder.appending(path: name + ".err")
+		_ = FileManager.default.createFile(atPath: output.path, contents: nil)
+		_ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+		process = Process()
+		process.executableURL = try Self.helperURL()
+		process.arguments = arguments
+		process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+		// Files rather than pipes: a child that writes much can never block on a full pipe.
+		process.standardOutput = try FileHandle(forWritingTo: output)
+		process.standardError = try FileHandle(forWritingTo: errors)
+		try process.run()
+	}
+
+	/// Runs the helper with `arguments` and waits for it, at most `timeout` seconds.
+	static func run(
+		_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 20
+	) throws
+		-> Result
+	{
+		try ChildProcess(arguments, environment: environment).wait(timeout: timeout)
+	}
+
+	var processIdentifier: Int32 { process.processIdentifier }
+	var isRunning: Bool { process.isRunning }
+
+	/// Sends `signal` to the child (`SIGKILL` by default).
+	func kill(_ signal: Int32 = SIGKILL) {
+		_ = Foundation.kill(process.processIdentifier, signal)
+	}
+
+	/// What the child has written to standard output so far.
+	var standardOutputSoFar: String {
+		(try? String(contentsOf: output, encoding: .utf8)) ?? ""
+	}
+
+	/// Waits for the child to end, at most `timeout` seconds; kills it and throws ``TimedOut`` after that.
+	func wait(timeout: TimeInterval = 20) throws -> Result {
+		let deadline = Date().addingTimeInterval(timeout)
+		while process.isRunning {
+			if Date() > deadline {
+				kill()
+				process.waitUntilExit()
+				throw TimedOut(arguments: arguments)
+			}
+			usleep(2_000)
+		}
+		process.waitUntilExit()
+		defer {
+			try? FileManager.default.removeItem(at: output)
+			try? FileManager.default.removeItem(at: errors)
+		}
+		return Result(
+			status: process.terminationStatus,
+			wasSignaled: process.terminationReason == .uncaughtSignal,
+			standardOutput: (try? String(contentsOf: output, encoding: .utf8)) ?? "",
+			standardError: (try? String(contentsOf: errors, encoding: .utf8)) ?? "")
+	}
+
+	/// The helper sits next to the test bundle in SwiftPM's build folder; `DEFAULTS_TEST_HELPER` overrides that.
+	static func helperURL() throws -> URL {
+		let environment = ProcessInfo.processInfo.environment
+		if let path = environment["DEFAULTS_TEST_HELPER"] {
+			return URL(filePath: path)
+		}
+		var folders = [
+			URL(filePath: CommandLine.arguments[0]).absoluteURL.deletingLastPathComponent(),
+			Bundle.main.bundleURL,
+			Bundle.main.bundleURL.deletingLastPathComponent(),
+		]
+		if let executable = Bundle.main.executableURL {
+			folders.append(executable.deletingLastPathComponent())
+		}
+		// On Apple platforms the test bundle is `….xctest/Contents/MacOS/…`.
+		folders += Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent() }
+		for folder in folders {
+			let candidate = folder.appending(path: "DefaultsTestHelper")
+			if FileManager.default.isExecutableFile(atPath: candidate.path) {
+				return candidate
+			}
+		}
+		throw HelperNotFound(searched: folders)
+	}
+}
+
+/// A fresh folder under the system's temporary folder, removed when the value is released.
+final class TemporaryDirectory: Sendable {
+	let url: URL
+
+	init() throws {
+		url = FileManager.default.temporaryDirectory.appending(
+			path: "DefaultsTests-\(UUID().uuidString)", directoryHint: .isDirectory)
+		try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+	}
+
+	deinit {
+		try? FileManager.default.removeItem(at: url)
+	}
+
+	/// `url` with `name` appended.
+	func file(_ name: String) -> URL {
+		url.appending(path: name, directoryHint: .notDirectory)
+	}
+
+	/// An environment that makes this folder the child's configuration folder (`XDG_CONFIG_HOME`).
+	var configEnvironment: [String: String] {
+		["XDG_CONFIG_HOME": url.path(percentEncoded: false)]
+	}
+}
