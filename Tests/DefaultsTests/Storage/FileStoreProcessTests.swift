@@ -120,7 +120,9 @@ import Testing
 		#expect(final.count == 2_002)
 		let payload = try #require(final["payload"] as? Data)
 		let round = try #require(final["round"] as? Int)
-		#expect(payload == Data(repeating: UInt8(truncatingIfNeeded: round), count: 64 * 1024))
+		// A write-behind flush may run between the writer's two writes of a round, so the payload may lag by one.
+		#expect(payload.count == 64 * 1024 && payload.allSatisfy { $0 == payload.first })
+		#expect([round, round - 1].map { UInt8(truncatingIfNeeded: $0) }.contains(payload.first ?? 0))
 		// A store opening the file after the crash reads it, and cleans up the killed writer's temporary file.
 		let reader = Defaults.FileStore.at(file)
 		#expect(reader.storedValue(forKey: "round") as? Int == round)
