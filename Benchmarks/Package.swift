@@ -1,0 +1,58 @@
+// swift-tools-version: 6.1
+// The benchmark suite of Defaults: a package of its own, so that the library keeps no dependencies.
+//
+// Run it from the repository root:
+//     swift package --package-path Benchmarks benchmark
+// See Docs/Performance.md for what it measures and the latest results.
+import PackageDescription
+
+let package = Package(
+	name: "DefaultsBenchmarks",
+	platforms: [.macOS(.v15), .iOS(.v18)],
+	dependencies: [
+		.package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+		.package(name: "Defaults", path: ".."),
+	],
+	targets: [
+		// Sample values, the temporary workspace and observation fixtures shared by the benchmark targets.
+		.target(
+			name: "BenchmarkSupport",
+			dependencies: [
+				.product(name: "Benchmark", package: "benchmark"),
+				.product(name: "Defaults", package: "Defaults"),
+			],
+			path: "Sources/BenchmarkSupport"
+		),
+		// Opens a property-list file and reads one key, once per process: timed by the `First read` benchmarks.
+		.executableTarget(
+			name: "FirstRead",
+			dependencies: [.product(name: "Defaults", package: "Defaults")],
+			path: "Sources/FirstRead"
+		),
+		// Single operations, 1,000 per measured iteration (scaling factor `.kilo`).
+		.executableTarget(
+			name: "Operations",
+			dependencies: [
+				"BenchmarkSupport",
+				.product(name: "Benchmark", package: "benchmark"),
+				.product(name: "Defaults", package: "Defaults"),
+			],
+			path: "Benchmarks/Operations",
+			plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+		),
+		// Flushes, first reads in a fresh process and notifications of many observers, one per measured iteration.
+		.executableTarget(
+			name: "Bulk",
+			dependencies: [
+				"BenchmarkSupport",
+				// Built beside `Bulk`, which runs it.
+				"FirstRead",
+				.product(name: "Benchmark", package: "benchmark"),
+				.product(name: "Defaults", package: "Defaults"),
+			],
+			path: "Benchmarks/Bulk",
+			plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+		),
+	],
+	swiftLanguageModes: [.v6]
+)

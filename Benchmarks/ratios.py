@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Prints the results of one benchmark run and the performance targets they meet or miss.
+
+Reads the Influx CSV that the benchmark harness exports (raw percentiles of every metric of every benchmark), so
+that every ratio comes from one run:
+
+    swift package --package-path Benchmarks --allow-writing-to-directory /tmp/defaults-bench \\
+        benchmark --format influx --path /tmp/defaults-bench --no-progress
+    python3 Benchmarks/ratios.py /tmp/defaults-bench/Current_run.influx.csv
+
+Options: --results prints the table of every benchmark as well; --markdown prints both tables as Markdown (for
+Docs/Performance.md). Exits with 0 whatever the outcome: a miss is a finding, not a failure of the script.
+
+Standard library only.
+"""
+
+import argparse
+import csv
+import sys
+from collections import defaultdict
+
+# Operations per measured iteration of each benchmark target (its scaling factor): the harness exports raw values,
+# which cover that many operations. Keep in step with `scalingFactor` in Benchmarks/Benchmarks/*/*.swift.
+OPERATIONS_PER_ITERATION = {"Operations": 1_000, "Bulk": 1}
+
+TIME = "Time(wallclock)"
+MALLOCS = "Malloc(total)"
+
+
+def load(path):
+    """{benchmark name: {"target": str, "samples": int, metric: {percentile: raw value}}}"""
+    results = defaultdict(lambda: defaultdict(dict))
+    with open(path, newline="") as file:
+        rows = csv.reader(line for line in file if not line.startswith("#"))
+        header = next(rows)
+        column = {name: index for index, name in enumerate(header)}
+        for row in rows:
+            if len(row) < len(header):
+                continue
+            target = row[column["measurement"]]
+            name = row[column["test"]].strip('"')
+            metric = row[column["metric"]]
+            percentile = float(row[column["percentile"]])
+            value = float(row[column["value"]])
+            entry = results[name]
+            if target not in OPERATIONS_PER_ITERATION:
+                sys.exit(f"unknown benchmark target {target!r}: add its scaling factor to OPERATIONS_PER_ITERATION")
+            entry["target"] = target
+            entry["samples"] = int(row[column["iterations"]])
+            entry[metric][percentile] = value
+    return results
+
+
+def per_operation(results, name, metric, percentile=50.0):
+    entry = results.get(name)
+    if entry is None or percentile not in entry.get(metric, {}):
+        return None
+    return entry[metric][percentile] / OPERATIONS_PER_ITERATION[entry["target"]]
+
+
+def time_text(nanoseconds):
+    if nanoseconds is None:
+        return "n/a"
+    if nanoseconds < 1_000:
+        return f"{nanoseconds:.0f} ns"
+    if nanoseconds < 1_000_000:
+        return f"{nanoseconds / 1_000:.2f} µs"
+    return f"{nanoseconds / 1_000_000:.2f} ms"
+
+
+def count_text(count):
+    if count is None:
+        return "n/a"
+    if count == int(count):
+        return f"{int(count):,}"
+    return f"{count:.3f}"
+
+
+def ratio_text(value):
+    if value is None:
+        return "n/a"
+    return f"{value:.1f}x" if value >= 10 else f"{value:.2f}x"
+
+
+# (what, numerator, denominator, target kind, bound, issue): the ratio is p50 time of numerator / denominator.
+# "min": the ratio must be at least `bound` (the denominator is that many times faster); "max": at most `bound`.
+TIME_TARGETS = [
+    ("Read Int: FileStore vs [String: Any] floor", "Read Int / Defaults (FileStore)", "Read Int / [String: Any]",
+     "max", 3, "4, file store"),
+    ("Read Int: InMemoryStore vs [String: Any] floor", "Read Int / Defaults (InMemoryStore)",
+     "Read Int / [String: Any]", "max", 3, "4"),
+    ("Read Int: UserDefaults.integer vs FileStore", "Read Int / UserDefaults", "Read Int / Defaults (FileStore)",
+     "min", 10, "file store"),
+    ("Read struct: decode per read vs cached (FileStore)", "Read struct / decode per read (JSONDecoder)",
+     "Read struct / Defaults (FileStore)", "min", 20, "4"),
+    ("Read struct: cached (FileStore) vs Read Int (FileStore)", "Read struct / Defaults (FileStore)",
+     "Read Int / Defaults (FileStore)", "max", 2, "4"),
+    ("Read struct: UserDefaults + JSONDecoder vs cached (FileStore)", "Read struct / UserDefaults + JSONDecoder",
+     "Read struct / Defaults (FileStore)", "info", None, ""),
+    ("Write Int: UserDefaults.set vs FileStore", "Write Int / UserDefaults", "Write Int / Defaults (FileStore)",
+     "min", 20, "file store"),
+    ("Read Data 1 KB: UserDefaults vs FileStore", "Read Data 1 KB / UserDefaults",
+     "Read Data 1 KB / Defaults (FileStore)", "min", 100, "file store"),
+    ("Flush 10,000 keys: synchronize() vs FileStore flush()", "Flush 10,000 keys / UserDefaults synchronize()",
+     "Flush 10,000 keys / Defaults (FileStore) flush()", "min", 1, "file store"),
+    ("Flush 1,000 keys: synchronize() vs FileStore flush()", "Flush 1,000 keys / UserDefaults synchronize()",
+     "Flush 1,000 keys / Defaults (FileStore) flush()", "info", None, ""),
+    ("First read, fresh process: UserDefaults vs FileStore", "First read 10,000-key file / UserDefaults",
+     "First read 10,000-key file / Defaults (FileStore) binary file", "min", 1, "file store"),
+]
+
+ALLOCATION_TARGETS = [
+    ("Allocations, Read Int (FileStore)", "Read Int / Defaults (FileStore)"),
+    ("Allocations, Read Bool (FileStore)", "Read Bool / Defaults (FileStore)"),
+    ("Allocations, Read Double (FileStore)", "Read Double / Defaults (FileStore)"),
+    ("Allocations, cached Read struct (FileStore)", "Read struct / Defaults (FileStore)"),
+    ("Allocations, Read Int (InMemoryStore)", "Read Int / Defaults (InMemoryStore)"),
+    ("Allocations, cached Read struct (InMemoryStore)", "Read struct / Defaults (InMemoryStore)"),
+]
+
+
+def target_rows(results):
+    rows = []
+    for what, numerator, denominator, kind, bound, issue in TIME_TARGETS:
+        top = per_operation(results, numerator, TIME)
+        bottom = per_operation(results, denominator, TIME)
+        ratio = top / bottom if top is not None and bottom else None
+        if kind == "min":
+            target = f"≥ {bound}x"
+            verdict = "n/a" if ratio is None else ("PASS" if ratio >= bound else "MISS")
+        elif kind == "max":
+            target = f"≤ {bound}x"
+            verdict = "n/a" if ratio is None else ("PASS" if ratio <= bound else "MISS")
+        else:
+            target, verdict = "", "info"
+        detail = f"{time_text(top)} / {time_text(bottom)}"
+        rows.append((what, ratio_text(ratio), detail, target, verdict, issue))
+    for what, name in ALLOCATION_TARGETS:
+        median = per_operation(results, name, MALLOCS)
+        worst = per_operation(results, name, MALLOCS, 90.0)
+        verdict = "n/a" if median is None else ("PASS" if median == 0 else "MISS")
+        detail = f"p50 {count_text(median)}, p90 {count_text(worst)} per read"
+        rows.append((what, count_text(median), detail, "0", verdict, "4"))
+    return rows
+
+
+def result_rows(results):
+    rows = []
+    for name in sorted(results):
+        entry = results[name]
+        rows.append((
+            name,
+            time_text(per_operation(results, name, TIME)),
+            time_text(per_operation(results, name, TIME, 90.0)),
+            count_text(per_operation(results, name, MALLOCS)),
+            f"{entry['samples']:,} x {OPERATIONS_PER_ITERATION[entry['target']]:,}",
+        ))
+    return rows
+
+
+def print_table(header, rows, markdown):
+    if markdown:
+        print("| " + " | ".join(header) + " |")
+        print("|" + "|".join("---" for _ in header) + "|")
+        for row in rows:
+            print("| " + " | ".join(str(cell).replace("|", "\\|") for cell in row) + " |")
+        return
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
+    for row in [header, ["-" * width for width in widths], *rows]:
+        print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip())
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("csv", help="the harness's Influx export (--format influx), e.g. Current_run.influx.csv")
+    parser.add_argument("--results", action="store_true", help="also print every benchmark's p50 and allocations")
+    parser.add_argument("--markdown", action="store_true", help="print Markdown tables")
+    arguments = parser.parse_args()
+
+    results = load(arguments.csv)
+    if not results:
+        sys.exit(f"no results in {arguments.csv}")
+
+    if arguments.results:
+        print_table(
+            ["benchmark", "time p50 / op", "time p90 / op", "mallocs p50 / op", "samples x ops"],
+            result_rows(results), arguments.markdown)
+        print()
+    rows = target_rows(results)
+    print_table(["target", "ratio", "p50 times / counts", "target", "result", "issue"], rows, arguments.markdown)
+    misses = sum(1 for row in rows if row[4] == "MISS")
+    passes = sum(1 for row in rows if row[4] == "PASS")
+    print()
+    print(f"{passes} passed, {misses} missed")
+
+
+if __name__ == "__main__":
+    main()
