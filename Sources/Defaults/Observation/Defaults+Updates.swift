@@ -97,7 +97,7 @@ extension Defaults {
 				guard !change.isPrior else {
 					return
 				}
-				feed.yield { key.decodedValue(from: change.newValue) }
+				feed.yield { change.decoded(for: key) { key.decodedValue(from: change.newValue) } }
 			}
 			if initial {
 				feed.yield { key.suite[key] }

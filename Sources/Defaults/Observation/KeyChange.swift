@@ -33,9 +33,12 @@ extension Defaults {
 		}
 
 		init(_ change: StoredChange, of key: Key<Value>) {
-			self.init(
-				oldValue: key.decodedValue(from: change.oldValue), newValue: key.decodedValue(from: change.newValue),
-				isPrior: change.isPrior)
+			self = change.decoded(for: key) {
+				KeyChange(
+					oldValue: key.decodedValue(from: change.oldValue),
+					newValue: key.decodedValue(from: change.newValue),
+					isPrior: change.isPrior)
+			}
 		}
 	}
 

@@ -164,6 +164,17 @@ struct ObserveTests {
 		#expect(ChangeHub.shared.subscriptionCount(forKey: "level", in: store) == 0)
 	}
 
+	@Test func observersOfOneOptionalKeyAllGetItsDecodedValues() async {
+		let name = Defaults.Key<String?>("name", suite: store)
+		let changes = Recorder<Defaults.KeyChange<String?>>()
+		let observations = (0..<3).map { _ in Defaults.observe(name, options: []) { changes.append($0) } }
+		var updates = Defaults.updates(name, initial: false).makeAsyncIterator()
+		Defaults[name] = "a"
+		#expect(changes.values == Array(repeating: .init(oldValue: nil, newValue: "a"), count: 3))
+		#expect(await updates.next() == "a")
+		observations.forEach { $0.invalidate() }
+	}
+
 	@Test func anInvalidatedObservationIsNotCalledAndIsReleased() {
 		let level = Defaults.Key<Int>("level", default: 1, suite: store)
 		let calls = Recorder<Int>()
