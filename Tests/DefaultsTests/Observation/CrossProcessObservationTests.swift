@@ -1,0 +1,74 @@
+import Defaults
+import Foundation
+import Observation
+import Testing
+
+/// Changes made by another process (the `DefaultsTestHelper` executable) to a file store's file reach this
+/// process's observers by themselves, through the store's file watching and the change hub.
+@Suite("observation across processes")
+struct CrossProcessObservationTests {
+	@Test func observersHearAnotherProcessChangeTheFileAndOnlyTheChangedKeys() async throws {
+		let folder = try TemporaryDirectory()
+		let url = folder.file("settings.plist")
+		let store = Defaults.FileStore.at(url)
+		// Sorted before `level`: were it reported, it would be reported first.
+		let unchanged = Defaults.Key<String>("aUnchanged", default: "", suite: store)
+		let level = Defaults.Key<Int>("level", default: 1, suite: store)
+		Defaults[unchanged] = "same"
+		Defaults[level] = 2
+		#expect(store.flush())
+
+		let levels = Recorder<Defaults.KeyChange<Int>>()
+		let unchangedReports = Recorder<String>()
+		let observations = [
+			Defaults.observe(level, options: []) { levels.append($0) },
+			Defaults.observe(unchanged, options: []) { unchangedReports.append($0.newValue) },
+		]
+		var updates = Defaults.updates(level, initial: false).makeAsyncIterator()
+
+		let started = ContinuousClock.now
+		let child = try ChildProcess.run(["observation-write", url.path, "level=42", "aUnchanged=same"])
+		#expect(child.status == 0, "\(child)")
+		#expect(await eventually { levels.count == 1 })
+		let latency = ContinuousClock.now - started
+		#expect(levels.values == [.init(oldValue: 2, newValue: 42)])
+		#expect(await updates.next() == 42)
+		#expect(unchangedReports.values.isEmpty)
+		// Nothing has to be read by hand: the observers had the value before this read.
+		#expect(Defaults[level] == 42)
+		// Within a second of the child's exit on an idle machine; the check is generous for a loaded one.
+		#expect(latency < .seconds(15), "took \(latency)")
+		observations.forEach { $0.invalidate() }
+	}
+
+	@Test func anObservableModelTracksAnotherProcessesChange() async throws {
+		let folder = try TemporaryDirectory()
+		let url = folder.file("settings.plist")
+		let store = Defaults.FileStore.at(url)
+		let level = Defaults.Key<Int>("level", default: 1, suite: store)
+		let value = Defaults.ObservableValue(level)
+		let fired = Recorder<Int>()
+		_ = withObservationTracking {
+			value.value
+		} onChange: {
+			fired.append(1)
+		}
+		let child = try ChildProcess.run(["observation-write", url.path, "level=7"])
+		#expect(child.status == 0, "\(child)")
+		#expect(await eventually { fired.count == 1 })
+		#expect(value.value == 7)
+	}
+
+	@Test func anotherProcessHearsThisProcessChangeTheFile() async throws {
+		let folder = try TemporaryDirectory()
+		let url = folder.file("settings.plist")
+		let store = Defaults.FileStore.at(url)
+		let greeting = Defaults.Key<String?>("greeting", suite: store)
+		let child = try ChildProcess(["observation-await", url.path, "greeting", "hello", "30"])
+		#expect(await eventually { child.standardOutputSoFar.contains("ready") || !child.isRunning })
+		Defaults[greeting] = "hello"
+		#expect(store.flush())
+		let result = try child.wait(timeout: 40)
+		#expect(result.status == 0, "\(result)")
+	}
+}
