@@ -18,6 +18,8 @@ extension Defaults {
 			case invalidKeyName
 			/// A store could not read or write its backing data.
 			case storage
+			/// A migration step left a value as it was rather than guess (see ``Defaults/migrate(_:suite:versionKey:)``).
+			case migration
 		}
 
 		/// The name of the key involved.
