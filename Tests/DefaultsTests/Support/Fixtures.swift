@@ -36,20 +36,9 @@ enum Fixtures {
 		try data.write(to: url(path))
 	}
 
-	/// Whether two stored forms are the same; keyed archives are compared by their contents, not their bytes.
+	/// Whether two stored forms are the same, as snapshots compare them: keyed archives by their contents, not their
+	/// bytes.
 	static func isSame(_ lhs: Any, _ rhs: Any) -> Bool {
-		if Defaults.PropertyList.isEqual(lhs, rhs) {
-			return true
-		}
-		guard
-			let lhs = lhs as? Data, let rhs = rhs as? Data,
-			let lhsArchive = try? PropertyListSerialization.propertyList(from: lhs, format: nil),
-			let rhsArchive = try? PropertyListSerialization.propertyList(from: rhs, format: nil),
-			let lhsNormalized = try? Defaults.PropertyList.normalize(lhsArchive),
-			let rhsNormalized = try? Defaults.PropertyList.normalize(rhsArchive)
-		else {
-			return false
-		}
-		return Defaults.PropertyList.isEqual(lhsNormalized, rhsNormalized)
+		Defaults.Snapshot.isSameStoredForm(lhs, rhs)
 	}
 }

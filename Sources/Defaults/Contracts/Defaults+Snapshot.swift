@@ -1,0 +1,307 @@
+import Foundation
+
+extension Defaults {
+	/// Pins a store's stored forms in a property-list file, so that a test fails when one of them changes.
+	///
+	/// The package pins the stored form of every built-in bridge in its own `Fixtures/`; a snapshot does the same for
+	/// an app's settings. Write sample values to a store, write its snapshot once, review and commit the file, and
+	/// check the store against it in every test run. A failing check means the stored form of a setting changed,
+	/// and data the app stored before would no longer read the same way: pin the key's bridge (``Defaults/AnyBridge``)
+	/// or add a migration (``Defaults/migrate(_:suite:versionKey:)``), rather than update the snapshot.
+	///
+	/// ```swift
+	/// import Defaults
+	/// import Foundation
+	/// import Testing
+	///
+	/// @Test func settingsKeepTheirStoredForms() throws {
+	/// 	let store = Defaults.InMemoryStore()
+	/// 	store[.window] = Window(width: 640, height: 480, title: "Main")
+	/// 	store[.mime] = .json
+	/// 	store[.recent] = ["a.txt", "b.txt"]
+	///
+	/// 	let snapshot = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "Settings.plist")
+	/// 	if ProcessInfo.processInfo.environment["RECORD_SNAPSHOTS"] == "1" {
+	/// 		try Defaults.Snapshot.write(of: store, keys: [.window, .mime, .recent], to: snapshot)
+	/// 	}
+	/// 	try Defaults.Snapshot.verify(store, against: snapshot, keys: [.window, .mime, .recent])
+	/// }
+	/// ```
+	///
+	/// The file is an XML property list with sorted keys, readable in review. It holds stored values only, never
+	/// registered defaults or launch arguments. Stored forms compare as property-list values, with two exceptions
+	/// that keep the comparison about meaning rather than bytes: keyed archives compare by their contents, and dates
+	/// compare to the second, which is what XML property lists keep.
+	public enum Snapshot {
+		/// A key whose stored form differs from its snapshot.
+		public struct Difference: CustomStringConvertible, @unchecked Sendable {
+			/// How the store differs from the snapshot.
+			public enum Kind: Sendable, Equatable {
+				/// The snapshot has a value for the key and the store has none.
+				case missing
+				/// The store has a value for the key and the snapshot has none.
+				case unexpected
+				/// Both have a value, and the stored form differs.
+				case changed
+			}
+
+			/// The key's name.
+			public let key: String
+			/// How the store differs from the snapshot.
+			public let kind: Kind
+			/// The snapshot's form, as a normalised property-list value; `nil` for ``Kind/unexpected``.
+			public let snapshotForm: Any?
+			/// The store's form, as a normalised property-list value; `nil` for ``Kind/missing``.
+			public let storedForm: Any?
+
+			/// The key and both forms, in a sentence.
+			public var description: String {
+				switch kind {
+				case .missing:
+					"'\(key)' is missing: the snapshot has \(Snapshot.text(of: snapshotForm!)), the store has nothing"
+				case .unexpected:
+					"'\(key)' is not in the snapshot: the store has \(Snapshot.text(of: storedForm!))"
+				case .changed:
+					"'\(key)' changed: the snapshot has \(Snapshot.text(of: snapshotForm!)), the store has \(Snapshot.text(of: storedForm!))"
+				}
+			}
+		}
+
+		/// A store that does not match its snapshot, with every difference.
+		public struct Mismatch: Error, CustomStringConvertible, @unchecked Sendable {
+			/// The snapshot file.
+			public let url: URL
+			/// Every key that differs, sorted by name.
+			public let differences: [Difference]
+
+			/// Every difference, one a line.
+			public var description: String {
+				"The store does not match the snapshot \(url.path(percentEncoded: false)):\n"
+					+ differences.map { "- \($0)" }.joined(separator: "\n")
+			}
+		}
+
+		/// A snapshot file that cannot be read or written.
+		public struct FileError: Error, CustomStringConvertible {
+			/// The snapshot file.
+			public let url: URL
+			/// What went wrong.
+			public let reason: String
+
+			/// The file and the reason, in a sentence.
+			public var description: String {
+				"The snapshot \(url.path(percentEncoded: false)) \(reason)"
+			}
+		}
+
+		/// The stored forms of `keys` in `store` (every stored key when `nil`), without registered defaults.
+		///
+		/// ```swift
+		/// let forms = Defaults.Snapshot.storedForms(in: store, keys: ["window"])
+		/// ```
+		public static func storedForms(in store: any Defaults.Store, keys: [String]? = nil) -> [String: Any] {
+			let stored = Set(store.storedKeys())
+			let names = keys.map { stored.intersection($0) } ?? stored
+			var forms: [String: Any] = [:]
+			for name in names {
+				forms[name] = store.storedValue(forKey: name)
+			}
+			return forms
+		}
+
+		/// The snapshot of `keys` in `store` (every stored key when `nil`), as an XML property list with sorted keys:
+		/// what ``write(of:keys:to:)-(_,[String]?,_)`` writes, for a tool that prints it.
+		public static func data(of store: any Defaults.Store, keys: [String]? = nil) throws -> Data {
+			try PropertyListSerialization.data(
+				fromPropertyList: storedForms(in: store, keys: keys), format: .xml, options: 0)
+		}
+
+		/// Writes the snapshot of `keys` in `store` (every stored key when `nil`) to `url`, replacing the file.
+		///
+		/// ```swift
+		/// try Defaults.Snapshot.write(of: store, keys: ["window", "mime"], to: snapshotURL)
+		/// ```
+		public static func write(of store: any Defaults.Store, keys: [String]? = nil, to url: URL) throws(FileError) {
+			let data: Data
+			do {
+				data = try self.data(of: store, keys: keys)
+			} catch {
+				throw FileError(url: url, reason: "could not be encoded as a property list: \(error)")
+			}
+			do {
+				try FileManager.default.createDirectory(
+					at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+				try data.write(to: url, options: .atomic)
+			} catch {
+				throw FileError(url: url, reason: "could not be written: \(error.localizedDescription)")
+			}
+		}
+
+		/// Writes the snapshot of `keys` in `store` to `url`, replacing the file.
+		///
+		/// ```swift
+		/// try Defaults.Snapshot.write(of: store, keys: [.window, .mime], to: snapshotURL)
+		/// ```
+		public static func write(of store: any Defaults.Store, keys: [Defaults.Keys], to url: URL) throws(FileError) {
+			try write(of: store, keys: keys.map(\.name), to: url)
+		}
+
+		/// The stored forms in the snapshot file at `url`, normalised.
+		public static func read(from url: URL) throws(FileError) -> [String: Any] {
+			let data: Data
+			do {
+				data = try Data(contentsOf: url)
+			} catch {
+				throw FileError(
+					url: url,
+					reason:
+						"could not be read (\(error.localizedDescription)); write it with Defaults.Snapshot.write(of:keys:to:), review it and commit it"
+				)
+			}
+			let plist: Any
+			do {
+				plist = try PropertyListSerialization.propertyList(from: data, format: nil)
+			} catch {
+				throw FileError(url: url, reason: "is not a property list: \(error)")
+			}
+			do throws(Defaults.PropertyList.Error) {
+				guard let dictionary = try Defaults.PropertyList.normalize(plist) as? [String: Any] else {
+					throw Defaults.PropertyList.Error(path: "", reason: "the top level is not a dictionary")
+				}
+				return dictionary
+			} catch {
+				throw FileError(url: url, reason: "is not a snapshot: \(error.description)")
+			}
+		}
+
+		/// The differences between the stored forms `stored` and the snapshot `snapshot`, sorted by key; only `keys`
+		/// when given.
+		public static func differences(
+			between stored: [String: Any], and snapshot: [String: Any], keys: [String]? = nil
+		) -> [Difference] {
+			let names = keys.map(Set.init) ?? Set(stored.keys).union(snapshot.keys)
+			return names.sorted().compactMap { name in
+				switch (snapshot[name], stored[name]) {
+				case (nil, nil):
+					return nil
+				case (let expected?, nil):
+					return Difference(key: name, kind: .missing, snapshotForm: expected, storedForm: nil)
+				case (nil, let actual?):
+					return Difference(key: name, kind: .unexpected, snapshotForm: nil, storedForm: actual)
+				case (let expected?, let actual?):
+					return isSameStoredForm(actual, expected)
+						? nil : Difference(key: name, kind: .changed, snapshotForm: expected, storedForm: actual)
+				}
+			}
+		}
+
+		/// The keys of `store` whose stored forms differ from the snapshot at `url`; only `keys` when given.
+		///
+		/// A key absent from both is no difference, so a snapshot can pin that a key is not stored.
+		public static func differences(
+			in store: any Defaults.Store, against url: URL, keys: [String]? = nil
+		) throws(FileError) -> [Difference] {
+			differences(between: storedForms(in: store, keys: keys), and: try read(from: url), keys: keys)
+		}
+
+		/// The keys of `keys` whose stored forms in `store` differ from the snapshot at `url`.
+		public static func differences(
+			in store: any Defaults.Store, against url: URL, keys: [Defaults.Keys]
+		) throws(FileError) -> [Difference] {
+			try differences(in: store, against: url, keys: keys.map(\.name))
+		}
+
+		/// Checks `store` against the snapshot at `url`, throwing a ``Mismatch`` that lists every difference.
+		///
+		/// ```swift
+		/// try Defaults.Snapshot.verify(store, against: snapshotURL)
+		/// ```
+		///
+		/// - Parameter keys: The keys to check; every key in the store or the snapshot when `nil`.
+		/// - Throws: ``Mismatch``, or ``FileError`` when the file cannot be read.
+		public static func verify(_ store: any Defaults.Store, against url: URL, keys: [String]? = nil) throws {
+			let differences = try differences(in: store, against: url, keys: keys)
+			guard differences.isEmpty else {
+				throw Mismatch(url: url, differences: differences)
+			}
+		}
+
+		/// Checks the stored forms of `keys` in `store` against the snapshot at `url`, throwing a ``Mismatch`` that
+		/// lists every difference.
+		///
+		/// ```swift
+		/// try Defaults.Snapshot.verify(store, against: snapshotURL, keys: [.window, .mime])
+		/// ```
+		public static func verify(_ store: any Defaults.Store, against url: URL, keys: [Defaults.Keys]) throws {
+			try verify(store, against: url, keys: keys.map(\.name))
+		}
+
+		/// Whether two normalised stored forms are the same: equal property-list values, keyed archives with the same
+		/// contents, or dates within the same second when one of them is whole (as XML property lists keep dates).
+		public static func isSameStoredForm(_ lhs: Any, _ rhs: Any) -> Bool {
+			switch (lhs, rhs) {
+			case let (lhs as Date, rhs as Date):
+				return lhs == rhs || isSameSecond(lhs, rhs) || isSameSecond(rhs, lhs)
+			case let (lhs as Data, rhs as Data):
+				return lhs == rhs || isSameArchive(lhs, rhs)
+			case let (lhs as [Any], rhs as [Any]):
+				return lhs.count == rhs.count && zip(lhs, rhs).allSatisfy { isSameStoredForm($0, $1) }
+			case let (lhs as [String: Any], rhs as [String: Any]):
+				return lhs.count == rhs.count
+					&& lhs.allSatisfy { key, value in rhs[key].map { isSameStoredForm(value, $0) } ?? false }
+			default:
+				return Defaults.PropertyList.isEqual(lhs, rhs)
+			}
+		}
+
+		/// Whether `precise` falls within the whole second `whole`, to which an XML property list truncates it.
+		private static func isSameSecond(_ precise: Date, _ whole: Date) -> Bool {
+			let seconds = whole.timeIntervalSinceReferenceDate
+			guard seconds.rounded(.towardZero) == seconds else {
+				return false
+			}
+			return precise.timeIntervalSinceReferenceDate.rounded(.towardZero) == seconds
+		}
+
+		/// Whether two data values are keyed archives (or other property lists) with the same contents: archives of
+		/// equal objects can differ in their bytes, such as the order of their objects' table.
+		private static func isSameArchive(_ lhs: Data, _ rhs: Data) -> Bool {
+			guard
+				let lhsList = try? PropertyListSerialization.propertyList(from: lhs, format: nil),
+				let rhsList = try? PropertyListSerialization.propertyList(from: rhs, format: nil),
+				let lhsNormalized = try? Defaults.PropertyList.normalize(lhsList),
+				let rhsNormalized = try? Defaults.PropertyList.normalize(rhsList)
+			else {
+				return false
+			}
+			return isSameStoredForm(lhsNormalized, rhsNormalized)
+		}
+
+		/// A stored form in a short, readable text that shows its property-list type: `string "dark"`,
+		/// `integer 3`, `keyed archive of Bookmark (312 bytes)`.
+		static func text(of value: Any) -> String {
+			switch value {
+			case let value as Bool: return "boolean \(value)"
+			case let value as Int: return "integer \(value)"
+			case let value as UInt64: return "integer \(value)"
+			case let value as Double: return "real \(value)"
+			case let value as String:
+				let shown = value.count > 200 ? String(value.prefix(200)) + "…" : value
+				return "string \(shown.debugDescription)"
+			case let value as Date: return "date \(value.ISO8601Format())"
+			case let value as Data:
+				if let className = KeyedArchive.rootClassName(of: value) {
+					return "keyed archive of \(className) (\(value.count) bytes)"
+				}
+				let hex = value.prefix(16).map { String(format: "%02x", $0) }.joined()
+				return "data (\(value.count) bytes: \(hex)\(value.count > 16 ? "…" : ""))"
+			case let value as [Any]:
+				return "[" + value.map(text(of:)).joined(separator: ", ") + "]"
+			case let value as [String: Any]:
+				return "{" + value.keys.sorted().map { "\($0): \(text(of: value[$0]!))" }.joined(separator: ", ") + "}"
+			default:
+				return "\(type(of: value)) \(value)"
+			}
+		}
+	}
+}
