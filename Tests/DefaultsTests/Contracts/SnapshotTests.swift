@@ -1,0 +1,123 @@
+import Defaults
+import DefaultsTestSupport
+import Foundation
+import Testing
+
+extension Defaults.Keys {
+	static let exampleWindow = Key<Window>("exampleWindow", default: Window(width: 800, height: 600, title: ""))
+	static let exampleMime = Key<Mime>("exampleMime", default: .text)
+	static let exampleRecent = Key<[String]>("exampleRecent", default: [])
+}
+
+/// The example of `Defaults.Snapshot`'s documentation and of Docs/StoredFormContracts.md, as a real test: an app pins
+/// the stored forms of its settings.
+@Test func settingsKeepTheirStoredForms() throws {
+	let store = Defaults.InMemoryStore()
+	store[.exampleWindow] = Window(width: 640, height: 480, title: "Main")
+	store[.exampleMime] = .json
+	store[.exampleRecent] = ["a.txt", "b.txt"]
+	let keys: [Defaults.Keys] = [.exampleWindow, .exampleMime, .exampleRecent]
+
+	let snapshot = Fixtures.url("Snapshots/ExampleSettings.plist")
+	if ProcessInfo.processInfo.environment["RECORD_SNAPSHOTS"] == "1" {
+		try Defaults.Snapshot.write(of: store, keys: keys, to: snapshot)
+	}
+	try Defaults.Snapshot.verify(store, against: snapshot, keys: keys)
+}
+
+@Suite struct SnapshotTests {
+	let folder: TemporaryDirectory
+	let url: URL
+
+	init() throws {
+		folder = try TemporaryDirectory()
+		url = folder.file("Settings.plist")
+	}
+
+	@Test func aSnapshotIsReadableXMLOfStoredValuesOnly() throws {
+		let store = try Defaults.InMemoryStore(values: ["zeta": 1, "alpha": "a", "middle": [true, 2.5]])
+		store.registerDefaultValues(["registered": 9])
+		try Defaults.Snapshot.write(of: store, to: url)
+		let text = try String(contentsOf: url, encoding: .utf8)
+		#expect(text.hasPrefix("<?xml"))
+		#expect(!text.contains("registered"))
+		let positions = ["alpha", "middle", "zeta"].map { text.range(of: "<key>\($0)</key>")!.lowerBound }
+		#expect(positions == positions.sorted(), "keys are sorted")
+		try Defaults.Snapshot.verify(store, against: url)
+	}
+
+	@Test func everyDifferenceIsListedWithBothForms() throws {
+		let store = try Defaults.InMemoryStore(values: ["kept": 1, "changed": "\"alpha\"", "removed": true])
+		try Defaults.Snapshot.write(of: store, to: url)
+		try store.write("alpha", forKey: "changed")
+		store.removeValue(forKey: "removed")
+		try store.write(3, forKey: "added")
+
+		let differences = try Defaults.Snapshot.differences(in: store, against: url)
+		#expect(differences.map(\.key) == ["added", "changed", "removed"])
+		#expect(differences.map(\.kind) == [.unexpected, .changed, .missing])
+		do {
+			try Defaults.Snapshot.verify(store, against: url)
+			Issue.record("expected a mismatch")
+		} catch let mismatch as Defaults.Snapshot.Mismatch {
+			let message = mismatch.description
+			#expect(
+				message.contains(
+					#"'changed' changed: the snapshot has string "\"alpha\"", the store has string "alpha""#))
+			#expect(message.contains("'removed' is missing: the snapshot has boolean true"))
+			#expect(message.contains("'added' is not in the snapshot: the store has integer 3"))
+		}
+	}
+
+	@Test func onlyTheGivenKeysAreWrittenAndChecked() throws {
+		let store = try Defaults.InMemoryStore(values: ["mine": 1, "theirs": 2])
+		try Defaults.Snapshot.write(of: store, keys: ["mine", "absent"], to: url)
+		#expect(try Defaults.Snapshot.read(from: url).keys.sorted() == ["mine"])
+		try store.write(5, forKey: "theirs")
+		try Defaults.Snapshot.verify(store, against: url, keys: ["mine", "absent"])
+		try store.write(5, forKey: "absent")
+		#expect(
+			try Defaults.Snapshot.differences(in: store, against: url, keys: ["mine", "absent"]).map(\.kind) == [
+				.unexpected
+			])
+	}
+
+	@Test func keyedArchivesCompareByContents() throws {
+		let ours = try #require(try Fixtures.dictionary("StoredForms/SecureCoding.plist")["archive"] as? Data)
+		let other = try #require(try Fixtures.dictionary("Foreign/KeyedArchives.plist")["bookmark"] as? Data)
+		#expect(ours != other, "two archives of the same bookmark, laid out differently")
+		#expect(Defaults.Snapshot.isSameStoredForm(ours, other))
+		#expect(Defaults.Snapshot.isSameStoredForm([["a": ours]], [["a": other]]))
+		let tag = try #require(try Fixtures.dictionary("Foreign/KeyedArchives.plist")["tag"] as? Data)
+		#expect(!Defaults.Snapshot.isSameStoredForm(ours, tag))
+	}
+
+	@Test func datesCompareToTheSecondThatXMLKeeps() throws {
+		let store = Defaults.InMemoryStore()
+		try store.write(Date(timeIntervalSinceReferenceDate: 12.75), forKey: "date")
+		try Defaults.Snapshot.write(of: store, to: url)
+		try Defaults.Snapshot.verify(store, against: url)
+		try store.write(Date(timeIntervalSinceReferenceDate: 13.25), forKey: "date")
+		#expect(try Defaults.Snapshot.differences(in: store, against: url).map(\.kind) == [.changed])
+	}
+
+	@Test func aMissingSnapshotSaysHowToWriteOne() {
+		do {
+			try Defaults.Snapshot.verify(Defaults.InMemoryStore(), against: url)
+			Issue.record("expected a file error")
+		} catch let error as Defaults.Snapshot.FileError {
+			#expect(error.description.contains("Defaults.Snapshot.write"))
+		} catch {
+			Issue.record("unexpected \(error)")
+		}
+	}
+
+	@Test func typedKeysPinTheirStoresForms() throws {
+		let store = Defaults.InMemoryStore()
+		store[.exampleMime] = .json
+		try Defaults.Snapshot.write(of: store, keys: [.exampleMime], to: url)
+		#expect(try Defaults.Snapshot.read(from: url)["exampleMime"] as? String == "application/json")
+		store[.exampleMime] = .text
+		#expect(try Defaults.Snapshot.differences(in: store, against: url, keys: [.exampleMime]).count == 1)
+	}
+}
