@@ -14,19 +14,32 @@ extension Defaults {
 	/// import Foundation
 	/// import Testing
 	///
+	/// extension Defaults.Keys {
+	/// 	static let window = Key<Window>("window", default: Window(width: 800, height: 600, title: ""))
+	/// 	static let mime = Key<Mime>("mime", default: .text)
+	/// 	static let recent = Key<[String]>("recent", default: [])
+	/// }
+	///
 	/// @Test func settingsKeepTheirStoredForms() throws {
 	/// 	let store = Defaults.InMemoryStore()
 	/// 	store[.window] = Window(width: 640, height: 480, title: "Main")
 	/// 	store[.mime] = .json
 	/// 	store[.recent] = ["a.txt", "b.txt"]
+	/// 	let keys: [Defaults.Keys] = [.window, .mime, .recent]
 	///
-	/// 	let snapshot = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "Settings.plist")
+	/// 	// Outside the test target's sources (or excluded from it), so that SwiftPM does not warn about the file.
+	/// 	let snapshot = URL(filePath: #filePath)
+	/// 		.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+	/// 		.appending(path: "Snapshots/Settings.plist")
 	/// 	if ProcessInfo.processInfo.environment["RECORD_SNAPSHOTS"] == "1" {
-	/// 		try Defaults.Snapshot.write(of: store, keys: [.window, .mime, .recent], to: snapshot)
+	/// 		try Defaults.Snapshot.write(of: store, keys: keys, to: snapshot)
 	/// 	}
-	/// 	try Defaults.Snapshot.verify(store, against: snapshot, keys: [.window, .mime, .recent])
+	/// 	try Defaults.Snapshot.verify(store, against: snapshot, keys: keys)
 	/// }
 	/// ```
+	///
+	/// This is the test `settingsKeepTheirStoredForms` in the package's `Tests/DefaultsTests/Contracts`, whose
+	/// snapshot is `Fixtures/Snapshots/Settings.plist`.
 	///
 	/// The file is an XML property list with sorted keys, readable in review. It holds stored values only, never
 	/// registered defaults or launch arguments. Stored forms compare as property-list values, with two exceptions

@@ -4,21 +4,21 @@ import Foundation
 import Testing
 
 extension Defaults.Keys {
-	static let exampleWindow = Key<Window>("exampleWindow", default: Window(width: 800, height: 600, title: ""))
-	static let exampleMime = Key<Mime>("exampleMime", default: .text)
-	static let exampleRecent = Key<[String]>("exampleRecent", default: [])
+	static let window = Key<Window>("window", default: Window(width: 800, height: 600, title: ""))
+	static let mime = Key<Mime>("mime", default: .text)
+	static let recent = Key<[String]>("recent", default: [])
 }
 
 /// The example of `Defaults.Snapshot`'s documentation and of Docs/StoredFormContracts.md, as a real test: an app pins
 /// the stored forms of its settings.
 @Test func settingsKeepTheirStoredForms() throws {
 	let store = Defaults.InMemoryStore()
-	store[.exampleWindow] = Window(width: 640, height: 480, title: "Main")
-	store[.exampleMime] = .json
-	store[.exampleRecent] = ["a.txt", "b.txt"]
-	let keys: [Defaults.Keys] = [.exampleWindow, .exampleMime, .exampleRecent]
+	store[.window] = Window(width: 640, height: 480, title: "Main")
+	store[.mime] = .json
+	store[.recent] = ["a.txt", "b.txt"]
+	let keys: [Defaults.Keys] = [.window, .mime, .recent]
 
-	let snapshot = Fixtures.url("Snapshots/ExampleSettings.plist")
+	let snapshot = Fixtures.url("Snapshots/Settings.plist")
 	if ProcessInfo.processInfo.environment["RECORD_SNAPSHOTS"] == "1" {
 		try Defaults.Snapshot.write(of: store, keys: keys, to: snapshot)
 	}
@@ -114,10 +114,10 @@ extension Defaults.Keys {
 
 	@Test func typedKeysPinTheirStoresForms() throws {
 		let store = Defaults.InMemoryStore()
-		store[.exampleMime] = .json
-		try Defaults.Snapshot.write(of: store, keys: [.exampleMime], to: url)
-		#expect(try Defaults.Snapshot.read(from: url)["exampleMime"] as? String == "application/json")
-		store[.exampleMime] = .text
-		#expect(try Defaults.Snapshot.differences(in: store, against: url, keys: [.exampleMime]).count == 1)
+		store[.mime] = .json
+		try Defaults.Snapshot.write(of: store, keys: [.mime], to: url)
+		#expect(try Defaults.Snapshot.read(from: url)["mime"] as? String == "application/json")
+		store[.mime] = .text
+		#expect(try Defaults.Snapshot.differences(in: store, against: url, keys: [.mime]).count == 1)
 	}
 }
