@@ -1,0 +1,181 @@
+import Defaults
+import Foundation
+
+/// A domain as the command line names it: a store name, or a settings file.
+enum DomainReference {
+	/// `<name>.plist` in the configuration folder.
+	case named(String)
+	/// A file path, relative to the working folder or absolute.
+	case file(String)
+
+	/// A path (an argument with `/`, or ending in `.plist`) names a file; anything else is a store name.
+	init(argument: String) {
+		if argument.contains("/") || argument.hasSuffix(".plist") {
+			self = .file(argument)
+		} else {
+			self = .named(argument)
+		}
+	}
+}
+
+/// What a settings file holds, read without opening a store on it.
+enum DomainContents {
+	case missing
+	case values([String: Any])
+	/// Bytes that are not a property list with a dictionary at the top.
+	case corrupt(reason: String)
+	/// A file that exists but cannot be read.
+	case inaccessible(reason: String)
+}
+
+/// A domain resolved to its file.
+struct Domain {
+	/// The name to show: the store name, or the path as given.
+	let name: String
+	let url: URL
+
+	var path: String { url.path(percentEncoded: false) }
+
+	/// `$XDG_CONFIG_HOME` if it is an absolute path, else `$HOME/.config`: the folder the file store uses.
+	static var configurationFolder: URL {
+		let environment = ProcessInfo.processInfo.environment
+		if let configuration = environment["XDG_CONFIG_HOME"], configuration.hasPrefix("/") {
+			return URL(filePath: configuration, directoryHint: .isDirectory)
+		}
+		let home =
+			environment["HOME"].flatMap { $0.isEmpty ? nil : URL(filePath: $0, directoryHint: .isDirectory) }
+			?? FileManager.default.homeDirectoryForCurrentUser
+		return home.appending(path: ".config", directoryHint: .isDirectory)
+	}
+
+	init(_ reference: DomainReference, verb: String) throws(ToolError) {
+		switch reference {
+		case .named(let name):
+			// The file store's rules for suite names; checked here because opening the store is left until the file
+			// is known to be sound.
+			if name.isEmpty || name == "." || name == ".." || name.contains("\0") {
+				throw .usage("\"\(name)\" is not a domain name.", verb: verb)
+			}
+			self.name = name
+			url = Self.configurationFolder.appending(path: name + ".plist", directoryHint: .notDirectory)
+		case .file(let path):
+			guard !path.isEmpty else {
+				throw .usage("The domain file path is empty.", verb: verb)
+			}
+			name = path
+			url = URL(filePath: path, directoryHint: .notDirectory).absoluteURL
+		}
+	}
+
+	/// The file's values, read and parsed without a store: nothing is created, moved or locked.
+	func contents() -> DomainContents {
+		let data: Data
+		do {
+			data = try Data(contentsOf: url)
+		} catch {
+			if !FileManager.default.fileExists(atPath: path) {
+				return .missing
+			}
+			return .inaccessible(reason: "\(error.localizedDescription)")
+		}
+		// The file store reads an empty file as an empty store: Foundation truncates before it rewrites.
+		if data.isEmpty {
+			return .values([:])
+		}
+		return Self.parse(data).map(DomainContents.values) ?? .corrupt(reason: Self.parseFailure(data))
+	}
+
+	/// The normalised dictionary in `data`, or `nil` if it is not a property list with a dictionary at the top.
+	static func parse(_ data: Data) -> [String: Any]? {
+		guard let parsed = try? PropertyListSerialization.propertyList(from: data, options: [], format: nil),
+			let values = try? Defaults.PropertyList.normalize(parsed) as? [String: Any]
+		else {
+			return nil
+		}
+		return values
+	}
+
+	/// Why `data` is not a property list with a dictionary at the top.
+	static func parseFailure(_ data: Data) -> String {
+		let parsed: Any
+		do {
+			parsed = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+		} catch {
+			return "it is not a property list"
+		}
+		guard parsed is [String: Any] || parsed is [AnyHashable: Any] else {
+			return "its top level is not a dictionary"
+		}
+		do {
+			_ = try Defaults.PropertyList.normalize(parsed)
+			return "it cannot be read"
+		} catch {
+			return "\(error)"
+		}
+	}
+
+	/// The values of the domain; a missing file is an empty domain unless `mustExist`.
+	///
+	/// - Throws: a corrupt or unreadable file always; a missing one when `mustExist`.
+	func values(mustExist: Bool) throws(ToolError) -> [String: Any] {
+		switch contents() {
+		case .missing:
+			if mustExist {
+				throw .notFound("Domain \(name) does not exist (no file at \(path)).")
+			}
+			return [:]
+		case .values(let values):
+			return values
+		case .corrupt(let reason):
+			throw Self.corruptError(path: path, reason: reason)
+		case .inaccessible(let reason):
+			throw ToolError("The file \(path) cannot be read: \(reason)", status: .noInput)
+		}
+	}
+
+	static func corruptError(path: String, reason: String) -> ToolError {
+		.badValue(
+			"The file \(path) is corrupt: \(reason). It was left untouched; fix it, move it away or delete it "
+				+ "before writing to this domain.")
+	}
+
+	/// Opens the file store of the domain, after checking that its file is sound.
+	///
+	/// The file store moves a corrupt file aside when it opens it; the command refuses instead, so that the file
+	/// stays where it is, byte for byte, and the user decides what to do with it.
+	func openStore() throws(ToolError) -> Defaults.FileStore {
+		_ = try values(mustExist: false)
+		let store = Defaults.FileStore.at(url)
+		// A file that became corrupt between the check and the opening was moved aside by the store, which reported it.
+		if let failure = FailureLog.shared.takeStorageFailure() {
+			throw ToolError(failure, status: .dataError)
+		}
+		return store
+	}
+
+	/// Flushes `store` and turns a failed write into an error.
+	func flush(_ store: Defaults.FileStore) throws(ToolError) {
+		let isWritten = store.flush()
+		if let failure = FailureLog.shared.takeStorageFailure() {
+			throw ToolError(failure, status: .ioError)
+		}
+		if !isWritten {
+			throw ToolError("The file \(path) could not be written.", status: .ioError)
+		}
+	}
+
+	/// The named domains: every `*.plist` file in the configuration folder, sorted.
+	static func allNamed() -> [Domain] {
+		let folder = configurationFolder
+		let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path(percentEncoded: false))) ?? []
+		return names.filter { $0.hasSuffix(".plist") && !$0.hasPrefix(".") }
+			.map { String($0.dropLast(".plist".count)) }
+			.sorted()
+			.map { Domain(name: $0, url: folder.appending(path: $0 + ".plist", directoryHint: .notDirectory)) }
+	}
+
+	private init(name: String, url: URL) {
+		self.name = name
+		self.url = url
+	}
+}

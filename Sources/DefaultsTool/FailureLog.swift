@@ -1,0 +1,58 @@
+import Defaults
+import Synchronization
+
+/// Collects the failures the library reports, so that a command can turn a storage failure into its exit status.
+///
+/// Key-name warnings are dropped: the command reads and writes whatever keys a file holds, and names with `.` are
+/// common in settings written by other programs.
+final class FailureLog: Sendable {
+	static let shared = FailureLog()
+
+	private struct State {
+		var storageFailures: [String] = []
+		var printsAtOnce = false
+	}
+
+	private let state = Mutex(State())
+
+	/// Routes the library's failures here.
+	func install() {
+		Defaults.failureHandler = { [self] failure in
+			record(failure)
+		}
+	}
+
+	/// Prints storage failures as they happen from now on, for commands that keep running.
+	func printAtOnce() {
+		let pending = state.withLock { state in
+			state.printsAtOnce = true
+			defer { state.storageFailures = [] }
+			return state.storageFailures
+		}
+		pending.forEach(Output.error)
+	}
+
+	/// The storage failures reported since the last call, as one message, or `nil` if there were none.
+	func takeStorageFailure() -> String? {
+		let failures = state.withLock { state in
+			defer { state.storageFailures = [] }
+			return state.storageFailures
+		}
+		return failures.isEmpty ? nil : failures.joined(separator: "\n")
+	}
+
+	private func record(_ failure: Defaults.Failure) {
+		guard failure.reason == .storage else {
+			return
+		}
+		let printsAtOnce = state.withLock { state in
+			if !state.printsAtOnce {
+				state.storageFailures.append(failure.message)
+			}
+			return state.printsAtOnce
+		}
+		if printsAtOnce {
+			Output.error(failure.message)
+		}
+	}
+}

@@ -1,0 +1,45 @@
+/// The help texts: the overview, and one page per verb.
+enum Help {
+	static var overview: String {
+		let width = Verb.all.map { $0.name.count }.max() ?? 0
+		let verbs = Verb.all.map { verb in
+			"  " + verb.name + String(repeating: " ", count: width - verb.name.count + 2) + verb.summary
+		}
+		return """
+			usage: defaults [--json] <verb> [<arguments>]
+
+			Reads, writes and watches the settings files of programs that use Defaults or Foundation's
+			UserDefaults on Linux, with the verbs and flags of the macOS command.
+
+			A domain is a store name: the file <name>.plist in $XDG_CONFIG_HOME, else ~/.config. An argument
+			with "/" or ending in ".plist", or -app <path>, names a file instead. Writes go through the file
+			store: the file is replaced atomically, and programs using it see the change.
+
+			Verbs:
+			\(verbs.joined(separator: "\n"))
+
+			Options:
+			  --json          print JSON (read, read-type, domains, find, watch, verify)
+			  -app <path>     the domain is the settings file at <path>
+			  --help, -h      this help; "defaults help <verb>" or "defaults <verb> --help" for a verb
+
+			\(exitStatuses)
+			"""
+	}
+
+	static let exitStatuses = """
+		Exit status:
+		  0   success
+		  1   the domain or key does not exist, find found nothing, verify found differences
+		  64  usage error: unknown verb or option, missing or extra argument
+		  65  a value that does not parse as its type, a corrupt settings file (it is left untouched),
+		      input that is not a property list with a dictionary at the top
+		  66  an input file that cannot be read
+		  73  an output file that cannot be written
+		  74  a settings file that cannot be written
+		"""
+
+	static func page(for verb: Verb) -> String {
+		"usage: \(verb.usage)\n\n\(verb.details)\n\n\(exitStatuses)"
+	}
+}

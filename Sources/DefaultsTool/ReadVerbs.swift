@@ -1,0 +1,149 @@
+import Foundation
+
+// `read`, `read-type`, `domains` and `find`: they parse files and never open a store, so they change nothing on disk.
+
+extension Verb {
+	static let read = Verb(
+		name: "read", synopsis: "[<domain> [<key>]]",
+		summary: "print a domain, one key of it, or every domain",
+		details: """
+			With no domain, prints every domain of the configuration folder. With a domain, prints its keys and
+			values; with a key too, prints that value (text as it is, anything else in property-list text form).
+			--json prints JSON instead: dates as ISO 8601 text, data as Base64.
+			Exits 1 when the domain or key does not exist.
+			"""
+	) { context, tokens throws(ToolError) in
+		var context = context
+		var arguments = try VerbArguments(tokens, verb: "read", context: &context)
+		guard !arguments.positionals.isEmpty || arguments.has("-app") else {
+			try arguments.finish()
+			return try readAll(context: context)
+		}
+		let domain = try Domain(arguments.takeDomain(), verb: "read")
+		let key = arguments.takeIfPresent()
+		try arguments.finish()
+		let values = try domain.values(mustExist: true)
+		guard let key else {
+			Output.line(context.isJSON ? JSONFormat.encode(values) : TextFormat.describe(values))
+			return .success
+		}
+		guard let value = values[key] else {
+			throw .notFound("The domain/default pair of (\(domain.name), \(key)) does not exist.")
+		}
+		Output.line(context.isJSON ? JSONFormat.encode(value) : TextFormat.topLevel(value))
+		return .success
+	}
+
+	/// Every named domain as one dictionary; a corrupt file is reported and left out.
+	private static func readAll(context: Context) throws(ToolError) -> ExitStatus {
+		var all: [String: Any] = [:]
+		var status = ExitStatus.success
+		for domain in Domain.allNamed() {
+			do throws(ToolError) {
+				all[domain.name] = try domain.values(mustExist: false)
+			} catch {
+				Output.error(error.message)
+				status = error.status
+			}
+		}
+		Output.line(context.isJSON ? JSONFormat.encode(all) : TextFormat.describe(all))
+		return status
+	}
+
+	static let readType = Verb(
+		name: "read-type", synopsis: "<domain> <key>",
+		summary: "print the type of a key's value",
+		details: """
+			Prints "Type is <type>", the type being one of string, integer, float, boolean, date, data, array and
+			dictionary. --json prints the type as a JSON string. Exits 1 when the key does not exist.
+			"""
+	) { context, tokens throws(ToolError) in
+		var context = context
+		var arguments = try VerbArguments(tokens, verb: "read-type", context: &context)
+		let domain = try Domain(arguments.takeDomain(), verb: "read-type")
+		let key = try arguments.take("key")
+		try arguments.finish()
+		guard let value = try domain.values(mustExist: true)[key] else {
+			throw .notFound("The domain/default pair of (\(domain.name), \(key)) does not exist.")
+		}
+		let type = TextFormat.typeName(value)
+		Output.line(context.isJSON ? JSONFormat.string(type) : "Type is \(type)")
+		return .success
+	}
+
+	static let domains = Verb(
+		name: "domains", synopsis: "",
+		summary: "list the domains of the configuration folder",
+		details: """
+			Lists the names of the *.plist files in $XDG_CONFIG_HOME (else ~/.config), separated by commas as on
+			macOS. --json prints a JSON array.
+			"""
+	) { context, tokens throws(ToolError) in
+		var context = context
+		let arguments = try VerbArguments(tokens, verb: "domains", context: &context)
+		try arguments.finish()
+		let names = Domain.allNamed().map(\.name)
+		Output.line(context.isJSON ? JSONFormat.encode(names, pretty: false) : names.joined(separator: ", "))
+		return .success
+	}
+
+	static let find = Verb(
+		name: "find", synopsis: "<word>",
+		summary: "search every domain's keys and values for a word",
+		details: """
+			Prints, for each domain whose name, keys or values contain <word> (ignoring case), the matching keys and
+			their values (every key, when the domain name matches). --json prints an object of domains. Exits 1
+			when nothing matches.
+			"""
+	) { context, tokens throws(ToolError) in
+		var context = context
+		var arguments = try VerbArguments(tokens, verb: "find", context: &context)
+		let word = try arguments.take("word")
+		try arguments.finish()
+		var found: [String: [String: Any]] = [:]
+		for domain in Domain.allNamed() {
+			let values: [String: Any]
+			do throws(ToolError) {
+				values = try domain.values(mustExist: false)
+			} catch {
+				Output.error(error.message)
+				continue
+			}
+			let matches =
+				contains(domain.name, word)
+				? values : values.filter { key, value in contains(key, word) || valueContains(value, word) }
+			if !matches.isEmpty {
+				found[domain.name] = matches
+			}
+		}
+		guard !found.isEmpty else {
+			throw .notFound("No domain, key or value contains \"\(word)\".")
+		}
+		if context.isJSON {
+			Output.line(JSONFormat.encode(found))
+		} else {
+			for name in found.keys.sorted() {
+				let matches = found[name]!
+				Output.line(
+					"Found \(matches.count) key\(matches.count == 1 ? "" : "s") in domain '\(name)': "
+						+ TextFormat.describe(matches))
+			}
+		}
+		return .success
+	}
+
+	private static func contains(_ text: String, _ word: String) -> Bool {
+		text.range(of: word, options: .caseInsensitive) != nil
+	}
+
+	/// Whether `value`, or anything inside it (dictionary keys too), shows `word` in its text form.
+	private static func valueContains(_ value: Any, _ word: String) -> Bool {
+		switch value {
+		case let string as String: contains(string, word)
+		case let array as [Any]: array.contains { valueContains($0, word) }
+		case let dictionary as [String: Any]:
+			dictionary.contains { key, element in contains(key, word) || valueContains(element, word) }
+		default: contains(TextFormat.compact(value), word)
+		}
+	}
+}

@@ -1,0 +1,94 @@
+import Defaults
+import Foundation
+
+// `snapshot` and `verify`: pin a domain's stored forms in a file with `Defaults.Snapshot`, and check them later.
+// The domain's file is read into an in-memory store, so that neither verb touches the settings file.
+
+extension Verb {
+	static let snapshot = Verb(
+		name: "snapshot", synopsis: "<domain> <path | -> [<key>...]",
+		summary: "write a snapshot of a domain's stored forms",
+		details: """
+			Writes the stored forms of the domain's keys (only the given keys, if any) to <path>, or to standard
+			output for "-", as an XML property list with sorted keys: the file Defaults.Snapshot writes and checks,
+			for review and version control. Exits 1 when the domain does not exist.
+			"""
+	) { context, tokens throws(ToolError) in
+		var context = context
+		var arguments = try VerbArguments(tokens, verb: "snapshot", context: &context)
+		let domain = try Domain(arguments.takeDomain(), verb: "snapshot")
+		let destination = try arguments.take("snapshot path (or - for standard output)")
+		let keys = arguments.positionals.isEmpty ? nil : arguments.positionals
+		let store = try snapshotStore(of: domain)
+		if destination == "-" {
+			do {
+				Output.raw(try Defaults.Snapshot.data(of: store, keys: keys))
+			} catch {
+				throw .badValue("The snapshot cannot be encoded: \(error).")
+			}
+			return .success
+		}
+		do throws(Defaults.Snapshot.FileError) {
+			try Defaults.Snapshot.write(of: store, keys: keys, to: URL(filePath: destination))
+		} catch {
+			throw ToolError(error.description, status: .cannotCreate)
+		}
+		return .success
+	}
+
+	static let verify = Verb(
+		name: "verify", synopsis: "<domain> <path> [<key>...]",
+		summary: "check a domain against a snapshot",
+		details: """
+			Compares the stored forms of the domain's keys (only the given keys, if any) with the snapshot at <path>
+			and prints every difference: a key missing from the domain, a key not in the snapshot, a changed form.
+			Dates compare to the second, as XML property lists keep them. --json prints the differences as a JSON
+			array. Exits 0 when they match, 1 when they differ, 66 when the snapshot cannot be read, 65 when it is
+			not a snapshot.
+			"""
+	) { context, tokens throws(ToolError) in
+		var context = context
+		var arguments = try VerbArguments(tokens, verb: "verify", context: &context)
+		let domain = try Domain(arguments.takeDomain(), verb: "verify")
+		let path = try arguments.take("snapshot path")
+		let keys = arguments.positionals.isEmpty ? nil : arguments.positionals
+		let url = URL(filePath: path)
+		guard FileManager.default.isReadableFile(atPath: url.path(percentEncoded: false)) else {
+			throw ToolError("The snapshot \(path) does not exist or cannot be read.", status: .noInput)
+		}
+		let store = try snapshotStore(of: domain)
+		let differences: [Defaults.Snapshot.Difference]
+		do throws(Defaults.Snapshot.FileError) {
+			differences = try Defaults.Snapshot.differences(in: store, against: url, keys: keys)
+		} catch {
+			throw .badValue(error.description)
+		}
+		if context.isJSON {
+			let entries: [Any] = differences.map { difference in
+				var entry: [String: Any] = ["key": difference.key, "kind": "\(difference.kind)"]
+				entry["snapshot"] = difference.snapshotForm
+				entry["stored"] = difference.storedForm
+				return entry
+			}
+			Output.line(JSONFormat.encode(entries))
+		} else if differences.isEmpty {
+			Output.line("\(domain.name) matches the snapshot \(path).")
+		} else {
+			Output.line("\(domain.name) does not match the snapshot \(path):")
+			for difference in differences {
+				Output.line("- \(difference)")
+			}
+		}
+		return differences.isEmpty ? .success : .notFound
+	}
+
+	/// The domain's values in a store of their own: the snapshot helpers take a store, and this one has no file.
+	private static func snapshotStore(of domain: Domain) throws(ToolError) -> Defaults.InMemoryStore {
+		let values = try domain.values(mustExist: true)
+		do {
+			return try Defaults.InMemoryStore(values: values)
+		} catch {
+			throw .badValue("The values of \(domain.name) cannot be stored: \(error).")
+		}
+	}
+}

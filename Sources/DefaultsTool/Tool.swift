@@ -1,0 +1,58 @@
+/// Finds the verb of a command line and runs it, turning failures into messages and exit statuses.
+enum Tool {
+	static func run(_ tokens: [String]) -> ExitStatus {
+		do {
+			return try dispatch(tokens)
+		} catch {
+			Output.error(error.message)
+			if let verb = error.usageOf.flatMap(Verb.named) {
+				Output.errorText("usage: \(verb.usage)\n")
+			} else if error.status == .usage {
+				Output.errorText("Run \"defaults --help\" for the verbs and their options.\n")
+			}
+			return error.status
+		}
+	}
+
+	private static func dispatch(_ tokens: [String]) throws(ToolError) -> ExitStatus {
+		let invocation = try Invocation(parsing: tokens)
+		guard let name = invocation.verb else {
+			if invocation.wantsHelp {
+				Output.line(Help.overview)
+				return .success
+			}
+			Output.errorText(Help.overview + "\n")
+			return .usage
+		}
+		if name == "help" {
+			return try help(invocation.arguments)
+		}
+		guard let verb = Verb.named(name) else {
+			throw .usage("Unknown verb \"\(name)\".", verb: nil)
+		}
+		// `-h` only first: later, it may be a value to write; `--help` anywhere.
+		if invocation.wantsHelp || invocation.arguments.contains("--help")
+			|| ["-h", "-help"].contains(invocation.arguments.first)
+		{
+			Output.line(Help.page(for: verb))
+			return .success
+		}
+		return try verb.run(Context(isJSON: invocation.isJSON), invocation.arguments)
+	}
+
+	/// `defaults help [<verb>]`.
+	private static func help(_ arguments: [String]) throws(ToolError) -> ExitStatus {
+		guard let name = arguments.first else {
+			Output.line(Help.overview)
+			return .success
+		}
+		guard arguments.count == 1 else {
+			throw .usage("help takes at most one verb.", verb: nil)
+		}
+		guard let verb = Verb.named(name) else {
+			throw .usage("Unknown verb \"\(name)\".", verb: nil)
+		}
+		Output.line(Help.page(for: verb))
+		return .success
+	}
+}
