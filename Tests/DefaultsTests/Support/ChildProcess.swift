@@ -6,8 +6,8 @@ import Foundation
 	import Darwin
 #endif
 
-/// Runs the package's `DefaultsTestHelper` executable in a child process, for tests of what survives a process exit
-/// or happens between processes.
+/// Runs the package's `DefaultsTestHelper` executable (or another executable product of the package, such as
+/// `defaults`) in a child process, for tests of what survives a process exit or happens between processes.
 ///
 /// ```swift
 /// let folder = try TemporaryDirectory()
@@ -38,13 +38,15 @@ struct ChildProcess {
 
 	struct TimedOut: Error, CustomStringConvertible {
 		let arguments: [String]
-		var description: String { "DefaultsTestHelper \(arguments.joined(separator: " ")) did not finish in time" }
+		var executable = "DefaultsTestHelper"
+		var description: String { "\(executable) \(arguments.joined(separator: " ")) did not finish in time" }
 	}
 
 	struct HelperNotFound: Error, CustomStringConvertible {
 		let searched: [URL]
+		var executable = "DefaultsTestHelper"
 		var description: String {
-			"DefaultsTestHelper not found; looked in \(searched.map(\.path)). Build the package's tests first."
+			"\(executable) not found; looked in \(searched.map(\.path)). Build the package's tests first."
 		}
 	}
 
@@ -52,18 +54,21 @@ struct ChildProcess {
 	private let output: URL
 	private let errors: URL
 	let arguments: [String]
+	let executable: String
 
-	/// Starts the helper with `arguments` and `environment` added to this process's environment, without waiting.
-	init(_ arguments: [String], environment: [String: String] = [:]) throws {
+	/// Starts the helper (or the package's executable `executable`) with `arguments` and `environment` added to this
+	/// process's environment, without waiting.
+	init(_ arguments: [String], executable: String = "DefaultsTestHelper", environment: [String: String] = [:]) throws {
 		self.arguments = arguments
+		self.executable = executable
 		let folder = FileManager.default.temporaryDirectory
-		let name = "DefaultsTestHelper-\(UUID().uuidString)"
+		let name = "\(URL(filePath: executable).lastPathComponent)-\(UUID().uuidString)"
 		output = folder.appending(path: name + ".out")
 		errors = folder.appending(path: name + ".err")
 		_ = FileManager.default.createFile(atPath: output.path, contents: nil)
 		_ = FileManager.default.createFile(atPath: errors.path, contents: nil)
 		process = Process()
-		process.executableURL = try Self.helperURL()
+		process.executableURL = try Self.helperURL(named: executable)
 		process.arguments = arguments
 		process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
 		// Files rather than pipes: a child that writes much can never block on a full pipe.
@@ -72,13 +77,14 @@ struct ChildProcess {
 		try process.run()
 	}
 
-	/// Runs the helper with `arguments` and waits for it, at most `timeout` seconds.
+	/// Runs the helper (or `executable`) with `arguments` and waits for it, at most `timeout` seconds.
 	static func run(
-		_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 20
+		_ arguments: [String], executable: String = "DefaultsTestHelper", environment: [String: String] = [:],
+		timeout: TimeInterval = 20
 	) throws
 		-> Result
 	{
-		try ChildProcess(arguments, environment: environment).wait(timeout: timeout)
+		try ChildProcess(arguments, executable: executable, environment: environment).wait(timeout: timeout)
 	}
 
 	var processIdentifier: Int32 { process.processIdentifier }
@@ -94,6 +100,11 @@ struct ChildProcess {
 		(try? String(contentsOf: output, encoding: .utf8)) ?? ""
 	}
 
+	/// What the child has written to standard error so far.
+	var standardErrorSoFar: String {
+		(try? String(contentsOf: errors, encoding: .utf8)) ?? ""
+	}
+
 	/// Waits for the child to end, at most `timeout` seconds; kills it and throws ``TimedOut`` after that.
 	func wait(timeout: TimeInterval = 20) throws -> Result {
 		let deadline = Date().addingTimeInterval(timeout)
@@ -101,7 +112,7 @@ struct ChildProcess {
 			if Date() > deadline {
 				kill()
 				process.waitUntilExit()
-				throw TimedOut(arguments: arguments)
+				throw TimedOut(arguments: arguments, executable: executable)
 			}
 			usleep(2_000)
 		}
@@ -117,11 +128,15 @@ struct ChildProcess {
 			standardError: (try? String(contentsOf: errors, encoding: .utf8)) ?? "")
 	}
 
-	/// The helper sits next to the test bundle in SwiftPM's build folder; `DEFAULTS_TEST_HELPER` overrides that.
-	static func helperURL() throws -> URL {
+	/// The helper, like every executable of the package, sits next to the test bundle in SwiftPM's build folder;
+	/// `DEFAULTS_TEST_HELPER` overrides that for the helper, and an absolute path names any program.
+	static func helperURL(named executable: String = "DefaultsTestHelper") throws -> URL {
 		let environment = ProcessInfo.processInfo.environment
-		if let path = environment["DEFAULTS_TEST_HELPER"] {
+		if executable == "DefaultsTestHelper", let path = environment["DEFAULTS_TEST_HELPER"] {
 			return URL(filePath: path)
+		}
+		if executable.hasPrefix("/") {
+			return URL(filePath: executable)
 		}
 		var folders = [
 			URL(filePath: CommandLine.arguments[0]).absoluteURL.deletingLastPathComponent(),
@@ -134,12 +149,12 @@ struct ChildProcess {
 		// On Apple platforms the test bundle is `….xctest/Contents/MacOS/…`.
 		folders += Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent() }
 		for folder in folders {
-			let candidate = folder.appending(path: "DefaultsTestHelper")
+			let candidate = folder.appending(path: executable)
 			if FileManager.default.isExecutableFile(atPath: candidate.path) {
 				return candidate
 			}
 		}
-		throw HelperNotFound(searched: folders)
+		throw HelperNotFound(searched: folders, executable: executable)
 	}
 }
 

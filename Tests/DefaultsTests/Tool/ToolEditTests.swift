@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+
+/// `defaults delete`, `rename`, `export`, `import`, `snapshot` and `verify`.
+@Suite struct ToolEditTests {
+	let tool: ToolRunner
+
+	init() throws {
+		tool = try ToolRunner()
+		try tool.seed("app", ["a": 1, "b": "two", "c": [true, 3.5]])
+	}
+
+	@Test func deleteRemovesAKeyOrTheWholeDomain() throws {
+		try tool.succeed("delete", "app", "a")
+		#expect(Set(try tool.contents(of: "app").keys) == ["b", "c"])
+		let again = try tool.run("delete", "app", "a")
+		#expect(again.status == 1, "\(again)")
+		try tool.succeed("delete", "app")
+		#expect(try tool.contents(of: "app").isEmpty)
+		#expect(try tool.succeed("read", "app") == "{\n}\n")
+		let missing = try tool.run("delete", "nothing")
+		#expect(missing.status == 1, "\(missing)")
+		#expect(!FileManager.default.fileExists(atPath: tool.file("nothing").path))
+	}
+
+	@Test func renameMovesTheValue() throws {
+		try tool.succeed("rename", "app", "c", "list")
+		let values = try tool.contents(of: "app")
+		#expect(values["c"] == nil)
+		#expect(try tool.succeed("--json", "read", "app", "list") == "[\n  true,\n  3.5\n]\n")
+		let missing = try tool.run("rename", "app", "absent", "other")
+		#expect(missing.status == 1, "\(missing)")
+		#expect(missing.standardError.contains("absent does not exist"))
+		#expect(try tool.contents(of: "app").count == 3)
+	}
+
+	@Test func exportAndImportRoundTripThroughAFile() throws {
+		let exported = tool.folder.file("exported.plist")
+		try tool.succeed("export", "app", exported.path)
+		let text = try String(contentsOf: exported, encoding: .utf8)
+		#expect(text.hasPrefix("<?xml"))
+		try tool.succeed("write", "copy", "stale", "gone after the import")
+		try tool.succeed("import", "copy", exported.path)
+		#expect(try tool.succeed("read", "copy") == (try tool.succeed("read", "app")))
+		#expect(try tool.contents(of: "copy")["stale"] == nil)
+	}
+
+	@Test func exportAndImportRoundTripThroughAPipe() throws {
+		let exported = try tool.succeed("export", "app", "-")
+		let imported = try tool.run(["import", "copy", "-"], input: Data(exported.utf8))
+		#expect(imported.status == 0, "\(imported)")
+		#expect(try tool.succeed("--json", "read", "copy") == (try tool.succeed("--json", "read", "app")))
+	}
+
+	@Test func importRefusesWhatIsNotADictionaryPropertyList() throws {
+		let text = try tool.run(["import", "app", "-"], input: Data("just words, not a list {".utf8))
+		#expect(text.status == 65, "\(text)")
+		let array = try tool.run(["import", "app", "-"], input: Data("(a, b)".utf8))
+		#expect(array.status == 65, "\(array)")
+		#expect(array.standardError.contains("not a dictionary"))
+		let absent = try tool.run("import", "app", tool.folder.file("absent.plist").path)
+		#expect(absent.status == 66, "\(absent)")
+		#expect(try tool.contents(of: "app").count == 3)
+	}
+
+	@Test func exportOfAMissingDomainFails() throws {
+		let result = try tool.run("export", "nothing", "-")
+		#expect(result.status == 1, "\(result)")
+		let unwritable = try tool.run("export", "app", tool.folder.file("no/such/folder/out.plist").path)
+		#expect(unwritable.status == 73, "\(unwritable)")
+	}
+
+	@Test func snapshotAndVerifyPinTheStoredForms() throws {
+		let snapshot = tool.folder.file("Snapshot.plist")
+		try tool.succeed("snapshot", "app", snapshot.path)
+		let pinned = try PropertyListSerialization.propertyList(from: Data(contentsOf: snapshot), format: nil)
+		#expect((pinned as? [String: Any])?.count == 3)
+		#expect(try tool.succeed("verify", "app", snapshot.path).contains("matches"))
+
+		try tool.succeed("write", "app", "a", "-int", "2")
+		try tool.succeed("write", "app", "d", "new")
+		let changed = try tool.run("verify", "app", snapshot.path)
+		#expect(changed.status == 1, "\(changed)")
+		#expect(changed.standardOutput.contains("'a' changed"))
+		#expect(changed.standardOutput.contains("'d' is not in the snapshot"))
+		let json = try tool.run("verify", "app", snapshot.path, "--json")
+		#expect(json.status == 1)
+		let differences = try #require(
+			try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [[String: Any]])
+		#expect(differences.map { $0["key"] as? String } == ["a", "d"])
+		#expect(differences.first?["kind"] as? String == "changed")
+		// Only the named keys are checked.
+		#expect(try tool.run("verify", "app", snapshot.path, "b", "c").status == 0)
+
+		let absent = try tool.run("verify", "app", tool.folder.file("absent.plist").path)
+		#expect(absent.status == 66, "\(absent)")
+	}
+
+	@Test func snapshotOfSomeKeysToStandardOutput() throws {
+		let output = try tool.succeed("snapshot", "app", "-", "b")
+		let parsed = try PropertyListSerialization.propertyList(from: Data(output.utf8), format: nil)
+		#expect((parsed as? [String: Any])?.keys.sorted() == ["b"])
+	}
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+	import Glibc
+#endif
+
+/// `defaults watch` sees changes other processes make, and a running program's observers see `defaults write`.
+@Suite struct ToolWatchTests {
+	let tool: ToolRunner
+
+	init() throws {
+		tool = try ToolRunner()
+		try tool.seed("app", ["level": 1, "name": "Ada"])
+	}
+
+	/// Starts `defaults watch` and waits until it says that the watch is in place.
+	func startWatching(_ arguments: String...) throws -> ChildProcess {
+		let watch = try ChildProcess(["watch"] + arguments, executable: "defaults", environment: tool.environment)
+		#expect(waitUntil { watch.standardErrorSoFar.contains("Watching ") || !watch.isRunning }, "never ready")
+		return watch
+	}
+
+	@Test func watchPrintsAWriteFromAnotherProcess() throws {
+		let watch = try startWatching("app", "--count", "1", "--timeout", "30")
+		try tool.succeed("write", "app", "level", "-int", "2")
+		let result = try watch.wait(timeout: 40)
+		#expect(result.status == 0, "\(result)")
+		#expect(result.lines == ["level = 2"])
+	}
+
+	@Test func watchPrintsOnlyKeysThatChangedIncludingNewAndRemovedOnes() throws {
+		let watch = try startWatching("app", "--count", "3", "--timeout", "30")
+		// Written again with the same value: not a change.
+		try tool.succeed("write", "app", "level", "-int", "1")
+		try tool.succeed("write", "app", "name", "Grace Hopper")
+		#expect(waitUntil { watch.standardOutputSoFar.contains("name") })
+		try tool.succeed("write", "app", "added", "-array", "x", "y")
+		#expect(waitUntil { watch.standardOutputSoFar.contains("added") })
+		try tool.succeed("delete", "app", "level")
+		let result = try watch.wait(timeout: 40)
+		#expect(result.status == 0, "\(result)")
+		#expect(result.lines == ["name = \"Grace Hopper\"", "added = (x, y)", "level (removed)"])
+	}
+
+	@Test func watchOfNamedKeysIgnoresTheOthersAndPrintsJSONLines() throws {
+		let watch = try startWatching("--json", "app", "level", "--count", "1", "--timeout", "30")
+		try tool.succeed("write", "app", "name", "ignored")
+		try tool.succeed("write", "app", "level", "-int", "5")
+		let result = try watch.wait(timeout: 40)
+		#expect(result.status == 0, "\(result)")
+		#expect(result.lines == ["{\"key\":\"level\",\"value\":5}"])
+	}
+
+	@Test func watchSeesAProgramThatUsesTheLibrary() throws {
+		let watch = try startWatching("app", "--count", "1", "--timeout", "30")
+		let writer = try ChildProcess.run(
+			["observation-write", tool.file("app").path, "level=9"], environment: tool.environment)
+		#expect(writer.status == 0, "\(writer)")
+		let result = try watch.wait(timeout: 40)
+		#expect(result.lines == ["level = 9"], "\(result)")
+	}
+
+	@Test func aRunningProgramsObserversSeeTheWrite() throws {
+		let observer = try ChildProcess(
+			["observation-await", tool.file("app").path, "name", "from the shell", "30"], environment: tool.environment)
+		#expect(waitUntil { observer.standardOutputSoFar.contains("ready") || !observer.isRunning })
+		try tool.succeed("write", "app", "name", "from the shell")
+		let result = try observer.wait(timeout: 40)
+		#expect(result.status == 0, "\(result)")
+	}
+
+	@Test func watchEndsCleanlyOnAnInterruptOrATimeout() throws {
+		let interrupted = try startWatching("app")
+		interrupted.kill(SIGINT)
+		#expect(try interrupted.wait(timeout: 20).status == 0)
+		let terminated = try startWatching("app")
+		terminated.kill(SIGTERM)
+		let result = try terminated.wait(timeout: 20)
+		#expect(result.status == 0 && !result.wasSignaled, "\(result)")
+		#expect(try tool.run("watch", "app", "--timeout", "0.5").status == 0)
+		// Fewer changes than asked for.
+		#expect(try tool.run("watch", "app", "--count", "1", "--timeout", "0.5").status == 1)
+		#expect(try tool.run("watch", "app", "--count", "0").status == 64)
+	}
+}
