@@ -163,6 +163,8 @@ extension Defaults.Key {
 	/// ```
 	///
 	/// - Parameters:
+	///   - name: The name the value is stored under: ASCII, not starting with `@`, without `.`.
+	///   - suite: The store the value lives in.
 	///   - bridge: How the key stores the wrapped value; `nil` uses the bridge the wrapped type picks.
 	///   - alsoReading: Older forms of the wrapped value to accept when reading.
 	public convenience init<Wrapped>(

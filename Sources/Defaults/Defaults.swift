@@ -52,7 +52,7 @@ extension Defaults {
 
 	/// Removes the stored values named `keys` from `suite`.
 	///
-	/// Use it for keys you only know by name; prefer ``reset(_:)-(Defaults.Keys...)`` where you have the key.
+	/// Use it for keys you only know by name; prefer ``reset(_:)-(Keys...)`` where you have the key.
 	public static func reset(_ keys: String..., suite: any Store = Defaults.standardStore) {
 		for name in keys {
 			suite.removeValue(forKey: name)

@@ -230,7 +230,10 @@ extension Defaults {
 		/// try Defaults.Snapshot.verify(store, against: snapshotURL)
 		/// ```
 		///
-		/// - Parameter keys: The keys to check; every key in the store or the snapshot when `nil`.
+		/// - Parameters:
+		///   - store: The store to check.
+		///   - url: The snapshot file, an XML property list written by ``write(of:keys:to:)-(_,[String]?,_)``.
+		///   - keys: The keys to check; every key in the store or the snapshot when `nil`.
 		/// - Throws: ``Mismatch``, or ``FileError`` when the file cannot be read.
 		public static func verify(_ store: any Defaults.Store, against url: URL, keys: [String]? = nil) throws {
 			let differences = try differences(in: store, against: url, keys: keys)

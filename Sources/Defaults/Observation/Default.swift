@@ -45,7 +45,7 @@ public struct Default<Value: Defaults.Serializable>: Sendable {
 		key.reset()
 	}
 
-	/// The property's value now and after each change, from anywhere; see ``Defaults/updates(_:initial:)``.
+	/// The property's value now and after each change, from anywhere; see ``Defaults/updates(_:initial:)->Defaults.Updates<Value>``.
 	///
 	/// ```swift
 	/// for await level in settings.$level.updates { print(level) }

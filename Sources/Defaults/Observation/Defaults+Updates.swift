@@ -3,7 +3,7 @@ import Foundation
 extension Defaults {
 	/// The values of one or more keys over time: the current value first, then one element per change.
 	///
-	/// Returned by ``Defaults/updates(_:initial:)``. Each `for await` loop has an observation of its own, which
+	/// Returned by ``Defaults/updates(_:initial:)->Defaults.Updates<Value>``. Each `for await` loop has an observation of its own, which
 	/// starts when the loop starts and ends when the loop ends: when it breaks, returns or throws, or when its task is
 	/// cancelled. Nothing is observed before iteration begins.
 	///

@@ -175,6 +175,7 @@ extension Defaults {
 	}
 }
 
+/// An array of serializable elements is stored as an array of their stored forms (``Defaults/ArrayBridge``).
 extension Array: Defaults.Serializable where Element: Defaults.Serializable {
 	/// Whether the elements are stored as they are.
 	public static var isNativelySupportedType: Bool { Element.isNativelySupportedType }
@@ -182,11 +183,14 @@ extension Array: Defaults.Serializable where Element: Defaults.Serializable {
 	public static var bridge: Defaults.ArrayBridge<Element> { .init() }
 }
 
+/// A set is stored as an array of its elements' stored forms, in a stable order (``Defaults/SetBridge``).
 extension Set: Defaults.Serializable where Element: Defaults.Serializable {
 	/// ``Defaults/SetBridge``.
 	public static var bridge: Defaults.SetBridge<Element> { .init() }
 }
 
+/// A dictionary is stored as a property-list dictionary of its values' stored forms; keys that are not
+/// strings are stored as their description (``Defaults/DictionaryBridge``).
 extension Dictionary: Defaults.Serializable where Key: LosslessStringConvertible, Value: Defaults.Serializable {
 	/// Whether the dictionary is stored as it is: string keys and natively stored values.
 	public static var isNativelySupportedType: Bool { Key.self == String.self && Value.isNativelySupportedType }

@@ -28,11 +28,13 @@ extension Defaults {
 	}
 }
 
+/// A URL is stored as the JSON text of its `Codable` form, never through Foundation's lossy URL storage.
 extension URL: Defaults.Serializable {
 	/// ``Defaults/URLBridge``: JSON text.
 	public static let bridge = Defaults.URLBridge()
 }
 
+/// A UUID is stored as its upper-case `uuidString`.
 extension UUID: Defaults.Serializable {
 	/// ``Defaults/UUIDBridge``: the `uuidString`.
 	public static let bridge = Defaults.UUIDBridge()

@@ -98,6 +98,7 @@ extension Defaults {
 	}
 }
 
+/// Booleans are stored as property-list booleans, through ``Defaults/BoolBridge``.
 extension Bool: Defaults.Serializable {
 	/// Stored as a property-list boolean.
 	public static let isNativelySupportedType = true
@@ -105,6 +106,7 @@ extension Bool: Defaults.Serializable {
 	public static let bridge = Defaults.BoolBridge()
 }
 
+/// Strings are stored as they are.
 extension String: Defaults.Serializable {
 	/// Stored as a property-list string.
 	public static let isNativelySupportedType = true
@@ -112,6 +114,7 @@ extension String: Defaults.Serializable {
 	public static let bridge = Defaults.NativeBridge<String>()
 }
 
+/// Data is stored as it is.
 extension Data: Defaults.Serializable {
 	/// Stored as property-list data.
 	public static let isNativelySupportedType = true
@@ -119,6 +122,7 @@ extension Data: Defaults.Serializable {
 	public static let bridge = Defaults.NativeBridge<Data>()
 }
 
+/// Dates are stored as property-list dates (exact to the sub-second in the file store).
 extension Date: Defaults.Serializable {
 	/// Stored as a property-list date.
 	public static let isNativelySupportedType = true
@@ -126,6 +130,7 @@ extension Date: Defaults.Serializable {
 	public static let bridge = Defaults.NativeBridge<Date>()
 }
 
+/// Stored as a property-list integer, through ``Defaults/IntegerBridge``, which reads it back exactly.
 extension Int: Defaults.Serializable {
 	/// Stored as a property-list integer.
 	public static let isNativelySupportedType = true
@@ -133,6 +138,7 @@ extension Int: Defaults.Serializable {
 	public static let bridge = Defaults.IntegerBridge<Int>()
 }
 
+/// Stored as a property-list integer; a stored integer out of range does not decode.
 extension Int8: Defaults.Serializable {
 	/// Stored as a property-list integer.
 	public static let isNativelySupportedType = true
@@ -140,6 +146,7 @@ extension Int8: Defaults.Serializable {
 	public static let bridge = Defaults.IntegerBridge<Int8>()
 }
 
+/// Stored as a property-list integer; a stored integer out of range does not decode.
 extension Int16: Defaults.Serializable {
 	/// Stored as a property-list integer.
 	public static let isNativelySupportedType = true
@@ -147,6 +154,7 @@ extension Int16: Defaults.Serializable {
 	public static let bridge = Defaults.IntegerBridge<Int16>()
 }
 
+/// Stored as a property-list integer; a stored integer out of range does not decode.
 extension Int32: Defaults.Serializable {
 	/// Stored as a property-list integer.
 	public static let isNativelySupportedType = true
@@ -154,6 +162,7 @@ extension Int32: Defaults.Serializable {
 	public static let bridge = Defaults.IntegerBridge<Int32>()
 }
 
+/// Stored as a property-list integer, read back exactly on Linux too.
 extension Int64: Defaults.Serializable {
 	/// Stored as a property-list integer.
 	public static let isNativelySupportedType = true
@@ -161,6 +170,7 @@ extension Int64: Defaults.Serializable {
 	public static let bridge = Defaults.IntegerBridge<Int64>()
 }
 
+/// Stored as a property-list integer; values above `Int.max` are stored as `UInt64`.
 extension UInt: Defaults.Serializable {
 	/// Stored as a property-list integer.
 	public static let isNativelySupportedType = true
@@ -168,6 +178,7 @@ extension UInt: Defaults.Serializable {
 	public static let bridge = Defaults.IntegerBridge<UInt>()
 }
 
+/// Stored as a property-list integer; a stored integer out of range does not decode.
 extension UInt8: Defaults.Serializable {
 	/// Stored as a property-list integer.
 	public static let isNativelySupportedType = true
@@ -175,6 +186,7 @@ extension UInt8: Defaults.Serializable {
 	public static let bridge = Defaults.IntegerBridge<UInt8>()
 }
 
+/// Stored as a property-list integer; a stored integer out of range does not decode.
 extension UInt16: Defaults.Serializable {
 	/// Stored as a property-list integer.
 	public static let isNativelySupportedType = true
@@ -182,6 +194,7 @@ extension UInt16: Defaults.Serializable {
 	public static let bridge = Defaults.IntegerBridge<UInt16>()
 }
 
+/// Stored as a property-list integer; a stored integer out of range does not decode.
 extension UInt32: Defaults.Serializable {
 	/// Stored as a property-list integer.
 	public static let isNativelySupportedType = true
@@ -189,6 +202,7 @@ extension UInt32: Defaults.Serializable {
 	public static let bridge = Defaults.IntegerBridge<UInt32>()
 }
 
+/// Stored as a property-list integer, `UInt64.max` included.
 extension UInt64: Defaults.Serializable {
 	/// Stored as a property-list integer.
 	public static let isNativelySupportedType = true
@@ -196,6 +210,7 @@ extension UInt64: Defaults.Serializable {
 	public static let bridge = Defaults.IntegerBridge<UInt64>()
 }
 
+/// Stored as a property-list real, through ``Defaults/FloatingPointBridge``.
 extension Double: Defaults.Serializable {
 	/// Stored as a property-list real.
 	public static let isNativelySupportedType = true
@@ -203,6 +218,7 @@ extension Double: Defaults.Serializable {
 	public static let bridge = Defaults.FloatingPointBridge<Double>()
 }
 
+/// Stored as a property-list real, and read back as the same `Float`, also after a reload on Linux.
 extension Float: Defaults.Serializable {
 	/// Stored as a property-list real.
 	public static let isNativelySupportedType = true
@@ -210,6 +226,7 @@ extension Float: Defaults.Serializable {
 	public static let bridge = Defaults.FloatingPointBridge<Float>()
 }
 
+/// Stored as a property-list real (Foundation on Linux crashes storing a `CGFloat` itself).
 extension CGFloat: Defaults.Serializable {
 	/// Stored as a property-list real (a `Double`).
 	public static let isNativelySupportedType = true

@@ -23,6 +23,7 @@ extension Defaults {
 	}
 }
 
+/// An optional is stored as its wrapped value's stored form; `nil` removes the key.
 extension Optional: Defaults.Serializable where Wrapped: Defaults.Serializable {
 	/// Whether the wrapped type is stored as it is.
 	public static var isNativelySupportedType: Bool { Wrapped.isNativelySupportedType }

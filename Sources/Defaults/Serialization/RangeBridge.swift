@@ -50,14 +50,18 @@ extension Defaults {
 	}
 }
 
+/// A half-open range is a range ``Defaults/RangeBridge`` can store.
 extension Range: Defaults.RangeSerializable {}
+/// A closed range is a range ``Defaults/RangeBridge`` can store.
 extension ClosedRange: Defaults.RangeSerializable {}
 
+/// A range of serializable bounds is stored as `[lowerBound, upperBound]`.
 extension Range: Defaults.Serializable where Bound: Defaults.Serializable {
 	/// ``Defaults/RangeBridge``.
 	public static var bridge: Defaults.RangeBridge<Range> { .init() }
 }
 
+/// A closed range of serializable bounds is stored as `[lowerBound, upperBound]`.
 extension ClosedRange: Defaults.Serializable where Bound: Defaults.Serializable {
 	/// ``Defaults/RangeBridge``.
 	public static var bridge: Defaults.RangeBridge<ClosedRange> { .init() }
