@@ -68,7 +68,26 @@ struct Domain {
 	}
 
 	/// The file's values, read and parsed without a store: nothing is created, moved or locked.
+	///
+	/// Foundation's `UserDefaults` rewrites its file in place, so a file that does not parse may be half written: it
+	/// is judged corrupt only once it reads the same a few times over, as the file store does.
 	func contents() -> DomainContents {
+		var contents = readOnce()
+		for _ in 0..<3 {
+			guard case .corrupt = contents else {
+				break
+			}
+			let bytes = try? Data(contentsOf: url)
+			usleep(50_000)
+			guard (try? Data(contentsOf: url)) != bytes else {
+				break
+			}
+			contents = readOnce()
+		}
+		return contents
+	}
+
+	private func readOnce() -> DomainContents {
 		let data: Data
 		do {
 			data = try Data(contentsOf: url)
