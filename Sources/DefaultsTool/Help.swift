@@ -30,7 +30,8 @@ enum Help {
 	static let exitStatuses = """
 		Exit status:
 		  0   success
-		  1   the domain or key does not exist, find found nothing, verify found differences
+		  1   the domain or key does not exist, find found nothing, verify found differences,
+		      watch --count timed out first
 		  64  usage error: unknown verb or option, missing or extra argument
 		  65  a value that does not parse as its type, a corrupt settings file (it is left untouched),
 		      input that is not a property list with a dictionary at the top
