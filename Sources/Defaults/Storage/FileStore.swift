@@ -167,8 +167,13 @@ extension Defaults {
 		/// Unlike `UserDefaults` on Linux, registered defaults belong to this store only, and are never written.
 		public func registerDefaultValues(_ values: [String: Any]) {
 			memory.withLock { memory in
-				memory.registered.merge(values) { _, new in new }
-				memory.fallback = memory.registered.merging(memory.arguments) { _, argument in argument }
+				// Key by key: keys register one at a time, and rebuilding the fallback each time would be quadratic.
+				for (key, value) in values {
+					memory.registered[key] = value
+					if memory.arguments[key] == nil {
+						memory.fallback[key] = value
+					}
+				}
 			}
 		}
 
@@ -224,7 +229,7 @@ extension Defaults.FileStore {
 		// Foundation's defaults follow `$HOME`, unlike `NSHomeDirectory()`, which reads the password database.
 		let home =
 			environment["HOME"].flatMap { $0.isEmpty ? nil : URL(filePath: $0, directoryHint: .isDirectory) }
-			?? FileManager.default.homeDirectoryForCurrentUser
+			?? URL(filePath: NSHomeDirectory(), directoryHint: .isDirectory)
 		return home.appending(path: ".config", directoryHint: .isDirectory)
 	}
 
