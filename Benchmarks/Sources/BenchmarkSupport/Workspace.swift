@@ -3,8 +3,8 @@ import Synchronization
 
 /// A temporary folder per benchmark process, removed when the process exits.
 ///
-/// `XDG_CONFIG_HOME` points into it before anything else runs, so that Foundation's `UserDefaults` suites and
-/// every file store of the suite live there and the real `~/.config` is never touched.
+/// `XDG_CONFIG_HOME` points to it from the start of the process, so that Foundation's `UserDefaults` suites live
+/// there, beside every file store of the suite, and the real `~/.config` is never touched.
 public final class Workspace: Sendable {
 	/// The folder of this process.
 	public let folder: URL
@@ -15,15 +15,31 @@ public final class Workspace: Sendable {
 	public static let shared = Workspace()
 
 	private init() {
-		folder = FileManager.default.temporaryDirectory.appending(
-			path: "defaults-benchmarks-\(getpid())-\(UUID().uuidString)", directoryHint: .isDirectory)
-		try! FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-		setenv("XDG_CONFIG_HOME", folder.path(percentEncoded: false), 1)
+		if let existing = getenv(Self.variable).map({ String(cString: $0) }),
+			getenv("XDG_CONFIG_HOME").map({ String(cString: $0) }) == existing
+		{
+			folder = URL(filePath: existing, directoryHint: .isDirectory)
+		} else {
+			folder = FileManager.default.temporaryDirectory.appending(
+				path: "defaults-benchmarks-\(getpid())-\(UUID().uuidString)", directoryHint: .isDirectory)
+			try! FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+			let path = folder.path(percentEncoded: false)
+			setenv(Self.variable, path, 1)
+			setenv("XDG_CONFIG_HOME", path, 1)
+			// Foundation reads `XDG_CONFIG_HOME` once, when it loads: a `setenv` now would not move `UserDefaults`
+			// suites off the real `~/.config`. So the program starts again, with the same arguments, process id and
+			// open pipes to the harness, in an environment that has it from the start.
+			execv("/proc/self/exe", CommandLine.unsafeArgv)
+			fatalError("Could not start the benchmark again with XDG_CONFIG_HOME set: errno \(errno)")
+		}
 		// Registered before any store, so it runs after the stores' own exit flushes.
 		atexit {
 			Workspace.shared.removeAll()
 		}
 	}
+
+	/// Names the workspace folder of the process; set together with `XDG_CONFIG_HOME`.
+	private static let variable = "DEFAULTS_BENCHMARKS_WORKSPACE"
 
 	/// A file URL in the workspace.
 	public func file(_ name: String) -> URL {
