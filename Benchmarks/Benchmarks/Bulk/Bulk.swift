@@ -56,14 +56,13 @@ private func registerCollections() {
 
 // MARK: - Flush
 
-/// `Flush N keys / …`: every key of a file of N keys changed (not measured), then written to disk.
+/// `Flush N keys / …`: a file of N keys written to disk after a change (not measured). The file store has every key
+/// changed, its worst case; `UserDefaults` one key, as it rewrites the whole file whatever changed.
 private func registerFlushes() {
 	for count in [1_000, 10_000] {
 		let title = "Flush \(count.formatted()) keys"
 		let names = (0..<count).map { "key\($0)" }
-		// Changing every key of `UserDefaults` costs about 10 µs a key (outside the measurement), hence the long budget.
-		let configuration = Benchmark.Configuration(
-			warmupIterations: 1, maxDuration: .seconds(count > 1_000 ? 6 : 2), maxIterations: 30)
+		let configuration = Benchmark.Configuration(warmupIterations: 1, maxDuration: .seconds(3), maxIterations: 30)
 
 		Benchmark("\(title) / Defaults (FileStore) flush()", configuration: configuration) {
 			(benchmark, store: Defaults.FileStore) in
@@ -84,10 +83,9 @@ private func registerFlushes() {
 
 		Benchmark("\(title) / UserDefaults synchronize()", configuration: configuration) {
 			(benchmark, defaults: UserDefaults) in
-			let round = Int.random(in: 0..<1_000_000)
-			for (index, name) in names.enumerated() {
-				defaults.set(round + index, forKey: name)
-			}
+			// One key changed: `synchronize()` rewrites the whole file whatever changed, and changing all 10,000 through
+			// `set` took longer than this benchmark's whole time budget.
+			defaults.set(Int.random(in: 0..<1_000_000), forKey: names[0])
 			benchmark.startMeasurement()
 			blackHole(defaults.synchronize())
 		} setup: {
