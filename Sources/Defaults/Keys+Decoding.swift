@@ -162,18 +162,25 @@ final class DecodedValueCache<Value>: @unchecked Sendable {
 	private let mutex = Mutex(())
 	private var entry: Entry?
 
-	/// The cached value if it was decoded from `stored` in `store`: the same version where the store keeps versions,
-	/// an equal stored form where it does not.
+	/// The cached value if it was decoded from `stored` in `store`: the same version, or else an equal stored form.
+	///
+	/// A store's version may change for other keys' changes too (the file store keeps one for the whole store), so a
+	/// changed version falls back to comparing the stored forms, which is cheap next to decoding; an equal form
+	/// adopts the new version so that the next read is a plain comparison of numbers again.
 	func value(in store: any Defaults.Store, matching stored: Defaults.VersionedValue) -> Value? {
 		let identifier = ObjectIdentifier(store)
 		return mutex.withLock { _ in
 			guard let entry, entry.store == identifier else {
 				return nil
 			}
-			if stored.version != 0 {
-				return entry.version == stored.version ? entry.value : nil
+			if stored.version != 0, entry.version == stored.version {
+				return entry.value
 			}
-			return Defaults.PropertyList.isEqual(entry.storedForm, stored.value) ? entry.value : nil
+			guard Defaults.PropertyList.isEqual(entry.storedForm, stored.value) else {
+				return nil
+			}
+			self.entry = Entry(store: identifier, version: stored.version, storedForm: stored.value, value: entry.value)
+			return entry.value
 		}
 	}
 

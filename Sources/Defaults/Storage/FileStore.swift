@@ -40,9 +40,15 @@ extension Defaults {
 		/// What readers and writers share; every access is brief and does no I/O.
 		struct Memory {
 			/// The stored values: the file as last read or written, with this process's pending changes on top.
-			var values: [String: Any] = [:]
+			var values: [String: Any] = [:] {
+				didSet { version = Defaults.nextStoreVersion() }
+			}
 			/// Launch-argument values over registered defaults: what reads fall back to, in one lookup.
-			var fallback: [String: Any] = [:]
+			var fallback: [String: Any] = [:] {
+				didSet { version = Defaults.nextStoreVersion() }
+			}
+			/// Changes whenever a value that reads can see changes: keys compare it to skip decoding again.
+			var version: UInt64 = Defaults.nextStoreVersion()
 			var registered: [String: Any] = [:]
 			var arguments: [String: Any] = [:]
 			/// Keys this process set or removed since the last flush: the only keys a flush writes.
@@ -136,6 +142,14 @@ extension Defaults {
 		/// The stored value for `key`, else its launch-argument value, else its registered default.
 		public func storedValue(forKey key: String) -> Any? {
 			memory.withLock { $0.values[key] ?? $0.fallback[key] }
+		}
+
+		/// The value ``storedValue(forKey:)`` returns, with a version that changes whenever any value of the store
+		/// changes: one counter for the whole store keeps writes as cheap as they are.
+		public func versionedValue(forKey key: String) -> VersionedValue? {
+			memory.withLock { memory in
+				(memory.values[key] ?? memory.fallback[key]).map { VersionedValue(value: $0, version: memory.version) }
+			}
 		}
 
 		/// Stores `value` for `key` in memory at once; it reaches the file within about 100 ms.

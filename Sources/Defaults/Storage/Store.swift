@@ -27,7 +27,8 @@ extension Defaults {
 		/// The value stored for `key`, or the registered default, or `nil`.
 		func storedValue(forKey key: String) -> Any?
 
-		/// The value for `key` with a version that changes whenever that key's value changes, or `nil`.
+		/// The value for `key` with a version that changes whenever that key's value changes (it may change more
+		/// often), or `nil`.
 		///
 		/// Keys use the version to tell that a stored value is unchanged without comparing it, so they can skip
 		/// decoding it again. Versions come from ``Defaults/nextStoreVersion()``. A store that keeps no versions

@@ -43,6 +43,23 @@ import Testing
 		#expect(store[key].title == (change == "reset" || change == "removeAll" ? "default" : "second"))
 	}
 
+	@Test func theFileStoreKeepsOneVersionForTheStoreAndStillDecodesOnlyChangedKeys() throws {
+		let folder = try TemporaryDirectory()
+		let store = Defaults.FileStore.at(folder.file("cache.plist"))
+		let counter = DecodeCounter()
+		let key = Defaults.Key<Counted>("counted", default: Counted(value: 0), suite: store, bridge: counter.bridge)
+		let other = Defaults.Key<Int>("other", default: 0, suite: store)
+		store[key] = Counted(value: 1)
+		_ = store[key]
+		store[other] = 2
+		_ = store[key]
+		_ = store[key]
+		#expect(counter.decodes == 1, "another key's write changes the version, not this key's stored form")
+		store[key] = Counted(value: 3)
+		#expect(store[key].value == 3)
+		#expect(counter.decodes == 2)
+	}
+
 	@Test func storesWithoutVersionsCompareTheStoredForm() {
 		let suite = UserDefaultsStoreTests.Suite()
 		let counter = DecodeCounter()
