@@ -187,7 +187,7 @@ def main():
             result_rows(results), arguments.markdown)
         print()
     rows = target_rows(results)
-    print_table(["target", "ratio", "p50 times / counts", "target", "result", "issue"], rows, arguments.markdown)
+    print_table(["measure", "ratio", "p50 times / counts", "target", "result", "issue"], rows, arguments.markdown)
     misses = sum(1 for row in rows if row[4] == "MISS")
     passes = sum(1 for row in rows if row[4] == "PASS")
     print()
