@@ -4,9 +4,9 @@ import Foundation
 import Testing
 
 extension Defaults.Keys {
-	static let window = Key<Window>("window", default: Window(width: 800, height: 600, title: ""))
-	static let mime = Key<Mime>("mime", default: .text)
-	static let recent = Key<[String]>("recent", default: [])
+	fileprivate static let window = Key<Window>("window", default: Window(width: 800, height: 600, title: ""))
+	fileprivate static let mime = Key<Mime>("mime", default: .text)
+	fileprivate static let recent = Key<[String]>("recent", default: [])
 }
 
 /// The example of `Defaults.Snapshot`'s documentation and of Docs/StoredFormContracts.md, as a real test: an app pins
