@@ -62,7 +62,7 @@ extension Defaults {
 		/// ``Defaults/Key/rewriteInCurrentForm(in:)``.
 		public let alsoReading: [AnyBridge<Value>]
 
-		// Natively stored values are read with a cast; only the type's own bridge allows it.
+		// Scalars stored as they are are read with a cast; only the type's own bridge allows it.
 		let readsByCast: Bool
 		let cache = DecodedValueCache<Value>()
 
@@ -84,7 +84,10 @@ extension Defaults {
 			self.dynamicDefault = dynamicDefault
 			self.bridge = bridge ?? .automatic
 			self.alsoReading = alsoReading
-			self.readsByCast = bridge == nil && alsoReading.isEmpty && Value.isNativelySupportedType
+			// A collection would be cast element by element on every read; the cache serves it better.
+			self.readsByCast =
+				bridge == nil && alsoReading.isEmpty && Value.isNativelySupportedType
+				&& StoredForm.isNormalizedScalarType(StoredForm.unwrappingOptional(Value.self))
 			super.init(name: name, suite: suite)
 			if let staticDefault {
 				register(staticDefault)

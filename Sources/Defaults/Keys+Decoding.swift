@@ -152,15 +152,12 @@ extension Defaults.Key {
 /// The last value a key decoded, with the stored form it came from, so that an unchanged stored form is not decoded
 /// again.
 final class DecodedValueCache<Value>: @unchecked Sendable {
-	private struct Entry {
-		let store: ObjectIdentifier
-		let version: UInt64
-		let storedForm: Any
-		let value: Value
-	}
-
+	// Separate fields rather than one optional entry, so that a hit compares in place and copies only the value.
 	private let mutex = Mutex(())
-	private var entry: Entry?
+	private var store: ObjectIdentifier?
+	private var version: UInt64 = 0
+	private var storedForm: Any?
+	private var value: Value?
 
 	/// The cached value if it was decoded from `stored` in `store`: the same version, or else an equal stored form.
 	///
@@ -170,24 +167,28 @@ final class DecodedValueCache<Value>: @unchecked Sendable {
 	func value(in store: any Defaults.Store, matching stored: Defaults.VersionedValue) -> Value? {
 		let identifier = ObjectIdentifier(store)
 		return mutex.withLock { _ in
-			guard let entry, entry.store == identifier else {
+			guard self.store == identifier else {
 				return nil
 			}
-			if stored.version != 0, entry.version == stored.version {
-				return entry.value
+			if stored.version != 0, version == stored.version {
+				return value
 			}
-			guard Defaults.PropertyList.isEqual(entry.storedForm, stored.value) else {
+			guard let storedForm, Defaults.PropertyList.isEqual(storedForm, stored.value) else {
 				return nil
 			}
-			self.entry = Entry(store: identifier, version: stored.version, storedForm: stored.value, value: entry.value)
-			return entry.value
+			version = stored.version
+			return value
 		}
 	}
 
 	func remember(_ value: Value, in store: any Defaults.Store, for stored: Defaults.VersionedValue) {
-		let entry = Entry(
-			store: ObjectIdentifier(store), version: stored.version, storedForm: stored.value, value: value)
-		mutex.withLock { _ in self.entry = entry }
+		let identifier = ObjectIdentifier(store)
+		mutex.withLock { _ in
+			self.store = identifier
+			self.version = stored.version
+			self.storedForm = stored.value
+			self.value = value
+		}
 	}
 }
 

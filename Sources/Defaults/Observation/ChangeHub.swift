@@ -71,8 +71,9 @@ final class ChangeSubscription: @unchecked Sendable {
 	let wantsPrior: Bool
 
 	private struct State {
-		/// `nil` once cancelled.
-		var handler: ((StoredChange) -> Void)?
+		/// `nil` once cancelled. A class rather than a bare closure: handing a closure out of the generic
+		/// `withLock` re-wraps it in a thunk, an allocation per observer per change.
+		var handler: Handler?
 		/// A lifetime tie: `owner` is kept alive until `object` is gone (see `Defaults.Observation.tieToLifetime`).
 		var tie: (owner: AnyObject, object: Weak)?
 	}
@@ -81,12 +82,20 @@ final class ChangeSubscription: @unchecked Sendable {
 		weak var object: AnyObject?
 	}
 
+	private final class Handler {
+		let call: (StoredChange) -> Void
+
+		init(_ call: @escaping (StoredChange) -> Void) {
+			self.call = call
+		}
+	}
+
 	private let state: LockedState<State>
 
 	init(keys: [ObservedKey], wantsPrior: Bool, handler: @escaping (StoredChange) -> Void) {
 		self.keys = keys
 		self.wantsPrior = wantsPrior
-		self.state = LockedState(State(handler: handler))
+		self.state = LockedState(State(handler: Handler(handler)))
 	}
 
 	var isCancelled: Bool {
@@ -107,7 +116,7 @@ final class ChangeSubscription: @unchecked Sendable {
 			cancel()
 			return
 		}
-		handler(change)
+		handler.call(change)
 	}
 
 	/// Removes the subscription from the hub and releases the handler; later changes are not delivered. Safe to call

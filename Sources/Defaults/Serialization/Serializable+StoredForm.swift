@@ -72,6 +72,11 @@ enum StoredForm {
 		S.value(fromStoredForm: stored)
 	}
 
+	/// The wrapped type of an optional type, else `type` itself.
+	static func unwrappingOptional(_ type: Any.Type) -> Any.Type {
+		(type as? any OptionalProtocol.Type)?.wrappedType ?? type
+	}
+
 	/// Whether values of `type` are already in the normalised shape, so that they can be stored as they are.
 	static func isNormalizedScalarType(_ type: Any.Type) -> Bool {
 		type == Int.self || type == String.self || type == Bool.self || type == Double.self || type == Data.self

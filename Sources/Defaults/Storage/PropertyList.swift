@@ -43,7 +43,8 @@ extension Defaults {
 		public static func normalize(_ value: Any) throws(Error) -> Any {
 			// Foundation's parsers hand numbers back as `NSNumber`, which casts to `Int` even when it holds a real:
 			// its own type code is the only reliable account of what was stored.
-			if let number = value as? NSNumber, type(of: value) is NSNumber.Type {
+			// The type test comes first: on Linux `as? NSNumber` also succeeds for a Swift `Int`, by boxing it.
+			if type(of: value) is NSNumber.Type, let number = value as? NSNumber {
 				return normalize(number: number)
 			}
 			switch value {
