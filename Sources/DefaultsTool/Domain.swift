@@ -36,28 +36,21 @@ struct Domain {
 
 	var path: String { url.path(percentEncoded: false) }
 
-	/// `$XDG_CONFIG_HOME` if it is an absolute path, else `$HOME/.config`: the folder the file store uses.
+	/// The folder the file store keeps named suites in.
 	static var configurationFolder: URL {
-		let environment = ProcessInfo.processInfo.environment
-		if let configuration = environment["XDG_CONFIG_HOME"], configuration.hasPrefix("/") {
-			return URL(filePath: configuration, directoryHint: .isDirectory)
-		}
-		let home =
-			environment["HOME"].flatMap { $0.isEmpty ? nil : URL(filePath: $0, directoryHint: .isDirectory) }
-			?? FileManager.default.homeDirectoryForCurrentUser
-		return home.appending(path: ".config", directoryHint: .isDirectory)
+		Defaults.FileStore.directory
 	}
 
 	init(_ reference: DomainReference, verb: String) throws(ToolError) {
 		switch reference {
 		case .named(let name):
-			// The file store's rules for suite names; checked here because opening the store is left until the file
-			// is known to be sound.
-			if name.isEmpty || name == "." || name == ".." || name.contains("\0") {
-				throw .usage("\"\(name)\" is not a domain name.", verb: verb)
+			// The file is found without opening the store: that waits until the file is known to be sound.
+			do {
+				url = try Defaults.FileStore.url(forSuiteNamed: name)
+			} catch {
+				throw .usage("\"\(name)\" is not a domain name: \(error.reason).", verb: verb)
 			}
 			self.name = name
-			url = Self.configurationFolder.appending(path: name + ".plist", directoryHint: .notDirectory)
 		case .file(let path):
 			guard !path.isEmpty else {
 				throw .usage("The domain file path is empty.", verb: verb)

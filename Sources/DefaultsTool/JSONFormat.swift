@@ -68,19 +68,6 @@ enum JSONFormat {
 
 	/// `value` as a JSON string literal.
 	static func string(_ value: String) -> String {
-		var text = "\""
-		for scalar in value.unicodeScalars {
-			switch scalar {
-			case "\"": text += "\\\""
-			case "\\": text += "\\\\"
-			case "\n": text += "\\n"
-			case "\t": text += "\\t"
-			case "\r": text += "\\r"
-			case _ where scalar.value < 0x20:
-				text += "\\u" + String(scalar.value, radix: 16).leftPadded(to: 4)
-			default: text.unicodeScalars.append(scalar)
-			}
-		}
-		return text + "\""
+		TextFormat.quoted(value, numericEscape: "\\u")
 	}
 }

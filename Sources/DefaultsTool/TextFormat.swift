@@ -95,7 +95,9 @@ enum TextFormat {
 	}
 
 	/// `string` in double quotes, with quotes, backslashes and control characters escaped.
-	static func quoted(_ string: String) -> String {
+	///
+	/// OpenStep text and JSON escape alike but for the prefix of a numeric escape: `\U` in the one, `\u` in the other.
+	static func quoted(_ string: String, numericEscape: String = "\\U") -> String {
 		var text = "\""
 		for scalar in string.unicodeScalars {
 			switch scalar {
@@ -105,7 +107,7 @@ enum TextFormat {
 			case "\t": text += "\\t"
 			case "\r": text += "\\r"
 			case _ where scalar.value < 0x20:
-				text += "\\U" + String(scalar.value, radix: 16).leftPadded(to: 4)
+				text += numericEscape + String(scalar.value, radix: 16).leftPadded(to: 4)
 			default: text.unicodeScalars.append(scalar)
 			}
 		}

@@ -93,8 +93,29 @@ extension Defaults {
 		}
 
 		static func suite(named name: String, in directory: URL) throws(InvalidSuiteName) -> FileStore {
+			at(try url(forSuiteNamed: name, in: directory))
+		}
+
+		/// The folder the standard store and named suites live in: `$XDG_CONFIG_HOME` if set to an absolute path,
+		/// else `~/.config`, as for Foundation's `UserDefaults` on Linux.
+		public static var directory: URL {
+			configurationDirectory()
+		}
+
+		/// The file the suite named `name` lives in, found without opening (or creating) it.
+		///
+		/// ```swift
+		/// let file = try Defaults.FileStore.url(forSuiteNamed: "editor")  // ~/.config/editor.plist
+		/// ```
+		///
+		/// - Throws: ``InvalidSuiteName`` when `name` is empty or would leave the folder (`/`, `.`, `..`).
+		public static func url(forSuiteNamed name: String) throws(InvalidSuiteName) -> URL {
+			try url(forSuiteNamed: name, in: directory)
+		}
+
+		static func url(forSuiteNamed name: String, in directory: URL) throws(InvalidSuiteName) -> URL {
 			try InvalidSuiteName.check(name)
-			return at(directory.appending(path: name + ".plist", directoryHint: .notDirectory))
+			return directory.appending(path: name + ".plist", directoryHint: .notDirectory)
 		}
 
 		/// The store of the property-list file at `url`; the same file always gives the same store.

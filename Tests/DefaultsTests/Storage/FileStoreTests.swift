@@ -100,6 +100,15 @@ import Testing
 		#expect(throws: Defaults.FileStore.InvalidSuiteName.self) {
 			try Defaults.FileStore.suite(named: name, in: folder.url)
 		}
+		#expect(throws: Defaults.FileStore.InvalidSuiteName.self) {
+			try Defaults.FileStore.url(forSuiteNamed: name)
+		}
+	}
+
+	@Test func aSuiteFileIsFoundWithoutOpeningIt() throws {
+		let url = try Defaults.FileStore.url(forSuiteNamed: "never-opened")
+		#expect(url == Defaults.FileStore.directory.appending(path: "never-opened.plist"))
+		#expect(!FileManager.default.fileExists(atPath: url.path(percentEncoded: false)))
 	}
 
 	@Test func suiteNamesWithDotsStayInTheFolder() throws {
