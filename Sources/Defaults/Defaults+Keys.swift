@@ -33,6 +33,10 @@ extension Defaults {
 		}
 	}
 
+	/// The type-erased key under the name the well-known Defaults package also uses, so that code that spells it out
+	/// (`[Defaults._AnyKey]`) compiles unchanged. Prefer ``Defaults/Keys``.
+	public typealias _AnyKey = Keys
+
 	/// A typed key: a name, a default value and the store it lives in.
 	///
 	/// ```swift

@@ -151,3 +151,12 @@ private final class Counter: Sendable {
 		}
 	}
 }
+
+@Test func keysCanBeSpelledAsTheWellKnownPackagesAnyKey() {
+	let store = Defaults.InMemoryStore()
+	let first = Defaults.Key<Int>("first", default: 1, suite: store)
+	store[first] = 2
+	let keys: [Defaults._AnyKey] = [first]
+	Defaults.reset(keys)
+	#expect(store[first] == 1)
+}
