@@ -17,6 +17,33 @@ let fileStoreCommands: [String: @Sendable ([String]) -> Int32] = [
 		try! FileStoreCommand.store(arguments[0]).write(value, forKey: arguments[1])
 		return 0
 	},
+	// file-store-write-then-exit <path> <key> <microseconds>: writes, waits so that the exit may fall in the middle of
+	// the write-behind flush, and exits normally.
+	"file-store-write-then-exit": { arguments in
+		guard arguments.count == 3, let pause = UInt32(arguments[2]) else {
+			return FileStoreCommand.usage("file-store-write-then-exit <path> <key> <microseconds>")
+		}
+		FileStoreCommand.store(arguments[0]).setStoredValue(42, forKey: arguments[1])
+		usleep(pause)
+		exit(0)
+	},
+	// file-store-write-as-nobody <path> <key>: as the user `nobody` (when run as root), writes and flushes; prints
+	// whether the flush wrote.
+	"file-store-write-as-nobody": { arguments in
+		guard arguments.count == 2 else {
+			return FileStoreCommand.usage("file-store-write-as-nobody <path> <key>")
+		}
+		if getuid() == 0 {
+			guard setgid(65_534) == 0, setuid(65_534) == 0 else {
+				return 69
+			}
+		}
+		FileStoreCommand.reportFailures()
+		let store = FileStoreCommand.store(arguments[0])
+		store.setStoredValue(1, forKey: arguments[1])
+		print("flushed \(store.flush())")
+		return 0
+	},
 	// file-store-read <store> <key>: prints the value.
 	"file-store-read": { arguments in
 		guard arguments.count >= 2 else {

@@ -161,6 +161,7 @@ final class ChangeSubscription: @unchecked Sendable {
 /// Handlers run synchronously on the writing thread, before the write returns. A write while nothing is observed
 /// anywhere costs one atomic load more than the store's own work.
 final class ChangeHub: Sendable {
+	private let externalDeliveries = NSRecursiveLock()
 	static let shared = ChangeHub()
 
 	private struct Slot {
@@ -276,6 +277,11 @@ final class ChangeHub: Sendable {
 		guard isObservingAnything else {
 			return
 		}
+		// A store's watcher and a flush can report changes from two threads at once; one at a time, each reading the
+		// value as it is when delivered, the last delivery always carries the store's latest value. Recursive, since
+		// a handler may flush, which may report again on the same thread.
+		externalDeliveries.lock()
+		defer { externalDeliveries.unlock() }
 		for name in names.sorted() {
 			let key = ObservedKey(store: store, name: name)
 			guard slots.withLock({ $0[key] != nil }) else {

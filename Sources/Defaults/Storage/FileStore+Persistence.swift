@@ -51,6 +51,21 @@ struct FileIdentity: Equatable {
 	}
 }
 
+/// What a store took from its file: the values, which version of the file they came from, and whether the store may
+/// write over the file.
+struct FileRead {
+	var values: [String: Any]
+	var identity: FileIdentity?
+	/// `false` when the file exists but could not be read, or did not parse and could not be moved aside: writing
+	/// would replace data the store has never seen.
+	var mayReplaceFile = true
+
+	static var empty: FileRead { FileRead(values: [:], identity: nil) }
+
+	/// A file that is there but not ours to replace.
+	static var untouchable: FileRead { FileRead(values: [:], identity: nil, mayReplaceFile: false) }
+}
+
 /// The contents of a store's file at one moment.
 enum FileContents {
 	case missing
@@ -75,28 +90,25 @@ extension Defaults.FileStore {
 		disk.withLock { disk in
 			let loaded = readSettled(disk: &disk, failures: &failures)
 			disk.persisted = loaded.values
+			// An untouchable file keeps no identity, so every flush reads it again before it would write.
 			disk.identity = loaded.identity
 			memory.withLock { $0.values = loaded.values }
 		}
 	}
 
 	/// Reads the file; a file that does not parse is checked again under the lock and moved aside if it is corrupt.
-	private func readSettled(
-		disk: inout DiskState, failures: inout [Defaults.Failure]
-	) -> (
-		values: [String: Any], identity: FileIdentity?
-	) {
+	private func readSettled(disk: inout DiskState, failures: inout [Defaults.Failure]) -> FileRead {
 		switch Self.readFile(atPath: path) {
 		case .missing:
-			return ([:], nil)
+			return .empty
 		case .values(let values, let identity):
-			return (values, identity)
+			return FileRead(values: values, identity: identity)
 		case .inaccessible(let reason):
-			failures.append(storageFailure("The file \(path) could not be read (\(reason)); the store starts empty."))
-			return ([:], nil)
+			failures.append(inaccessibleFailure(reason))
+			return .untouchable
 		case .unreadable:
 			guard lockFile(disk: &disk, failures: &failures) else {
-				return ([:], nil)
+				return .untouchable
 			}
 			defer { unlockFile(disk: disk) }
 			return readUnderLock(failures: &failures)
@@ -107,7 +119,7 @@ extension Defaults.FileStore {
 	///
 	/// A file that does not parse may be in the middle of a rewrite in place by a writer that does not take the lock
 	/// (Foundation's `UserDefaults` does that); it is read again until it stops changing before it is judged.
-	private func readUnderLock(failures: inout [Defaults.Failure]) -> (values: [String: Any], identity: FileIdentity?) {
+	private func readUnderLock(failures: inout [Defaults.Failure]) -> FileRead {
 		var contents = Self.readFile(atPath: path)
 		for _ in 0..<3 {
 			guard case .unreadable(_, let identity, _) = contents else {
@@ -122,23 +134,32 @@ extension Defaults.FileStore {
 		}
 		switch contents {
 		case .missing:
-			return ([:], nil)
+			return .empty
 		case .values(let values, let identity):
-			return (values, identity)
+			return FileRead(values: values, identity: identity)
 		case .inaccessible(let reason):
-			failures.append(storageFailure("The file \(path) could not be read (\(reason)); the store starts empty."))
-			return ([:], nil)
+			failures.append(inaccessibleFailure(reason))
+			return .untouchable
 		case .unreadable(let data, let identity, _) where data.isEmpty:
 			// An empty file holds nothing to keep: it reads as an empty store.
-			return ([:], identity)
+			return FileRead(values: [:], identity: identity)
 		case .unreadable(_, _, let reason):
-			failures.append(moveAside(reason: reason))
-			return ([:], nil)
+			let (failure, isMoved) = moveAside(reason: reason)
+			failures.append(failure)
+			return isMoved ? .empty : .untouchable
 		}
 	}
 
+	private func inaccessibleFailure(_ reason: String) -> Defaults.Failure {
+		storageFailure(
+			"The file \(path) could not be read (\(reason)). The store reads as empty and writes nothing to the file "
+				+ "until it can read it, so that nothing in it is replaced unseen.")
+	}
+
 	/// Renames a corrupt file, which keeps its bytes exactly, so that nothing written later can overwrite them.
-	private func moveAside(reason: String) -> Defaults.Failure {
+	///
+	/// - Returns: the failure to report, and whether the file was moved.
+	private func moveAside(reason: String) -> (Defaults.Failure, isMoved: Bool) {
 		let formatter = DateFormatter()
 		formatter.locale = Locale(identifier: "en_US_POSIX")
 		formatter.timeZone = TimeZone(identifier: "UTC")
@@ -152,13 +173,15 @@ extension Defaults.FileStore {
 		}
 		guard rename(path, destination) == 0 else {
 			let error = String(cString: strerror(errno))
-			return storageFailure(
+			let failure = storageFailure(
 				"The file \(path) is not a property list (\(reason)) and could not be moved aside (\(error)); "
 					+ "the store starts empty and will not write over it until it is moved or fixed.")
+			return (failure, false)
 		}
-		return storageFailure(
+		let failure = storageFailure(
 			"The file \(path) is not a property list (\(reason)). It was moved to \(destination) with its bytes "
 				+ "intact, and the store starts empty.")
+		return (failure, true)
 	}
 
 	static func readFile(atPath path: String) -> FileContents {
@@ -251,25 +274,37 @@ extension Defaults.FileStore {
 		let currentIdentity = FileIdentity.ofFile(atPath: path)
 		if currentIdentity != disk.identity {
 			let reread = readUnderLock(failures: &failures)
+			guard reread.mayReplaceFile else {
+				restoreDirtyKeys(changes)
+				return (false, [])
+			}
 			externallyChanged = Self.changedKeys(from: values, to: reread.values)
 			values = reread.values
 			disk.identity = reread.identity
 			isReread = true
 		}
-		// The store's own copy goes, so that applying the changes does not copy every value.
+		// The store's own copy goes, so that applying the changes does not copy every value; what they replace is
+		// kept, to put the file's values back together if the write fails.
 		disk.persisted = [:]
+		var replaced: [(key: String, value: Any?)] = []
+		replaced.reserveCapacity(changes.count)
 		for change in changes {
+			replaced.append((change.key, values[change.key]))
 			values[change.key] = change.value
 			externallyChanged.remove(change.key)
 		}
 		do {
 			disk.identity = try writeAtomically(values)
 		} catch {
+			for original in replaced.reversed() {
+				values[original.key] = original.value
+			}
 			disk.persisted = values
-			// The identity is left as it was, so the next flush re-reads whatever the file now holds.
 			restoreDirtyKeys(changes)
 			failures.append(storageFailure("The file \(path) could not be written: \(error)."))
-			return (false, externallyChanged)
+			// What was read from the file is taken in all the same: memory must not go on showing values the file
+			// no longer holds.
+			return (false, isReread ? install(values, changedKeys: externallyChanged) : [])
 		}
 		disk.persisted = values
 		if isReread {
@@ -317,6 +352,15 @@ extension Defaults.FileStore {
 		memory.withLock { !$0.dirtyKeys.isEmpty }
 	}
 
+	/// Flushes at process exit: first waits for a flush that is under way (it took the changes it writes out of the
+	/// pending set, so they are not pending, but not on disk either), then writes whatever is still pending.
+	func flushAtExit() {
+		disk.withLock { _ in }
+		if hasPendingChanges {
+			flush()
+		}
+	}
+
 	// MARK: Reloading
 
 	/// Takes in the file if another process changed it since this one last read or wrote it.
@@ -336,6 +380,10 @@ extension Defaults.FileStore {
 			return []
 		}
 		let reread = readSettled(disk: &disk, failures: &failures)
+		guard reread.mayReplaceFile else {
+			// Nothing trustworthy was read: memory keeps what it had rather than going empty.
+			return []
+		}
 		let changed = Self.changedKeys(from: disk.persisted, to: reread.values)
 		disk.persisted = reread.values
 		disk.identity = reread.identity

@@ -346,8 +346,8 @@ enum FileStoreRegistry {
 
 	private static let exitFlush: Void = {
 		atexit {
-			for store in FileStoreRegistry.allStores() where store.hasPendingChanges {
-				store.flush()
+			for store in FileStoreRegistry.allStores() {
+				store.flushAtExit()
 			}
 		}
 	}()

@@ -96,7 +96,13 @@ enum DurableWrites {
 		#endif
 	}
 
+	// Held for a whole flush, so that the flush at exit waits for one under way: Foundation rewrites its file in place,
+	// and a process that ends halfway through leaves it truncated.
+	private static let flushing = NSLock()
+
 	static func flushAll() {
+		flushing.lock()
+		defer { flushing.unlock() }
 		let stores = pending.withLock { state in
 			defer { state = ([:], false) }
 			return Array(state.stores.values)

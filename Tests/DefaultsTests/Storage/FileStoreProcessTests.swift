@@ -150,6 +150,39 @@ import Testing
 		#expect(try Data(contentsOf: folder.file(try #require(asides.first))) == garbage)
 	}
 
+	@Test func anExitInTheMiddleOfTheWriteBehindFlushStillPersistsTheWrite() throws {
+		// A large file makes the flush take long enough for the exit to land inside it.
+		let file = folder.file("large.plist")
+		let seed = Dictionary(uniqueKeysWithValues: (0..<20_000).map { ("seed-\($0)", $0) })
+		try PropertyListSerialization.data(fromPropertyList: seed, format: .binary, options: 0).write(to: file)
+		for pause in stride(from: 90_000, through: 190_000, by: 20_000) {
+			try run("file-store-write-then-exit", file.path, "exit-\(pause)", "\(pause)")
+		}
+		let values = try parse(file)
+		for pause in stride(from: 90_000, through: 190_000, by: 20_000) {
+			#expect(values["exit-\(pause)"] as? Int == 42, "the write before an exit after \(pause) µs")
+		}
+		#expect(values.count == 20_006)
+	}
+
+	@Test func aFileTheStoreCannotReadIsNeverReplaced() throws {
+		// As root, the child drops to `nobody`; otherwise the file is made unreadable to its owner.
+		let shared = try TemporaryDirectory()
+		chmod(shared.url.path, 0o777)
+		let file = shared.file("settings.plist")
+		let original = try PropertyListSerialization.data(
+			fromPropertyList: ["a": 1, "b": 2, "c": 3], format: .xml, options: 0)
+		try original.write(to: file)
+		chmod(file.path, getuid() == 0 ? 0o600 : 0o000)
+		defer { chmod(file.path, 0o600) }
+
+		let result = try run("file-store-write-as-nobody", file.path, "mine")
+		#expect(result.lines.contains("flushed false"), "\(result)")
+		#expect(result.lines.contains { $0.hasPrefix("failure storage:") && $0.contains("could not be read") })
+		chmod(file.path, 0o600)
+		#expect(try Data(contentsOf: file) == original)
+	}
+
 	@Test func anotherProcessSeesAChangeWithinASecondWithoutFlushing() throws {
 		let file = folder.file("watched.plist")
 		let store = Defaults.FileStore.at(file)
