@@ -121,6 +121,24 @@ extension Defaults {
 				alsoReading: alsoReading)
 		}
 
+		/// Creates a key as the well-known Defaults package spells it with `iCloud:`, so that such code compiles.
+		///
+		/// This package has no iCloud synchronisation (there is no iCloud on Linux): with `iCloud: true` the key is
+		/// stored locally only, and that is reported once as a ``Defaults/Failure``.
+		public convenience init(
+			_ name: String, default defaultValue: Value, suite: any Store = Defaults.standardStore, iCloud: Bool
+		) {
+			self.init(name, default: defaultValue, suite: suite)
+			if iCloud {
+				Defaults.report(
+					Defaults.Failure(
+						keyName: name, reason: .unsupported,
+						message:
+							"The key '\(name)' asks for iCloud synchronisation, which this package does not have; it is stored locally only."
+					))
+			}
+		}
+
 		/// Creates a key that stores its values through `bridge`, any ``Defaults/Bridge`` for the value type.
 		///
 		/// ```swift

@@ -54,6 +54,15 @@ extension Defaults {
 	///
 	/// Use it for keys you only know by name; prefer ``reset(_:)-(Keys...)`` where you have the key.
 	public static func reset(_ keys: String..., suite: any Store = Defaults.standardStore) {
+		reset(keys, suite: suite)
+	}
+
+	/// Removes the stored values named `keys` from `suite`.
+	///
+	/// ```swift
+	/// Defaults.reset(["quality", "name"], suite: store)
+	/// ```
+	public static func reset(_ keys: [String], suite: any Store = Defaults.standardStore) {
 		for name in keys {
 			suite.removeValue(forKey: name)
 		}

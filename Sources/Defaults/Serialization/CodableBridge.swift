@@ -36,6 +36,33 @@ extension Defaults {
 	}
 }
 
+extension Defaults {
+	/// A bridge that stores a `Codable` value as JSON text, for a custom bridge that only needs to name its type.
+	///
+	/// ```swift
+	/// struct SettingsBridge: Defaults.CodableBridge {
+	/// 	typealias Value = Settings
+	/// }
+	/// ```
+	///
+	/// It writes what ``Defaults/TopLevelCodableBridge`` writes.
+	public protocol CodableBridge: Bridge where Serializable == String, Value: Codable {}
+}
+
+extension Defaults.CodableBridge {
+	/// Returns the JSON text of `value`, or `nil` if encoding fails.
+	public func serialize(_ value: Value?) -> String? {
+		value.flatMap { try? JSONText.encode($0) }
+	}
+
+	/// Returns the value decoded from the JSON text `object`, or `nil` if it does not decode.
+	public func deserialize(_ object: String?) -> Value? {
+		object.flatMap { try? JSONText.decode(Value.self, from: $0) }
+	}
+}
+
+extension Defaults.TopLevelCodableBridge: Defaults.CodableBridge {}
+
 /// The one JSON configuration every Codable stored form uses.
 enum JSONText {
 	static func encode<Value: Encodable>(_ value: Value) throws -> String {

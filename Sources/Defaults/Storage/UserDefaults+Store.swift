@@ -72,6 +72,11 @@ extension UserDefaults: Defaults.Store {
 	}
 }
 
+extension Defaults.Store where Self == UserDefaults {
+	/// `UserDefaults.standard`, so that `suite: .standard`, as written for the well-known Defaults package, compiles.
+	public static var standard: UserDefaults { UserDefaults.standard }
+}
+
 /// Gets `UserDefaults` writes to disk on platforms where Foundation does not do it by itself.
 enum DurableWrites {
 	private static let pending = LockedState<(stores: [ObjectIdentifier: UserDefaults], isScheduled: Bool)>(

@@ -160,3 +160,32 @@ private final class Counter: Sendable {
 	Defaults.reset(keys)
 	#expect(store[first] == 1)
 }
+
+@Suite struct WellKnownSpellingTests {
+	@Test func codeWrittenForTheWellKnownPackageCompiles() {
+		FailureRecorder.start()
+		let name = uniqueKeyName("iCloud")
+		let synced = Defaults.Key<Bool>(name, default: false, suite: .standard, iCloud: true)
+		#expect(synced.suite === UserDefaults.standard)
+		#expect(FailureRecorder.failures(forKey: name).first?.reason == .unsupported)
+
+		let store = Defaults.InMemoryStore()
+		let quality = Defaults.Key<Double>("quality", default: 0.8, suite: store)
+		store[quality] = 0.1
+		Defaults.reset(["quality"], suite: store)
+		#expect(store[quality] == 0.8)
+	}
+
+	@Test func aCodableBridgeNeedsOnlyItsValueType() {
+		let store = Defaults.InMemoryStore()
+		let key = Defaults.Key<Window>(
+			"window", default: Window(width: 0, height: 0, title: ""), suite: store, bridge: WindowBridge())
+		store[key] = Window(width: 1, height: 2, title: "t")
+		#expect(store.storedValue(forKey: "window") as? String == "{\"height\":2,\"title\":\"t\",\"width\":1}")
+		#expect(store[key] == Window(width: 1, height: 2, title: "t"))
+	}
+}
+
+private struct WindowBridge: Defaults.CodableBridge {
+	typealias Value = Window
+}
