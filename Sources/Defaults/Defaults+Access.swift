@@ -22,7 +22,6 @@ extension Defaults.Store {
 						message: "Nothing was written for the key '\(key.name)'. \(error.description)"))
 				return
 			}
-			DecodingFailures.forget(key: key.name, in: self)
 			commit(stored, forKey: key.name)
 		}
 	}

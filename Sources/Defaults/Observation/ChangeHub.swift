@@ -237,6 +237,8 @@ final class ChangeHub: Sendable {
 	}
 
 	private static func apply(_ stored: Any?, forKey name: String, in store: some Defaults.Store) {
+		// Whatever is stored now is new: if it does not decode either, that is worth a report of its own.
+		DecodingFailures.forget(key: name, in: store)
 		if let stored {
 			store.setStoredValue(stored, forKey: name)
 		} else {

@@ -81,3 +81,17 @@ import Testing
 		#expect(FailureRecorder.failures(forKey: name).first?.reason == .encodingFailed)
 	}
 }
+
+@Test func aNewBadValueIsReportedAgainAfterAWriteThroughTheSeam() throws {
+	FailureRecorder.start()
+	let name = uniqueKeyName()
+	let store = try Defaults.InMemoryStore(values: [name: "bad"])
+	let key = Defaults.Key<Int>(name, default: 0, suite: store)
+	_ = store[key]
+	try store.write("worse", forKey: name)
+	_ = store[key]
+	key.reset()
+	try store.write("worst", forKey: name)
+	_ = store[key]
+	#expect(FailureRecorder.failures(forKey: name).count == 3)
+}
