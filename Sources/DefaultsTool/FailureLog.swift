@@ -10,7 +10,6 @@ final class FailureLog: Sendable {
 
 	private struct State {
 		var storageFailures: [String] = []
-		var printsAtOnce = false
 	}
 
 	private let state = Mutex(State())
@@ -20,16 +19,6 @@ final class FailureLog: Sendable {
 		Defaults.failureHandler = { [self] failure in
 			record(failure)
 		}
-	}
-
-	/// Prints storage failures as they happen from now on, for commands that keep running.
-	func printAtOnce() {
-		let pending = state.withLock { state in
-			state.printsAtOnce = true
-			defer { state.storageFailures = [] }
-			return state.storageFailures
-		}
-		pending.forEach(Output.error)
 	}
 
 	/// The storage failures reported since the last call, as one message, or `nil` if there were none.
@@ -45,14 +34,8 @@ final class FailureLog: Sendable {
 		guard failure.reason == .storage else {
 			return
 		}
-		let printsAtOnce = state.withLock { state in
-			if !state.printsAtOnce {
-				state.storageFailures.append(failure.message)
-			}
-			return state.printsAtOnce
-		}
-		if printsAtOnce {
-			Output.error(failure.message)
+		state.withLock { state in
+			state.storageFailures.append(failure.message)
 		}
 	}
 }

@@ -14,8 +14,10 @@ extension Verb {
 		summary: "print each change to a domain as it happens, from any process",
 		details: """
 			Prints "key = value" (on one line) each time a key of the domain changes, or "key (removed)", until
-			interrupted (Ctrl-C or SIGTERM ends it with status 0). With keys, only those are watched. Changes made by
-			other processes are seen within moments; only keys whose value actually changed are printed.
+			interrupted (Ctrl-C or SIGTERM ends it with status 0). With keys, only those are watched. The file is
+			checked ten times a second, so changes made by other processes are seen within moments; only keys whose
+			value actually changed are printed. The file is only read: never locked, moved or changed. If it stops
+			parsing during the watch, a warning goes to standard error and the watch goes on until it is rewritten.
 			--json prints one JSON object a line: {"key": …, "value": …} or {"key": …, "removed": true}.
 			  --count <n>          exit after <n> changes
 			  --timeout <seconds>  exit after that long: with status 0, or 1 when --count was given and fewer
@@ -32,108 +34,201 @@ extension Verb {
 			throw .usage("--count needs a positive whole number.", verb: "watch")
 		}
 		let timeout = try arguments.number("--timeout")
-		let store = try domain.openStore()
-		FailureLog.shared.printAtOnce()
 		let watcher = ChangePrinter(
-			store: store, keys: keys.isEmpty ? nil : Set(keys), isJSON: context.isJSON, limit: count ?? nil)
-		watcher.run(timeout: timeout, domainPath: domain.path)
+			domain: domain, keys: keys.isEmpty ? nil : Set(keys), isJSON: context.isJSON, limit: count ?? nil)
+		try watcher.run(timeout: timeout)
 	}
 }
 
-/// Prints the changes of a store's keys: on each signal from the store's observers, and on a short timer when the
-/// whole domain is watched, since observers hear only of keys they name and a new key has no observer yet.
+/// What `stat` tells of a file: when any of it differs, the file was replaced or written to.
+struct FileIdentity: Equatable {
+	var device: UInt64
+	var inode: UInt64
+	var size: Int64
+	var modified: timespec
+	var changed: timespec
+
+	/// The identity of the file at `path`, or `nil` when there is none (or it cannot be examined).
+	init?(path: String) {
+		var info = stat()
+		guard stat(path, &info) == 0 else {
+			return nil
+		}
+		device = UInt64(info.st_dev)
+		inode = UInt64(info.st_ino)
+		size = Int64(info.st_size)
+		#if canImport(Darwin)
+			modified = info.st_mtimespec
+			changed = info.st_ctimespec
+		#else
+			modified = info.st_mtim
+			changed = info.st_ctim
+		#endif
+	}
+
+	/// The last modification, in seconds since 1970.
+	var modificationTime: Double {
+		Double(modified.tv_sec) + Double(modified.tv_nsec) / 1e9
+	}
+
+	static func == (lhs: Self, rhs: Self) -> Bool {
+		lhs.device == rhs.device && lhs.inode == rhs.inode && lhs.size == rhs.size
+			&& lhs.modified.tv_sec == rhs.modified.tv_sec && lhs.modified.tv_nsec == rhs.modified.tv_nsec
+			&& lhs.changed.tv_sec == rhs.changed.tv_sec && lhs.changed.tv_nsec == rhs.changed.tv_nsec
+	}
+}
+
+/// Prints the changes of a domain's keys by polling its file, without ever opening a store on it.
 ///
-/// `@unchecked`: the values are property-list values, which `Any` cannot promise to be `Sendable`; `lock` guards
-/// them, and they are only copied out of the store.
+/// A file store would move a file that stops parsing aside; the watch only reads the file, so a corrupt file stays
+/// exactly as it is: the watch warns once and waits for it to parse again.
+///
+/// `@unchecked`: the values are property-list values, which `Any` cannot promise to be `Sendable`; every property
+/// that changes is used only on `queue`.
 final class ChangePrinter: @unchecked Sendable {
-	private let store: Defaults.FileStore
+	/// How often the file's identity is checked.
+	static let interval = DispatchTimeInterval.milliseconds(100)
+	/// A file modified this recently (in seconds) is read again at the next check even if its identity is the same:
+	/// file times have a coarse clock, so a second write of the same size may leave them as they were.
+	static let recentness = 1.0
+
+	private let domain: Domain
 	/// `nil` when every key is watched.
 	private let keys: Set<String>?
 	private let isJSON: Bool
 	private let limit: Int?
+	private let queue = DispatchQueue(label: "defaults.watch")
 
-	private struct State {
-		/// The values last printed (or found at the start).
-		var values: [String: Any]
-		var printed = 0
-	}
+	/// The values last printed (or found at the start).
+	private var values: [String: Any] = [:]
+	private var printed = 0
+	/// The file as it was when last read; `nil` when there was none.
+	private var identity: FileIdentity?
+	/// The file was modified so recently when last read that it must be read again.
+	private var isRecent = false
+	/// The file did not parse (or could not be read) when last read: a warning was printed for this episode.
+	private var isUnreadable = false
 
-	private let lock = NSLock()
-	private var state = State(values: [:])
-
-	init(store: Defaults.FileStore, keys: Set<String>?, isJSON: Bool, limit: Int?) {
-		self.store = store
+	init(domain: Domain, keys: Set<String>?, isJSON: Bool, limit: Int?) {
+		self.domain = domain
 		self.keys = keys
 		self.isJSON = isJSON
 		self.limit = limit
 	}
 
 	/// Watches until interrupted, the count is reached or the time is up; never returns.
-	func run(timeout: Double?, domainPath: String) -> Never {
-		let observedKeys: [Defaults.Keys] = (keys.map(Array.init) ?? store.storedKeys()).sorted().map { name in
-			Defaults.Key<Defaults.AnySerializable?>(name, suite: store)
+	///
+	/// - Throws: when the file is corrupt or cannot be read at the start.
+	func run(timeout: Double?) throws(ToolError) -> Never {
+		// The identity comes first: a change between it and the reading is seen as a change at the first check.
+		let startIdentity = FileIdentity(path: domain.path)
+		let initial = try domain.values(mustExist: false)
+		queue.sync {
+			identity = startIdentity
+			isRecent = Self.isRecent(startIdentity)
+			values = watched(initial)
 		}
-		let observation = Defaults.observe(keys: observedKeys, options: []) { [self] in
-			printChanges()
-		}
-		let initial = currentValues()
-		lock.withLock { state.values = initial }
-		var timer: (any DispatchSourceTimer)?
-		if keys == nil {
-			timer = DispatchSource.makeTimerSource(queue: .global())
-			timer?.schedule(deadline: .now() + .milliseconds(200), repeating: .milliseconds(200))
-			timer?.setEventHandler { [self] in printChanges() }
-			timer?.resume()
-		}
+		let timer = DispatchSource.makeTimerSource(queue: queue)
+		timer.schedule(deadline: .now() + Self.interval, repeating: Self.interval, leeway: .milliseconds(10))
+		timer.setEventHandler { [self] in check() }
+		timer.resume()
 		// A plain handler rather than a dispatch signal source, which on Linux sees a signal only if every thread
-		// blocks it, and the store's watcher thread does not. Output is unbuffered and a watch writes nothing, so
-		// there is nothing to flush: `_exit` is safe in a handler, `exit` is not.
+		// blocks it, and Dispatch's threads do not. Output is unbuffered and a watch writes nothing, so there is
+		// nothing to flush: `_exit` is safe in a handler, `exit` is not.
 		for signalNumber in [SIGINT, SIGTERM] {
 			signal(signalNumber) { _ in _exit(0) }
 		}
 		if let timeout {
-			DispatchQueue.main.asyncAfter(deadline: .now() + timeout) { [self] in
-				let isShort = limit.map { limit in lock.withLock { state.printed < limit } } ?? false
+			queue.asyncAfter(deadline: .now() + timeout) { [self] in
+				let isShort = limit.map { printed < $0 } ?? false
 				if isShort {
 					Output.error("The time ran out before \(limit!) changes came.")
 				}
 				exit((isShort ? ExitStatus.notFound : .success).rawValue)
 			}
 		}
-		Output.errorText("Watching \(domainPath)\n")
-		withExtendedLifetime((observation, timer)) {
+		Output.errorText("Watching \(domain.path)\n")
+		withExtendedLifetime(timer) {
 			dispatchMain()
 		}
 	}
 
-	/// The watched keys' values as the store holds them now.
-	private func currentValues() -> [String: Any] {
-		let all = store.dictionaryRepresentation
+	private static func isRecent(_ identity: FileIdentity?) -> Bool {
+		guard let identity else {
+			return false
+		}
+		return identity.modificationTime > Date().timeIntervalSince1970 - recentness
+	}
+
+	/// `all` restricted to the watched keys.
+	private func watched(_ all: [String: Any]) -> [String: Any] {
 		guard let keys else {
 			return all
 		}
 		return all.filter { keys.contains($0.key) }
 	}
 
-	/// Prints each watched key whose value differs from the one last printed; exits once the count is reached.
-	private func printChanges() {
-		let current = currentValues()
-		lock.withLock {
-			let names = Set(state.values.keys).union(current.keys).sorted()
-			for name in names {
-				let old = state.values[name]
-				let new = current[name]
-				switch (old, new) {
-				case (nil, nil): continue
-				case (let old?, let new?) where Defaults.PropertyList.isEqual(old, new): continue
-				default: break
-				}
-				state.values[name] = new
-				Output.line(line(key: name, value: new))
-				state.printed += 1
-				if let limit, state.printed >= limit {
-					exit(ExitStatus.success.rawValue)
-				}
+	/// Reads the file if it changed since it was last read, and prints what changed in it. On `queue`.
+	private func check() {
+		let current = FileIdentity(path: domain.path)
+		guard current != identity || isRecent else {
+			return
+		}
+		// Foundation empties the file before it writes it again: an emptied file counts once it stays empty.
+		if current?.size == 0, !values.isEmpty {
+			usleep(50_000)
+			guard FileIdentity(path: domain.path) == current else {
+				return
+			}
+		}
+		identity = current
+		isRecent = Self.isRecent(current)
+		let contents = domain.contents()
+		switch contents {
+		case .missing:
+			isUnreadable = false
+			printChanges(to: [:])
+		case .values(let all):
+			// Emptied after the check above, and so probably being written again: read again at the next check.
+			if all.isEmpty, !values.isEmpty, FileIdentity(path: domain.path) != current {
+				isRecent = true
+				return
+			}
+			isUnreadable = false
+			printChanges(to: watched(all))
+		case .corrupt(let reason):
+			warnOnce(
+				"The file \(domain.path) is corrupt (\(reason)); it is left as it is, and the watch waits for it to "
+					+ "be rewritten.")
+		case .inaccessible(let reason):
+			warnOnce("\(domain.path) cannot be read (\(reason)); the watch goes on until it can.")
+		}
+	}
+
+	private func warnOnce(_ message: String) {
+		if !isUnreadable {
+			isUnreadable = true
+			Output.error(message)
+		}
+	}
+
+	/// Prints each watched key whose value in `current` differs from the one last printed; exits once the count is
+	/// reached.
+	private func printChanges(to current: [String: Any]) {
+		let names = Set(values.keys).union(current.keys).sorted()
+		for name in names {
+			let old = values[name]
+			let new = current[name]
+			switch (old, new) {
+			case (nil, nil): continue
+			case (let old?, let new?) where Defaults.PropertyList.isEqual(old, new): continue
+			default: break
+			}
+			values[name] = new
+			Output.line(line(key: name, value: new))
+			printed += 1
+			if let limit, printed >= limit {
+				exit(ExitStatus.success.rawValue)
 			}
 		}
 	}
