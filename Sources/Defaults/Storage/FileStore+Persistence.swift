@@ -98,21 +98,15 @@ extension Defaults.FileStore {
 
 	/// Reads the file; a file that does not parse is checked again under the lock and moved aside if it is corrupt.
 	private func readSettled(disk: inout DiskState, failures: inout [Defaults.Failure]) -> FileRead {
-		switch Self.readFile(atPath: path) {
-		case .missing:
-			return .empty
-		case .values(let values, let identity):
-			return FileRead(values: values, identity: identity)
-		case .inaccessible(let reason):
-			failures.append(inaccessibleFailure(reason))
-			return .untouchable
-		case .unreadable:
-			guard lockFile(disk: &disk, failures: &failures) else {
-				return .untouchable
-			}
-			defer { unlockFile(disk: disk) }
-			return readUnderLock(failures: &failures)
+		let contents = Self.readFile(atPath: path)
+		guard case .unreadable = contents else {
+			return take(contents, failures: &failures)
 		}
+		guard lockFile(disk: &disk, failures: &failures) else {
+			return .untouchable
+		}
+		defer { unlockFile(disk: disk) }
+		return readUnderLock(failures: &failures)
 	}
 
 	/// Reads the file while holding the cross-process lock, so that no store of this package renames it meanwhile.
@@ -132,6 +126,12 @@ extension Defaults.FileStore {
 			}
 			contents = Self.readFile(atPath: path)
 		}
+		return take(contents, failures: &failures)
+	}
+
+	/// What the store takes from `contents`; a corrupt file is moved aside, so this is for the lock holder only
+	/// when `contents` is `.unreadable`.
+	private func take(_ contents: FileContents, failures: inout [Defaults.Failure]) -> FileRead {
 		switch contents {
 		case .missing:
 			return .empty
