@@ -300,7 +300,12 @@ enum BinaryPropertyList {
 				return Data(bytes[try checkedRange(start, length)])
 			case 0x50...0x5F:
 				let (length, start) = try count(marker: marker, at: offset)
-				return String(decoding: bytes[try checkedRange(start, length)], as: UTF8.self)
+				// Strict, so that a file is never rewritten with replacement characters where its bytes were; a string
+				// this reader refuses goes to Foundation's parser.
+				guard let string = String(validating: bytes[try checkedRange(start, length)], as: UTF8.self) else {
+					throw Error(description: "a string is not valid UTF-8")
+				}
+				return string
 			case 0x60...0x6F:
 				let (length, start) = try count(marker: marker, at: offset)
 				let range = try checkedRange(start, length * 2)
@@ -309,7 +314,10 @@ enum BinaryPropertyList {
 				for position in stride(from: range.lowerBound, to: range.upperBound, by: 2) {
 					units.append(UInt16(bytes[position]) << 8 | UInt16(bytes[position + 1]))
 				}
-				return String(decoding: units, as: UTF16.self)
+				guard let string = String(validating: units, as: UTF16.self) else {
+					throw Error(description: "a string is not valid UTF-16")
+				}
+				return string
 			case 0xA0...0xAF:
 				let (length, start) = try count(marker: marker, at: offset)
 				_ = try checkedRange(start, length * referenceSize)

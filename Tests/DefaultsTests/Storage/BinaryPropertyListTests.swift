@@ -17,6 +17,16 @@ import Testing
 		]
 	}
 
+	@Test func aStringThatIsNotValidTextIsRefusedRatherThanRepaired() throws {
+		var data = try BinaryPropertyList.encode(["key": "zq"])
+		let index = try #require(
+			data.indices.first { data[$0] == UInt8(ascii: "z") && data[$0 + 1] == UInt8(ascii: "q") })
+		data[index] = 0xFF
+		#expect(throws: BinaryPropertyList.Error.self) {
+			try BinaryPropertyList.decode(data)
+		}
+	}
+
 	@Test func foundationReadsWhatTheCodecWrites() throws {
 		let data = try BinaryPropertyList.encode(Self.sample)
 		var format = PropertyListSerialization.PropertyListFormat.xml
