@@ -40,29 +40,19 @@ extension Defaults {
 
 		/// Wraps any bridge for `Value`; its stored form goes through the normaliser like every other.
 		public init<Wrapped: Bridge>(_ bridge: Wrapped) where Wrapped.Value == Value {
+			self.init(bridge, name: "\(Wrapped.self)")
+		}
+
+		init<Wrapped: Bridge>(_ bridge: Wrapped, name: String) where Wrapped.Value == Value {
 			self.init(
-				name: "\(Wrapped.self)",
+				name: name,
 				encode: { value throws(SerializationError) in
-					guard let serialized = bridge.serialize(value) else {
-						throw SerializationError(
-							typeName: "\(Value.self)", reason: "its bridge \(Wrapped.self) returned nil")
-					}
-					do throws(PropertyList.Error) {
-						return try PropertyList.normalize(serialized)
-					} catch {
-						throw SerializationError(typeName: "\(Value.self)", reason: error.description)
-					}
+					try StoredForm.encode(value, with: bridge, typeName: "\(Value.self)")
 				},
 				decode: { stored in
 					StoredForm.decode(stored, as: Wrapped.Serializable.self).flatMap(bridge.deserialize)
 				},
-				diagnose: { stored in
-					guard let serializable = StoredForm.decode(stored, as: Wrapped.Serializable.self) else {
-						return "\(Wrapped.self) expects a \(Wrapped.Serializable.self), and the stored value is not one"
-					}
-					_ = serializable
-					return "\(Wrapped.self) did not accept it"
-				})
+				diagnose: { stored in BridgeDiagnosis.reason(decoding: stored, through: bridge) })
 		}
 
 		/// The stored form of `value`: a normalised property-list value, or `nil` to remove the key.
@@ -110,46 +100,10 @@ extension Defaults.AnyBridge where Value: RawRepresentable, Value.RawValue: Defa
 
 extension Defaults.AnyBridge where Value: Codable {
 	/// JSON text in a string, with sorted keys: the form the well-known Defaults package writes for `Codable`.
-	public static var json: Self {
-		Self(
-			name: "JSON text",
-			encode: { value throws(Defaults.SerializationError) in
-				do {
-					return try JSONText.encode(value)
-				} catch {
-					throw Defaults.SerializationError(
-						typeName: "\(Value.self)", reason: "JSON encoding failed: \(error)")
-				}
-			},
-			decode: { stored in (stored as? String).flatMap { try? JSONText.decode(Value.self, from: $0) } },
-			diagnose: { stored in
-				guard let text = stored as? String else {
-					return "JSON text is stored as a String, and the stored value is a \(type(of: stored))"
-				}
-				return BridgeDiagnosis.jsonFailure(decoding: Data(text.utf8), as: Value.self)
-			})
-	}
+	public static var json: Self { Self(Defaults.TopLevelCodableBridge<Value>(), name: "JSON text") }
 
 	/// JSON as `Data`: the form several other Swift settings libraries write for `Codable` values.
-	public static var jsonData: Self {
-		Self(
-			name: "JSON data",
-			encode: { value throws(Defaults.SerializationError) in
-				do {
-					return Data(try JSONText.encode(value).utf8)
-				} catch {
-					throw Defaults.SerializationError(
-						typeName: "\(Value.self)", reason: "JSON encoding failed: \(error)")
-				}
-			},
-			decode: { stored in (stored as? Data).flatMap { try? JSONDecoder().decode(Value.self, from: $0) } },
-			diagnose: { stored in
-				guard let data = stored as? Data else {
-					return "JSON data is stored as Data, and the stored value is a \(type(of: stored))"
-				}
-				return BridgeDiagnosis.jsonFailure(decoding: data, as: Value.self)
-			})
-	}
+	public static var jsonData: Self { Self(JSONDataBridge<Value>(), name: "JSON data") }
 }
 
 extension Defaults.AnyBridge where Value: NSObject & NSSecureCoding {

@@ -9,15 +9,18 @@ protocol DiagnosingBridge {
 /// Turns a failed decode into a sentence that says what was expected and what was found.
 enum BridgeDiagnosis {
 	static func reason<Value: Defaults.Serializable>(decoding stored: Any, as type: Value.Type) -> String {
-		if let diagnosing = Value.bridge as? any DiagnosingBridge {
+		reason(decoding: stored, through: Value.bridge)
+	}
+
+	/// Why `bridge` refuses `stored`: its own account if it gives one, else what it expects and what was found.
+	static func reason<Wrapped: Defaults.Bridge>(decoding stored: Any, through bridge: Wrapped) -> String {
+		if let diagnosing = bridge as? any DiagnosingBridge {
 			return diagnosing.reasonForFailure(decoding: stored)
 		}
-		if Value.Bridge.Serializable.self != Any.self,
-			StoredForm.decode(stored, as: Value.Bridge.Serializable.self) == nil
-		{
-			return "\(Value.Bridge.self) expects a \(Value.Bridge.Serializable.self), and found \(describe(stored))"
+		if Wrapped.Serializable.self != Any.self, StoredForm.decode(stored, as: Wrapped.Serializable.self) == nil {
+			return "\(Wrapped.self) expects a \(Wrapped.Serializable.self), and found \(describe(stored))"
 		}
-		return "\(Value.Bridge.self) did not accept \(describe(stored))"
+		return "\(Wrapped.self) did not accept \(describe(stored))"
 	}
 
 	/// The reason the element at the first failing position does not decode.
@@ -67,6 +70,15 @@ extension Defaults.TopLevelCodableBridge: DiagnosingBridge {
 			return "JSON text is stored as a String, and found \(BridgeDiagnosis.describe(stored))"
 		}
 		return BridgeDiagnosis.jsonFailure(decoding: Data(text.utf8), as: Value.self)
+	}
+}
+
+extension JSONDataBridge: DiagnosingBridge {
+	func reasonForFailure(decoding stored: Any) -> String {
+		guard let data = stored as? Data else {
+			return "JSON data is stored as Data, and found \(BridgeDiagnosis.describe(stored))"
+		}
+		return BridgeDiagnosis.jsonFailure(decoding: data, as: Value.self)
 	}
 }
 

@@ -17,22 +17,6 @@ extension Defaults {
 
 		/// Creates the bridge.
 		public init() {}
-
-		/// Returns the JSON text of `value`, or `nil` if encoding fails.
-		public func serialize(_ value: Value?) -> String? {
-			guard let value else {
-				return nil
-			}
-			return try? JSONText.encode(value)
-		}
-
-		/// Returns the value decoded from the JSON text `object`, or `nil` if it does not decode.
-		public func deserialize(_ object: String?) -> Value? {
-			guard let object else {
-				return nil
-			}
-			return try? JSONText.decode(Value.self, from: object)
-		}
 	}
 }
 
@@ -45,7 +29,7 @@ extension Defaults {
 	/// }
 	/// ```
 	///
-	/// It writes what ``Defaults/TopLevelCodableBridge`` writes.
+	/// ``Defaults/TopLevelCodableBridge``, the bridge every `Codable` type gets, is one of these.
 	public protocol CodableBridge: Bridge where Serializable == String, Value: Codable {}
 }
 
@@ -62,6 +46,18 @@ extension Defaults.CodableBridge {
 }
 
 extension Defaults.TopLevelCodableBridge: Defaults.CodableBridge {}
+
+/// Stores a `Codable` value as JSON `Data`: the form other settings libraries write, read through
+/// ``Defaults/AnyBridge/jsonData``.
+struct JSONDataBridge<Value: Codable>: Defaults.Bridge {
+	func serialize(_ value: Value?) -> Data? {
+		value.flatMap { try? JSONText.encode($0) }.map { Data($0.utf8) }
+	}
+
+	func deserialize(_ object: Data?) -> Value? {
+		object.flatMap { try? JSONDecoder().decode(Value.self, from: $0) }
+	}
+}
 
 /// The one JSON configuration every Codable stored form uses.
 enum JSONText {

@@ -28,15 +28,7 @@ extension Defaults.Serializable {
 		if isNativelySupportedType, StoredForm.isNormalizedScalarType(Self.self) {
 			return value
 		}
-		guard let serialized = bridge.serialize(value as? Bridge.Value) else {
-			throw Defaults.SerializationError(
-				typeName: "\(Self.self)", reason: "its bridge \(Bridge.self) returned nil")
-		}
-		do {
-			return try Defaults.PropertyList.normalize(serialized)
-		} catch {
-			throw Defaults.SerializationError(typeName: "\(Self.self)", reason: error.description)
-		}
+		return try StoredForm.encode(value as? Bridge.Value, with: bridge, typeName: "\(Self.self)")
 	}
 
 	/// The value that the normalised property-list value `stored` stands for, or `nil` if it does not decode.
@@ -60,6 +52,20 @@ extension Defaults.Serializable {
 
 /// Decoding of normalised property-list values into bridges' `Serializable` types.
 enum StoredForm {
+	/// What `bridge` serialises `value` to, normalised: the one way every bridge's output reaches a store.
+	static func encode<Wrapped: Defaults.Bridge>(
+		_ value: Wrapped.Value?, with bridge: Wrapped, typeName: String
+	) throws(Defaults.SerializationError) -> Any {
+		guard let serialized = bridge.serialize(value) else {
+			throw Defaults.SerializationError(typeName: typeName, reason: "its bridge \(Wrapped.self) returned nil")
+		}
+		do throws(Defaults.PropertyList.Error) {
+			return try Defaults.PropertyList.normalize(serialized)
+		} catch {
+			throw Defaults.SerializationError(typeName: typeName, reason: error.description)
+		}
+	}
+
 	/// `stored` as a `T`: through `T`'s own bridge when `T` is ``Defaults/Serializable``, else by a cast.
 	static func decode<T>(_ stored: Any, as type: T.Type) -> T? {
 		if let serializable = type as? any Defaults.Serializable.Type {
