@@ -54,15 +54,10 @@ extension UserDefaults: Defaults.Store {
 		register(defaults: values)
 	}
 
-	/// The keys of the persistent domain (registered and argument values excluded).
+	/// The keys `dictionaryRepresentation()` lists: Foundation gives no other account of a suite's keys. They may
+	/// include registered ones; removing those is a no-op.
 	public func storedKeys() -> [String] {
-		#if canImport(ObjectiveC)
-			// Apple's `dictionaryRepresentation()` also holds the global domain, which is not ours to remove.
-			return persistentDomain(forName: Bundle.main.bundleIdentifier ?? "")
-				.map { Array($0.keys) } ?? Array(dictionaryRepresentation().keys)
-		#else
-			return Array(dictionaryRepresentation().keys)
-		#endif
+		Array(dictionaryRepresentation().keys)
 	}
 
 	/// Calls `synchronize()`.
