@@ -94,35 +94,10 @@ struct Domain {
 		if data.isEmpty {
 			return .values([:])
 		}
-		return Self.parse(data).map(DomainContents.values) ?? .corrupt(reason: Self.parseFailure(data))
-	}
-
-	/// The normalised dictionary in `data`, or `nil` if it is not a property list with a dictionary at the top.
-	static func parse(_ data: Data) -> [String: Any]? {
-		guard let parsed = try? PropertyListSerialization.propertyList(from: data, options: [], format: nil),
-			let values = try? Defaults.PropertyList.normalize(parsed) as? [String: Any]
-		else {
-			return nil
-		}
-		return values
-	}
-
-	/// Why `data` is not a property list with a dictionary at the top.
-	static func parseFailure(_ data: Data) -> String {
-		let parsed: Any
 		do {
-			parsed = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+			return .values(try PropertyListFile.decode(data))
 		} catch {
-			return "it is not a property list"
-		}
-		guard parsed is [String: Any] || parsed is [AnyHashable: Any] else {
-			return "its top level is not a dictionary"
-		}
-		do {
-			_ = try Defaults.PropertyList.normalize(parsed)
-			return "it cannot be read"
-		} catch {
-			return "\(error)"
+			return .corrupt(reason: error.description)
 		}
 	}
 

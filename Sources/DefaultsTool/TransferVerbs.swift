@@ -62,10 +62,12 @@ extension Verb {
 				throw ToolError("\(source) cannot be read: \(error.localizedDescription)", status: .noInput)
 			}
 		}
-		guard let imported = Domain.parse(data) else {
+		let imported: [String: Any]
+		do {
+			imported = try PropertyListFile.decode(data)
+		} catch {
 			throw .badValue(
-				"\(source == "-" ? "Standard input" : source) is not usable: \(Domain.parseFailure(data)); "
-					+ "nothing was imported.")
+				"\(source == "-" ? "Standard input" : source) is not usable: \(error); nothing was imported.")
 		}
 		let store = try domain.openStore()
 		for key in store.storedKeys() where imported[key] == nil {

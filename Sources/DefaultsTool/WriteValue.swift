@@ -93,15 +93,11 @@ enum WriteRequest {
 		guard let first = text.first(where: { !$0.isWhitespace }), "({<".contains(first) else {
 			return text
 		}
-		guard let parsed = try? PropertyListSerialization.propertyList(from: Data(text.utf8), options: [], format: nil)
-		else {
-			throw .badValue(
-				"\"\(text)\" looks like a property list but does not parse. To write it as text, use -string.")
-		}
 		do {
-			return try Defaults.PropertyList.normalize(parsed)
+			return try PropertyListFile.decodeValue(Data(text.utf8))
 		} catch {
-			throw .badValue("\"\(text)\" cannot be stored: \(error).")
+			throw .badValue(
+				"\"\(text)\" looks like a property list but \(error). To write it as text, use -string.")
 		}
 	}
 

@@ -5,7 +5,8 @@ import Foundation
 /// Foundation's `PropertyListSerialization` on Linux takes about 60 ms to write and 40 ms to read and normalise a
 /// 10,000-key file, most of it bridging every value to and from `NSObject`s; this codec works on Swift values and
 /// bytes only. Its output is a standard binary property list that Foundation and `plutil` read. Input it does not
-/// understand (other versions, UIDs, sets) makes it throw, and the caller falls back to Foundation's parser.
+/// understand (other versions, UIDs, sets) makes it throw, and the file is refused: Foundation's binary parser is
+/// never handed a file this reader refused (it crashes on some and expands shared objects without bound).
 enum BinaryPropertyList {
 	struct Error: Swift.Error, CustomStringConvertible {
 		let description: String
@@ -260,16 +261,23 @@ enum BinaryPropertyList {
 		}
 
 		private func readObject(_ index: Int, depth: Int, budget: inout Int) throws -> Any {
-			// Also ends reference cycles, which a malformed file can hold.
-			guard depth < 256 else {
-				throw Error(description: "objects are nested too deeply")
-			}
 			budget -= 1
 			guard budget >= 0 else {
 				throw Error(description: "the objects refer to each other too many times")
 			}
-			let offset = Int(Reader.integer(bytes, at: tableOffset + index * offsetSize, size: offsetSize))
+			// Every integer read from the file is checked before it becomes an `Int`: an offset of 2^63 or more would
+			// trap in the conversion.
+			let storedOffset = Reader.integer(bytes, at: tableOffset + index * offsetSize, size: offsetSize)
+			guard storedOffset < UInt64(tableOffset) else {
+				throw Error(description: "an object's offset points past the object area")
+			}
+			let offset = Int(storedOffset)
 			let marker = bytes[try checkedRange(offset, 1).lowerBound]
+			// Containers below the top one count against the one nesting limit of the package; it also ends
+			// reference cycles, which a malformed file can hold.
+			if marker & 0xF0 == 0xA0 || marker & 0xF0 == 0xD0, depth > Defaults.PropertyList.maximumDepth {
+				throw Error(description: "containers are nested more than \(Defaults.PropertyList.maximumDepth) deep")
+			}
 			switch marker {
 			case 0x08: return false
 			case 0x09: return true
@@ -300,8 +308,7 @@ enum BinaryPropertyList {
 				return Data(bytes[try checkedRange(start, length)])
 			case 0x50...0x5F:
 				let (length, start) = try count(marker: marker, at: offset)
-				// Strict, so that a file is never rewritten with replacement characters where its bytes were; a string
-				// this reader refuses goes to Foundation's parser.
+				// Strict, so that a file is never rewritten with replacement characters where its bytes were.
 				guard let string = String(validating: bytes[try checkedRange(start, length)], as: UTF8.self) else {
 					throw Error(description: "a string is not valid UTF-8")
 				}

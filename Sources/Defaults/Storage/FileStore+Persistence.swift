@@ -174,12 +174,12 @@ extension Defaults.FileStore {
 		guard rename(path, destination) == 0 else {
 			let error = String(cString: strerror(errno))
 			let failure = storageFailure(
-				"The file \(path) is not a property list (\(reason)) and could not be moved aside (\(error)); "
+				"The file \(path) is corrupt (\(reason)) and could not be moved aside (\(error)); "
 					+ "the store starts empty and will not write over it until it is moved or fixed.")
 			return (failure, false)
 		}
 		let failure = storageFailure(
-			"The file \(path) is not a property list (\(reason)). It was moved to \(destination) with its bytes "
+			"The file \(path) is corrupt (\(reason)). It was moved to \(destination) with its bytes "
 				+ "intact, and the store starts empty.")
 		return (failure, true)
 	}
@@ -206,24 +206,8 @@ extension Defaults.FileStore {
 			// is treated as empty; `readUnderLock` waits for one that is being rewritten.
 			return .unreadable(data, identity, reason: "the file is empty")
 		}
-		if BinaryPropertyList.isBinary(data), let values = try? BinaryPropertyList.decode(data) as? [String: Any] {
-			return .values(values, identity)
-		}
-		// XML, OpenStep, and binary files this package's reader does not take: Foundation's parser has the last word.
-		let parsed: Any
 		do {
-			parsed = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
-		} catch {
-			return .unreadable(data, identity, reason: "\((error as NSError).localizedDescription)")
-		}
-		guard let dictionary = parsed as? [String: Any] else {
-			return .unreadable(data, identity, reason: "the top level is a \(type(of: parsed)), not a dictionary")
-		}
-		do {
-			guard let values = try Defaults.PropertyList.normalize(dictionary) as? [String: Any] else {
-				return .unreadable(data, identity, reason: "the top level is not a dictionary")
-			}
-			return .values(values, identity)
+			return .values(try PropertyListFile.decode(data), identity)
 		} catch {
 			return .unreadable(data, identity, reason: error.description)
 		}

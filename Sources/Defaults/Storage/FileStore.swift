@@ -297,13 +297,7 @@ extension Defaults.FileStore {
 	}
 
 	private static func argumentValue(_ text: String) -> Any {
-		guard
-			let parsed = try? PropertyListSerialization.propertyList(from: Data(text.utf8), options: [], format: nil),
-			let normalized = try? Defaults.PropertyList.normalize(parsed)
-		else {
-			return text
-		}
-		return normalized
+		(try? PropertyListFile.decodeValue(Data(text.utf8))) ?? text
 	}
 }
 

@@ -32,6 +32,13 @@ extension Defaults {
 			}
 		}
 
+		/// How deeply containers may nest inside one stored value: `[[1]]` nests 2 deep.
+		///
+		/// Every reader of settings files in this package stops at this depth (with the file's top-level dictionary,
+		/// files are one level deeper), and ``normalize(_:)`` refuses deeper values, so that nothing written can make
+		/// the file unreadable. Foundation's own readers stop at 511 levels.
+		public static let maximumDepth = 255
+
 		/// Converts `value` to its normalised property-list shape.
 		///
 		/// Integers of every width become `Int` (or `UInt64` above `Int.max`), `Float` and `CGFloat` become
@@ -39,8 +46,16 @@ extension Defaults {
 		/// value met inside a collection is serialised through its bridge.
 		///
 		/// - Throws: ``Error`` for anything else: `Decimal`, `nil` inside a collection, a dictionary with keys that
-		///   are not strings, a type with no property-list form. Nothing is converted silently into another form.
+		///   are not strings, a type with no property-list form, a date that is not a number of seconds (NaN or
+		///   infinite), containers nested deeper than ``maximumDepth``. Nothing is converted silently into another
+		///   form.
 		public static func normalize(_ value: Any) throws(Error) -> Any {
+			try normalize(value, depth: 0)
+		}
+
+		/// `value` normalised, where `depth` containers enclose it: checked at each container, so that a value
+		/// nested far too deep is refused after `maximumDepth` levels of recursion, not a stack overflow.
+		static func normalize(_ value: Any, depth: Int) throws(Error) -> Any {
 			// Foundation's parsers hand numbers back as `NSNumber`, which casts to `Int` even when it holds a real:
 			// its own type code is the only reliable account of what was stored.
 			// The type test comes first: on Linux `as? NSNumber` also succeeds for a Swift `Int`, by boxing it.
@@ -53,9 +68,9 @@ extension Defaults {
 			case let value as String: return value
 			case let value as Double: return value
 			case let value as Data: return value
-			case let value as Date: return value
-			case let value as [Any]: return try normalize(array: value)
-			case let value as [String: Any]: return try normalize(dictionary: value)
+			case let value as Date: return try checked(value)
+			case let value as [Any]: return try normalize(array: value, depth: depth + 1)
+			case let value as [String: Any]: return try normalize(dictionary: value, depth: depth + 1)
 			default: break
 			}
 			if let number = normalizeNumber(value) {
@@ -73,21 +88,23 @@ extension Defaults {
 					}
 					strings[key] = element
 				}
-				return try normalize(dictionary: strings)
+				return try normalize(dictionary: strings, depth: depth + 1)
 			}
 			#if canImport(ObjectiveC)
 				if let array = value as? NSArray {
-					return try normalize(array: array.map { $0 })
+					return try normalize(array: array.map { $0 }, depth: depth + 1)
 				}
 			#endif
 			if let optional = value as? any OptionalProtocol {
 				guard let wrapped = optional.wrappedAny else {
 					throw Error(path: "", reason: "nil has no property-list form; remove the key instead")
 				}
-				return try normalize(wrapped)
+				return try normalize(wrapped, depth: depth)
 			}
 			if let serializable = value as? any Serializable {
-				return try normalize(serializable: serializable)
+				let stored = try normalize(serializable: serializable)
+				try checkDepth(depth + nestingDepth(of: stored))
+				return stored
 			}
 			if let uid = KeyedArchive.uidValue(value) {
 				// A keyed archive's object reference, in the form XML property lists spell it.
@@ -103,12 +120,32 @@ extension Defaults {
 			throw Error(path: "", reason: "a value of type \(type(of: value)) is not a property-list value")
 		}
 
-		private static func normalize(array: [Any]) throws(Error) -> [Any] {
+		private static func checkDepth(_ depth: Int) throws(Error) {
+			guard depth <= maximumDepth else {
+				throw Error(
+					path: "",
+					reason:
+						"containers are nested more than \(maximumDepth) deep, more than readers of settings files read back"
+				)
+			}
+		}
+
+		private static func checked(_ date: Date) throws(Error) -> Date {
+			guard date.timeIntervalSinceReferenceDate.isFinite else {
+				throw Error(
+					path: "",
+					reason: "a date of \(date.timeIntervalSinceReferenceDate) seconds is not a point in time")
+			}
+			return date
+		}
+
+		private static func normalize(array: [Any], depth: Int) throws(Error) -> [Any] {
+			try checkDepth(depth)
 			var result = [Any]()
 			result.reserveCapacity(array.count)
 			for (index, element) in array.enumerated() {
 				do {
-					result.append(try normalize(element))
+					result.append(try normalize(element, depth: depth))
 				} catch {
 					throw error.nested(in: "[\(index)]")
 				}
@@ -116,11 +153,12 @@ extension Defaults {
 			return result
 		}
 
-		private static func normalize(dictionary: [String: Any]) throws(Error) -> [String: Any] {
+		private static func normalize(dictionary: [String: Any], depth: Int) throws(Error) -> [String: Any] {
+			try checkDepth(depth)
 			var result = [String: Any](minimumCapacity: dictionary.count)
 			for (key, element) in dictionary {
 				do {
-					result[key] = try normalize(element)
+					result[key] = try normalize(element, depth: depth)
 				} catch {
 					throw error.nested(in: "[\"\(key)\"]")
 				}
@@ -184,10 +222,14 @@ extension Defaults {
 			case let (lhs as Bool, rhs as Bool): return lhs == rhs
 			case let (lhs as Int, rhs as Int): return lhs == rhs
 			case let (lhs as UInt64, rhs as UInt64): return lhs == rhs
-			case let (lhs as Double, rhs as Double): return lhs == rhs
+			// NaN is not equal to itself; a stored NaN is the same stored form as the same NaN bits, so that an
+			// unchanged NaN never reads as a change.
+			case let (lhs as Double, rhs as Double): return lhs == rhs || lhs.bitPattern == rhs.bitPattern
 			case let (lhs as String, rhs as String): return lhs == rhs
 			case let (lhs as Data, rhs as Data): return lhs == rhs
-			case let (lhs as Date, rhs as Date): return lhs == rhs
+			case let (lhs as Date, rhs as Date):
+				return lhs == rhs
+					|| lhs.timeIntervalSinceReferenceDate.bitPattern == rhs.timeIntervalSinceReferenceDate.bitPattern
 			case let (lhs as [Any], rhs as [Any]):
 				return lhs.count == rhs.count && zip(lhs, rhs).allSatisfy { isEqual($0, $1) }
 			case let (lhs as [String: Any], rhs as [String: Any]):
@@ -203,10 +245,10 @@ extension Defaults {
 			case let value as Bool: hasher.combine(0); hasher.combine(value)
 			case let value as Int: hasher.combine(1); hasher.combine(value)
 			case let value as UInt64: hasher.combine(2); hasher.combine(value)
-			case let value as Double: hasher.combine(3); hasher.combine(value)
+			case let value as Double: hasher.combine(3); hashReal(value, into: &hasher)
 			case let value as String: hasher.combine(4); hasher.combine(value)
 			case let value as Data: hasher.combine(5); hasher.combine(value)
-			case let value as Date: hasher.combine(6); hasher.combine(value)
+			case let value as Date: hasher.combine(6); hashReal(value.timeIntervalSinceReferenceDate, into: &hasher)
 			case let value as [Any]:
 				hasher.combine(7)
 				hasher.combine(value.count)
@@ -225,6 +267,35 @@ extension Defaults {
 				hasher.combine(combined)
 			default: hasher.combine(9)
 			}
+		}
+
+		/// NaNs by their bits, as ``isEqual(_:_:)`` compares them; other reals by value, so that 0 and -0 agree.
+		private static func hashReal(_ value: Double, into hasher: inout Hasher) {
+			if value.isNaN {
+				hasher.combine(value.bitPattern)
+			} else {
+				hasher.combine(value)
+			}
+		}
+
+		/// How many containers deep `value` nests, counted without recursion.
+		static func nestingDepth(of value: Any) -> Int {
+			var deepest = 0
+			var pending: [(value: Any, depth: Int)] = [(value, 0)]
+			while let (next, depth) = pending.popLast() {
+				let children: [Any]
+				switch next {
+				case let array as [Any]: children = array
+				case let dictionary as [String: Any]: children = Array(dictionary.values)
+				default: continue
+				}
+				deepest = max(deepest, depth + 1)
+				if deepest > maximumDepth {
+					return deepest
+				}
+				pending.append(contentsOf: children.lazy.map { ($0, depth + 1) })
+			}
+			return deepest
 		}
 
 		/// Sorts the stored forms of a set's elements, so that the same set is always written the same way: strings
