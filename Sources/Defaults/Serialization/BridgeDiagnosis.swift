@@ -23,6 +23,23 @@ enum BridgeDiagnosis {
 		return "\(Wrapped.self) did not accept \(describe(stored))"
 	}
 
+	/// Why `bridge` returned no stored form for `value`: for an `Encodable` value the JSON encoder's error, else that
+	/// the bridge returned nil.
+	///
+	/// A bridge's `serialize` returns an optional, so the encoder's error is gone by then; encoding again, only after
+	/// a failure, recovers it.
+	static func reason<Wrapped: Defaults.Bridge>(encoding value: Wrapped.Value?, through bridge: Wrapped) -> String {
+		// Also through an optional's bridge: the value is then an `Optional`, which is `Encodable` when it wraps one.
+		if let encodable = value.flatMap({ $0 as? any Encodable }) {
+			do {
+				_ = try JSONText.encode(encodable)
+			} catch {
+				return "its bridge \(Wrapped.self) could not encode the value: \(error)"
+			}
+		}
+		return "its bridge \(Wrapped.self) returned nil"
+	}
+
 	/// The reason the element at the first failing position does not decode.
 	static func reason<Element: Defaults.Serializable>(decodingElements stored: Any, as type: Element.Type) -> String {
 		guard let array = stored as? [Any] else {
@@ -58,9 +75,7 @@ enum BridgeDiagnosis {
 
 	/// The stored value's type and a prefix of its contents.
 	static func describe(_ stored: Any) -> String {
-		let text = String(describing: stored)
-		let shown = text.count > 120 ? text.prefix(120) + "…" : Substring(text)
-		return "a \(Swift.type(of: stored)) (\(shown))"
+		"a \(Swift.type(of: stored)) (\(Defaults.PropertyList.describe(stored)))"
 	}
 }
 

@@ -57,7 +57,8 @@ enum StoredForm {
 		_ value: Wrapped.Value?, with bridge: Wrapped, typeName: String
 	) throws(Defaults.SerializationError) -> Any {
 		guard let serialized = bridge.serialize(value) else {
-			throw Defaults.SerializationError(typeName: typeName, reason: "its bridge \(Wrapped.self) returned nil")
+			throw Defaults.SerializationError(
+				typeName: typeName, reason: BridgeDiagnosis.reason(encoding: value, through: bridge))
 		}
 		do throws(Defaults.PropertyList.Error) {
 			return try Defaults.PropertyList.normalize(serialized)

@@ -95,3 +95,33 @@ import Testing
 	_ = store[key]
 	#expect(FailureRecorder.failures(forKey: name).count == 3)
 }
+
+/// A Codable value whose `encode` throws, to see that the encoder's error reaches the failure.
+private struct RefusesToEncode: Codable, Defaults.Serializable, Equatable {
+	struct Refusal: Error, CustomStringConvertible {
+		var description: String { "the refusal of RefusesToEncode" }
+	}
+
+	var flag = false
+
+	init() {}
+
+	init(from decoder: any Decoder) throws {}
+
+	func encode(to encoder: any Encoder) throws {
+		throw Refusal()
+	}
+}
+
+@Test func aCodableValueWhoseEncodeThrowsIsReportedWithTheEncodersError() {
+	FailureRecorder.start()
+	let store = Defaults.InMemoryStore()
+	let name = uniqueKeyName()
+	let key = Defaults.Key<RefusesToEncode?>(name, suite: store)
+	store[key] = RefusesToEncode()
+	let failure = FailureRecorder.failures(forKey: name).first
+	#expect(failure?.reason == .encodingFailed)
+	#expect(failure?.message.contains("the refusal of RefusesToEncode") == true, "\(String(describing: failure))")
+	#expect(!(failure?.message.contains("returned nil") ?? true))
+	#expect(store.storedKeys().isEmpty)
+}

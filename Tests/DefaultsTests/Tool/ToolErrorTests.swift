@@ -1,3 +1,4 @@
+import DefaultsTestSupport
 import Foundation
 import Testing
 
@@ -108,5 +109,26 @@ import Testing
 		#expect(try tool.succeed("read", "empty") == "{\n}\n")
 		try tool.succeed("write", "empty", "k", "v")
 		#expect(try tool.succeed("read", "empty", "k") == "v\n")
+	}
+
+	@Test(arguments: ["set inside", "shared fan-out", "huge offset", "OpenStep missing semicolon"])
+	func aHostileFileIsReportedInOneLineWithoutACrashOrAHang(name: String) throws {
+		let data = try #require(HostileFiles.all.first { $0.name == name }).data
+		try data.write(to: tool.file("hostile"))
+		try tool.succeed("write", "fine", "k", "v")
+		try data.write(to: tool.folder.file("import.plist"))
+		for arguments in [
+			["read", "hostile"], ["read", "hostile", "k"], ["write", "hostile", "k", "v"],
+			["import", "fine", tool.folder.file("import.plist").path],
+		] {
+			let result = try tool.run(arguments, timeout: 15)
+			#expect(!result.wasSignaled && result.status == 65, "\(arguments): \(result)")
+			#expect(result.standardError.split(separator: "\n").count == 1, "\(arguments): \(result)")
+			#expect(!result.standardError.contains("CFPropertyList"), "\(result)")
+		}
+		let found = try tool.run(["find", "k"], timeout: 15)
+		#expect(!found.wasSignaled && found.standardOutput.contains("fine"), "\(found)")
+		#expect(try Data(contentsOf: tool.file("hostile")) == data)
+		#expect(try tool.succeed("read", "fine", "k") == "v\n")
 	}
 }
