@@ -15,7 +15,7 @@ struct Invocation {
 			index += 1
 			switch token {
 			case "--json": isJSON = true
-			case "--help", "-h", "-help": wantsHelp = true
+			case _ where Self.isHelp(token): wantsHelp = true
 			case _ where token.hasPrefix("-") && token != "-":
 				throw .usage("Unknown option \"\(token)\".", verb: nil)
 			default:
@@ -24,6 +24,13 @@ struct Invocation {
 				return
 			}
 		}
+	}
+}
+
+extension Invocation {
+	/// Whether `token` asks for help: `--help`, `-help` or `-h`.
+	static func isHelp(_ token: String) -> Bool {
+		token == "--help" || token == "-h" || token == "-help"
 	}
 }
 
@@ -40,12 +47,12 @@ struct OptionSpec {
 /// A verb's arguments: its positional arguments in order, and its options.
 ///
 /// Options may come anywhere; `--` ends them, and `-` alone is a positional argument (standard input or output).
-/// `-app <path>` names the domain by its file and `--help` asks for the verb's help, for every verb.
+/// `-app <path>` names the domain by its file, for every verb. Help flags never reach here: the dispatcher answers
+/// them before any verb runs.
 struct VerbArguments {
 	let verb: String
 	var positionals: [String] = []
 	var options: [String: String] = [:]
-	var wantsHelp = false
 
 	init(_ tokens: [String], verb: String, options specs: [OptionSpec]) throws(ToolError) {
 		self.verb = verb
@@ -61,10 +68,6 @@ struct VerbArguments {
 			}
 			if token == "--" {
 				isPositionalOnly = true
-				continue
-			}
-			if token == "--help" || token == "-h" || token == "-help" {
-				wantsHelp = true
 				continue
 			}
 			guard let spec = specs.first(where: { $0.name == token }) else {

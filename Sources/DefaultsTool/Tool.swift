@@ -30,9 +30,8 @@ enum Tool {
 		guard let verb = Verb.named(name) else {
 			throw .usage("Unknown verb \"\(name)\".", verb: nil)
 		}
-		// `-h` only first: later, it may be a value to write; `--help` anywhere.
-		if invocation.wantsHelp || invocation.arguments.contains("--help")
-			|| ["-h", "-help"].contains(invocation.arguments.first)
+		// Help anywhere before `--` prints help and does nothing else: `defaults delete app -h` must not delete.
+		if invocation.wantsHelp || invocation.arguments.prefix(while: { $0 != "--" }).contains(where: Invocation.isHelp)
 		{
 			Output.line(Help.page(for: verb))
 			return .success

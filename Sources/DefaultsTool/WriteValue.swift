@@ -60,6 +60,14 @@ enum WriteRequest {
 		guard let first = tokens.first else {
 			throw .usage("Missing value.", verb: "write")
 		}
+		if first == "--" {
+			// `--` ends the options: what follows is text, even where it looks like a flag (`-- -h`).
+			guard tokens.count == 2 else {
+				throw .usage("-- takes one value: the text to write.", verb: "write")
+			}
+			self = .set(tokens[1])
+			return
+		}
 		guard let flag = TypeFlag(token: first) else {
 			if first.hasPrefix("-"), first != "-" {
 				throw .usage(

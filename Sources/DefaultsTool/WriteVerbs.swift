@@ -24,6 +24,7 @@ extension Verb {
 			  -dict-add <key> <value>... entries added to the dictionary (a new one if there is none)
 			Elements of arrays and values of dictionaries are text, or typed by a flag before them:
 			  defaults write app sizes -array -int 10 -int 20
+			Text that looks like a flag follows --: defaults write app key -- -h
 			Exits 65 when a value does not parse as its type.
 			"""
 	) { context, tokens throws(ToolError) in

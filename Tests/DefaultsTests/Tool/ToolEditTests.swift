@@ -102,3 +102,44 @@ import Testing
 		#expect((parsed as? [String: Any])?.keys.sorted() == ["b"])
 	}
 }
+
+/// The whole command line is understood before anything changes: help and unknown options never act.
+@Suite struct ToolCommandLineSafetyTests {
+	let tool: ToolRunner
+
+	init() throws {
+		tool = try ToolRunner()
+		try tool.succeed("write", "app", "a", "1")
+		try tool.succeed("write", "app", "b", "2")
+	}
+
+	@Test(arguments: [
+		["delete", "app", "-h"], ["delete", "app", "a", "--help"], ["delete", "-help", "app"],
+		["rename", "app", "a", "c", "-h"], ["write", "app", "a", "-h"], ["write", "app", "a", "-string", "-h"],
+		["import", "app", "/dev/null", "-h"], ["write", "app", "-h", "x"],
+	])
+	func helpAnywherePrintsHelpAndChangesNothing(_ arguments: [String]) throws {
+		let before = try Data(contentsOf: tool.file("app"))
+		let result = try tool.run(arguments)
+		#expect(result.status == 0, "\(arguments): \(result)")
+		#expect(result.standardOutput.contains("usage: defaults \(arguments[0])"), "\(result)")
+		#expect(try Data(contentsOf: tool.file("app")) == before, "\(arguments) changed the file")
+	}
+
+	@Test(arguments: [
+		["delete", "app", "--force"], ["delete", "app", "a", "-x"], ["rename", "app", "a", "c", "--dry-run"],
+		["import", "app", "/dev/null", "--merge"], ["write", "app", "a", "-strin", "v"],
+		["write", "--all", "app", "a", "v"],
+	])
+	func anUnknownOptionIsAUsageErrorAndChangesNothing(_ arguments: [String]) throws {
+		let before = try Data(contentsOf: tool.file("app"))
+		let result = try tool.run(arguments)
+		#expect(result.status == 64, "\(arguments): \(result)")
+		#expect(try Data(contentsOf: tool.file("app")) == before, "\(arguments) changed the file")
+	}
+
+	@Test func textThatLooksLikeAFlagIsWrittenAfterADoubleDash() throws {
+		try tool.succeed("write", "app", "flag", "--", "-h")
+		#expect(try tool.succeed("read", "app", "flag") == "-h\n")
+	}
+}
