@@ -19,6 +19,23 @@ let fileStoreCommands: [String: @Sendable ([String]) -> Int32] = [
 	},
 	// file-store-write-then-exit <path> <key> <microseconds>: writes, waits so that the exit may fall in the middle of
 	// the write-behind flush, and exits normally.
+	// file-store-write-then-wait <store> <key> <value>: writes, prints "written" and waits to be stopped by a signal.
+	"file-store-write-then-wait": { arguments in
+		guard arguments.count == 3, let value = FileStoreCommand.parse(arguments[2]) else {
+			return FileStoreCommand.usage("file-store-write-then-wait <store> <key> <value>")
+		}
+		// A child spawned from a test's worker thread inherits its blocked signals; a process a service manager starts
+		// has none blocked, which is the case under test.
+		var terminating = sigset_t()
+		sigemptyset(&terminating)
+		sigaddset(&terminating, SIGTERM)
+		sigprocmask(SIG_UNBLOCK, &terminating, nil)
+		try! FileStoreCommand.store(arguments[0]).write(value, forKey: arguments[1])
+		FileHandle.standardOutput.write(Data("written\n".utf8))
+		while true {
+			sleep(60)
+		}
+	},
 	"file-store-write-then-exit": { arguments in
 		guard arguments.count == 3, let pause = UInt32(arguments[2]) else {
 			return FileStoreCommand.usage("file-store-write-then-exit <path> <key> <microseconds>")

@@ -185,7 +185,8 @@ extension Defaults.FileStore {
 	}
 
 	static func readFile(atPath path: String) -> FileContents {
-		let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+		// Non-blocking: opening a FIFO for reading would otherwise wait forever for a writer.
+		let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
 		guard descriptor >= 0 else {
 			return errno == ENOENT ? .missing : .inaccessible(reason: String(cString: strerror(errno)))
 		}
@@ -193,6 +194,9 @@ extension Defaults.FileStore {
 		var status = stat()
 		guard fstat(descriptor, &status) == 0 else {
 			return .inaccessible(reason: String(cString: strerror(errno)))
+		}
+		guard status.st_mode & S_IFMT == S_IFREG else {
+			return .inaccessible(reason: "it is not a regular file (\(FileOwnership.kind(of: status)))")
 		}
 		let identity = FileIdentity(status)
 		let data: Data
@@ -231,6 +235,11 @@ extension Defaults.FileStore {
 		failures.forEach(Defaults.report)
 		if !changedKeys.isEmpty {
 			didChangeExternally(keys: changedKeys)
+		}
+		if isWritten {
+			memory.withLock { $0.failedFlushes = 0 }
+		} else {
+			scheduleRetry()
 		}
 		return isWritten
 	}
@@ -336,13 +345,10 @@ extension Defaults.FileStore {
 		memory.withLock { !$0.dirtyKeys.isEmpty }
 	}
 
-	/// Flushes at process exit: first waits for a flush that is under way (it took the changes it writes out of the
-	/// pending set, so they are not pending, but not on disk either), then writes whatever is still pending.
-	func flushAtExit() {
+	/// Waits for a flush that is under way: it took the changes it writes out of the pending set, so they are not
+	/// pending, but not on disk either. Bounded, as a flush's wait for the lock is.
+	func waitForFlushUnderWay() {
 		disk.withLock { _ in }
-		if hasPendingChanges {
-			flush()
-		}
 	}
 
 	// MARK: Reloading
@@ -390,23 +396,36 @@ extension Defaults.FileStore {
 	}
 
 	/// Takes the cross-process lock, a `flock` on a sibling file: the data file itself is replaced at every write.
+	///
+	/// The wait is bounded: a writer that is stopped or hung must not hang this process's flush or its exit. On
+	/// timeout the caller keeps its changes in memory and tries again later.
 	private func lockFile(disk: inout DiskState, failures: inout [Defaults.Failure]) -> Bool {
 		if disk.lockDescriptor < 0 {
-			disk.lockDescriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+			// No `O_NOFOLLOW`-less open: a link planted at the lock path must not make us create a file elsewhere.
+			disk.lockDescriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
 			guard disk.lockDescriptor >= 0 else {
-				failures.append(
-					storageFailure(
-						"The lock file \(lockPath) could not be opened: \(String(cString: strerror(errno)))."))
+				let reason = errno == ELOOP ? "it is a symbolic link" : String(cString: strerror(errno))
+				failures.append(storageFailure("The lock file \(lockPath) could not be opened: \(reason)."))
 				return false
 			}
+			FileOwnership.giveToOwnerOfFolder(descriptor: disk.lockDescriptor, folderPath: folderPath)
 		}
-		while flock(disk.lockDescriptor, LOCK_EX) != 0 {
-			guard errno == EINTR else {
+		let deadline = ContinuousClock.now + Self.lockWaitLimit
+		while flock(disk.lockDescriptor, LOCK_EX | LOCK_NB) != 0 {
+			guard errno == EWOULDBLOCK || errno == EINTR else {
 				failures.append(
 					storageFailure(
 						"The lock file \(lockPath) could not be locked: \(String(cString: strerror(errno)))."))
 				return false
 			}
+			guard ContinuousClock.now < deadline else {
+				failures.append(
+					storageFailure(
+						"The file \(path) stayed locked by another process for \(Self.lockWaitLimit); the changes stay in "
+							+ "memory and are written at the next try."))
+				return false
+			}
+			usleep(10_000)
 		}
 		return true
 	}
@@ -458,6 +477,8 @@ extension Defaults.FileStore {
 			defer { close(descriptor) }
 			// The umask must not widen or narrow an existing file's permissions.
 			fchmod(descriptor, mode)
+			// A write as root (`sudo app`) must not take the file from its owner.
+			FileOwnership.keep(descriptor: descriptor, ownerOf: path, orFolder: folderPath)
 			guard writeAll(data, to: descriptor) else {
 				throw WriteError.posix("write", temporaryPath)
 			}

@@ -55,6 +55,8 @@ extension Defaults {
 			var dirtyKeys: Set<String> = []
 			var isFlushScheduled = false
 			var isReloadScheduled = false
+			/// Flushes that failed in a row: the next try waits longer, up to a minute.
+			var failedFlushes = 0
 		}
 
 		let memory: LockedState<Memory>
@@ -237,8 +239,29 @@ extension Defaults {
 			}
 		}
 
+		/// Tries a failed flush again later, waiting longer after each failure in a row (1 s, 2 s, … up to 60 s), so
+		/// that changes reach the file once it can be written again, without anyone having to write or flush.
+		func scheduleRetry() {
+			let delay = memory.withLock { memory -> Int? in
+				guard !memory.dirtyKeys.isEmpty, memory.scheduleFlush() else {
+					return nil
+				}
+				memory.failedFlushes += 1
+				return min(60, 1 << min(memory.failedFlushes - 1, 6))
+			}
+			guard let delay else {
+				return
+			}
+			DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .seconds(delay)) { [self] in
+				flush()
+			}
+		}
+
 		/// How long a write waits for others to join it before the file is written.
 		static let flushDelay = DispatchTimeInterval.milliseconds(100)
+
+		/// How long a flush waits for another process's lock on the file before it gives up and tries later.
+		static let lockWaitLimit = Duration.seconds(2)
 	}
 }
 
@@ -331,23 +354,48 @@ enum FileStoreRegistry {
 		stores.withLock { Array($0.values) }
 	}
 
-	/// One path per file, whichever way it is spelled: symbolic links in the folder resolved, `..` removed.
+	/// One path per file, whichever way it is spelled: symbolic links resolved, the file's own included, `..` removed.
+	///
+	/// A settings file that is a link (dotfiles kept in a repository and linked into `~/.config`) is read, locked,
+	/// watched and atomically replaced where the link points, so the link stays a link and every process that
+	/// reaches the file, through the link or not, shares one lock.
 	static func canonicalURL(_ url: URL) -> URL {
-		let absolute = url.absoluteURL.standardizedFileURL
-		let folder = absolute.deletingLastPathComponent().resolvingSymlinksInPath()
-		return folder.appending(path: absolute.lastPathComponent, directoryHint: .notDirectory)
+		var absolute = url.absoluteURL.standardizedFileURL
+		// Bounded like the system's own resolution (ELOOP after 40 links), so that a loop of links ends.
+		for _ in 0..<40 {
+			let folder = absolute.deletingLastPathComponent().resolvingSymlinksInPath()
+			absolute = folder.appending(path: absolute.lastPathComponent, directoryHint: .notDirectory)
+			guard let target = symbolicLinkTarget(atPath: absolute.path(percentEncoded: false)) else {
+				break
+			}
+			absolute =
+				target.hasPrefix("/")
+				? URL(filePath: target, directoryHint: .notDirectory)
+				: folder.appending(path: target, directoryHint: .notDirectory).standardizedFileURL
+		}
+		return absolute
+	}
+
+	/// Where the symbolic link at `path` points, as it is written in the link; `nil` when `path` is not a link.
+	private static func symbolicLinkTarget(atPath path: String) -> String? {
+		var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+		let count = readlink(path, &buffer, buffer.count - 1)
+		guard count > 0 else {
+			return nil
+		}
+		return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
 	}
 
 	private static let exitFlush: Void = {
 		atexit {
-			for store in FileStoreRegistry.allStores() {
-				store.flushAtExit()
-			}
+			Defaults.FileStore.flushAll()
 		}
 	}()
 
-	/// Makes the process flush every store when it exits normally: Linux Foundation writes nothing by itself.
+	/// Makes the process flush every store when it exits normally or is stopped by a terminating signal left at its
+	/// default action: Linux Foundation writes nothing by itself.
 	static func installExitFlush() {
 		_ = exitFlush
+		TerminationFlush.install()
 	}
 }

@@ -1,0 +1,62 @@
+import Foundation
+
+#if canImport(Glibc)
+	import Glibc
+#elseif canImport(Musl)
+	import Musl
+#elseif canImport(Darwin)
+	import Darwin
+#endif
+
+/// Keeps settings files with the user they belong to when a process running as root writes them.
+///
+/// After `sudo app` or `sudo defaults write` with the user's `HOME`, a file replaced by root would be root's, mode
+/// 0600: the user's own app could then neither read nor write its settings. Only root can give a file away, so for
+/// anyone else this does nothing.
+enum FileOwnership {
+	/// Gives the open file `descriptor` the owner and group of the file at `path`, or of the folder when there is no
+	/// file yet.
+	static func keep(descriptor: Int32, ownerOf path: String, orFolder folderPath: String) {
+		guard geteuid() == 0 else {
+			return
+		}
+		var existing = stat()
+		guard stat(path, &existing) == 0 || stat(folderPath, &existing) == 0 else {
+			return
+		}
+		give(descriptor: descriptor, to: existing)
+	}
+
+	/// Gives the open file `descriptor` the owner and group of the folder at `folderPath`.
+	static func giveToOwnerOfFolder(descriptor: Int32, folderPath: String) {
+		guard geteuid() == 0 else {
+			return
+		}
+		var folder = stat()
+		guard stat(folderPath, &folder) == 0 else {
+			return
+		}
+		give(descriptor: descriptor, to: folder)
+	}
+
+	private static func give(descriptor: Int32, to owner: stat) {
+		var current = stat()
+		guard fstat(descriptor, &current) == 0, current.st_uid != owner.st_uid || current.st_gid != owner.st_gid else {
+			return
+		}
+		_ = fchown(descriptor, owner.st_uid, owner.st_gid)
+	}
+
+	/// What kind of file `status` describes, for messages.
+	static func kind(of status: stat) -> String {
+		switch status.st_mode & S_IFMT {
+		case S_IFIFO: "a FIFO"
+		case S_IFDIR: "a folder"
+		case S_IFSOCK: "a socket"
+		case S_IFCHR: "a character device"
+		case S_IFBLK: "a block device"
+		case S_IFLNK: "a symbolic link"
+		default: "not a regular file"
+		}
+	}
+}
