@@ -55,7 +55,7 @@ extension Defaults {
 	/// them as immutable.
 	public final class Key<Value: Serializable>: Keys, @unchecked Sendable {
 		private let staticDefault: Value?
-		private let dynamicDefault: (@Sendable () -> Value)?
+		private let dynamicDefault: DynamicDefault<Value>?
 
 		/// The bridge the key writes with, and reads with first.
 		public let bridge: AnyBridge<Value>
@@ -75,13 +75,13 @@ extension Defaults {
 		/// For a key with a dynamic default, the closure runs each time this is read.
 		public var defaultValue: Value {
 			if let dynamicDefault {
-				return dynamicDefault()
+				return dynamicDefault.call()
 			}
 			return staticDefault!
 		}
 
 		private init(
-			name: String, suite: any Store, staticDefault: Value?, dynamicDefault: (@Sendable () -> Value)?,
+			name: String, suite: any Store, staticDefault: Value?, dynamicDefault: DynamicDefault<Value>?,
 			bridge: AnyBridge<Value>?, alsoReading: [AnyBridge<Value>]
 		) {
 			self.staticDefault = staticDefault
@@ -161,13 +161,18 @@ extension Defaults {
 		/// ```swift
 		/// static let camera = Key<String>("camera") { ProcessInfo.processInfo.hostName }
 		/// ```
+		///
+		/// The closure need not be `@Sendable`, so code written for the well-known Defaults package compiles
+		/// unchanged. Keys are shared between threads, so the key makes the calls safe itself: it never runs the
+		/// closure on two threads at once (calls are serialised by a lock of the key's own), so state the closure
+		/// alone captures is never raced. State it shares with other code is that code's to protect.
 		public convenience init(
 			_ name: String, suite: any Store = Defaults.standardStore, bridge: AnyBridge<Value>? = nil,
-			alsoReading: [AnyBridge<Value>] = [], default defaultValue: @escaping @Sendable () -> Value
+			alsoReading: [AnyBridge<Value>] = [], default defaultValue: @escaping () -> Value
 		) {
 			self.init(
-				name: name, suite: suite, staticDefault: nil, dynamicDefault: defaultValue, bridge: bridge,
-				alsoReading: alsoReading)
+				name: name, suite: suite, staticDefault: nil, dynamicDefault: DynamicDefault(defaultValue),
+				bridge: bridge, alsoReading: alsoReading)
 		}
 
 		private func register(_ value: Value) {
@@ -209,6 +214,58 @@ extension Defaults.Key where Value: Equatable {
 	}
 }
 
+/// A key's dynamic default: a closure that need not be `Sendable`, called one call at a time.
+///
+/// The closure is only ever called under `lock`, so no two threads run it at once: that is what makes sharing it
+/// between threads sound, and what the unchecked conformance relies on. The lock is recursive, so a default that
+/// reads its own key's default does not deadlock.
+final class DynamicDefault<Value>: @unchecked Sendable {
+	private let lock = NSRecursiveLock()
+	private let makeValue: () -> Value
+
+	init(_ makeValue: @escaping () -> Value) {
+		self.makeValue = makeValue
+	}
+
+	func call() -> Value {
+		lock.lock()
+		defer { lock.unlock() }
+		return makeValue()
+	}
+}
+
+extension Defaults.Keys: Equatable {
+	/// Whether both keys name the same value: the same name in the same store, as in the well-known Defaults
+	/// package.
+	public static func == (lhs: Defaults.Keys, rhs: Defaults.Keys) -> Bool {
+		lhs.name == rhs.name && lhs.suite === rhs.suite
+	}
+}
+
+extension Defaults.Keys: Hashable {
+	/// Hashes the name and the store, consistently with `==`.
+	public func hash(into hasher: inout Hasher) {
+		hasher.combine(name)
+		hasher.combine(ObjectIdentifier(suite))
+	}
+}
+
+extension Defaults {
+	/// Whether `name` follows the rules for key names: ASCII, not starting with `@`, without `.`.
+	///
+	/// A key with a name that breaks them still works with the package's own stores, but not with key-value
+	/// observation on Apple platforms; creating one reports a ``Defaults/Failure`` with reason
+	/// ``Defaults/Failure/Reason/invalidKeyName`` once, as the well-known Defaults package warns once.
+	///
+	/// ```swift
+	/// Defaults.isValidKeyPath(name: "theme")      // true
+	/// Defaults.isValidKeyPath(name: "ui.theme")   // false
+	/// ```
+	public static func isValidKeyPath(name: String) -> Bool {
+		KeyNameRules.violation(in: name) == nil
+	}
+}
+
 /// Checks key names against the rules of property-list stores, reporting each offending name once.
 enum KeyNameRules {
 	private static let reported = Mutex<Set<String>>([])
@@ -238,7 +295,7 @@ enum KeyNameRules {
 			Defaults.Failure(
 				keyName: name, reason: .invalidKeyName,
 				message:
-					"The key name '\(name)' breaks a naming rule: \(rule). Key names should be ASCII, must not start with '@' and must not contain '.', so that every store and observer can use them."
+					"The key name must be ASCII, not start with @, and cannot contain a dot (.). The key name '\(name)' breaks that rule: \(rule)."
 			))
 	}
 }

@@ -67,6 +67,16 @@ extension Defaults {
 			self = AnySerializable(newValue)
 		}
 
+		/// Replaces the wrapped value with `newValue`, stored as a `type`: for a literal whose type would otherwise be
+		/// inferred, as in the well-known Defaults package.
+		///
+		/// ```swift
+		/// settings["opacity"]?.set(0.5, type: Float.self)
+		/// ```
+		public mutating func set<Value: Serializable>(_ newValue: Value, type: Value.Type) {
+			set(newValue)
+		}
+
 		/// The wrapped stored form: a normalised property-list value, or `nil`.
 		public var propertyListValue: Any? { storedForm }
 

@@ -54,6 +54,16 @@ extension UserDefaults: Defaults.Store {
 		register(defaults: values)
 	}
 
+	/// Removes every value stored in this suite, telling observers, as the well-known Defaults package's
+	/// `UserDefaults.removeAll()` does. Registered defaults stay registered.
+	///
+	/// ```swift
+	/// UserDefaults.standard.removeAll()
+	/// ```
+	public func removeAll() {
+		Defaults.removeAll(suite: self)
+	}
+
 	/// The keys `dictionaryRepresentation()` lists: Foundation gives no other account of a suite's keys. They may
 	/// include registered ones; removing those is a no-op.
 	public func storedKeys() -> [String] {
