@@ -15,7 +15,7 @@ extension Defaults.Keys {
 	fileprivate static let extras = Key<[String: Defaults.AnySerializable]>("comingExtras", default: [:])
 }
 
-@Suite(.serialized) struct ComingFromDefaultsExampleTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct ComingFromDefaultsExampleTests {
 	@Test func theWellKnownSpelling() {
 		defer { Defaults.reset(.comingTheme, .fontSize, .extras) }
 		Defaults[.comingTheme] = .dark

@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@Suite struct KeyTests {
+@Suite(.timeLimit(.minutes(1))) struct KeyTests {
 	let store = Defaults.InMemoryStore()
 
 	@Test func aKeyReadsItsDefaultUntilWritten() {
@@ -161,7 +161,7 @@ private final class Counter: Sendable {
 	#expect(store[first] == 1)
 }
 
-@Suite struct WellKnownSpellingTests {
+@Suite(.timeLimit(.minutes(1))) struct WellKnownSpellingTests {
 	@Test func codeWrittenForTheWellKnownPackageCompiles() {
 		FailureRecorder.start()
 		let name = uniqueKeyName("iCloud")

@@ -5,7 +5,7 @@ import Testing
 
 /// Changes made by another process (the `DefaultsTestHelper` executable) to a file store's file reach this
 /// process's observers by themselves, through the store's file watching and the change hub.
-@Suite("observation across processes")
+@Suite("observation across processes", .timeLimit(.minutes(1)))
 struct CrossProcessObservationTests {
 	@Test func observersHearAnotherProcessChangeTheFileAndOnlyTheChangedKeys() async throws {
 		let folder = try TemporaryDirectory()

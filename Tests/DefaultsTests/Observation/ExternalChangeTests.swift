@@ -6,7 +6,7 @@ import Testing
 /// A store's report of changes made outside the package (``Defaults/Store/didChangeExternally(keys:)``), simulated
 /// on an in-memory store; the file store's real reports are tested with a second process in
 /// `CrossProcessObservationTests`.
-@Suite("external changes")
+@Suite("external changes", .timeLimit(.minutes(1)))
 struct ExternalChangeTests {
 	let store = Defaults.InMemoryStore()
 

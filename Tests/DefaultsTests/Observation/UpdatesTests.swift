@@ -3,7 +3,7 @@ import Testing
 
 @testable import Defaults
 
-@Suite("updates")
+@Suite("updates", .timeLimit(.minutes(1)))
 struct UpdatesTests {
 	let store = Defaults.InMemoryStore()
 
@@ -35,22 +35,28 @@ struct UpdatesTests {
 
 	@Test func changesFromAnotherTaskArriveInOrder() async {
 		let level = Defaults.Key<Int>("level", default: 0, suite: store)
-		let writer = Task {
-			for value in 1...100 {
-				Defaults[level] = value
-			}
-		}
-		var last = -1
-		var isOrdered = true
+		var writer: Task<Void, Never>?
+		var seen: [Int] = []
 		for await value in Defaults.updates(level) {
-			isOrdered = isOrdered && value >= last
-			last = value
+			seen.append(value)
+			if writer == nil {
+				// Started only once the loop has subscribed (its first value is the initial one), so that every write
+				// below is one the loop must hear.
+				writer = Task {
+					for value in 1...100 {
+						Defaults[level] = value
+					}
+				}
+			}
 			if value == 100 {
 				break
 			}
 		}
-		await writer.value
-		#expect(isOrdered)
+		await writer?.value
+		#expect(seen.first == 0)
+		#expect(seen.last == 100)
+		#expect(seen == seen.sorted(), "\(seen)")
+		#expect(seen.count == 101, "every write is heard, once: \(seen)")
 	}
 
 	@Test func severalKeysYieldTuplesOfTheirValues() async {

@@ -9,7 +9,7 @@ import Testing
 
 /// The property-list file store across processes: each test runs the `DefaultsTestHelper` executable with a
 /// temporary `XDG_CONFIG_HOME`.
-@Suite struct FileStoreProcessTests {
+@Suite(.timeLimit(.minutes(1))) struct FileStoreProcessTests {
 	let folder: TemporaryDirectory
 
 	init() throws {
