@@ -36,6 +36,15 @@ let fileStoreCommands: [String: @Sendable ([String]) -> Int32] = [
 			sleep(60)
 		}
 	},
+	// file-store-open <path>...: opens a file store on each file and prints how many keys it read: the fuzz test's
+	// child, which must never crash or hang whatever the files hold.
+	"file-store-open": { arguments in
+		for path in arguments {
+			let store = Defaults.FileStore.at(URL(filePath: path))
+			FileHandle.standardOutput.write(Data("\(store.storedKeys().count)\n".utf8))
+		}
+		return 0
+	},
 	"file-store-write-then-exit": { arguments in
 		guard arguments.count == 3, let pause = UInt32(arguments[2]) else {
 			return FileStoreCommand.usage("file-store-write-then-exit <path> <key> <microseconds>")
