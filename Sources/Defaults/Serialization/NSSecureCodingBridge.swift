@@ -47,7 +47,7 @@ enum KeyedArchive {
 	/// The class name recorded for the archive's root object, or `nil` if `data` is not a keyed archive.
 	static func rootClassName(of data: Data) -> String? {
 		guard
-			let archive = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
+			let archive = structure(of: data),
 			let objects = archive["$objects"] as? [Any],
 			let top = archive["$top"] as? [String: Any],
 			let root = top["root"].flatMap(objectIndex),
@@ -60,6 +60,16 @@ enum KeyedArchive {
 			return nil
 		}
 		return classDescription["$classname"] as? String
+	}
+
+	/// The archive's property list. A binary archive is checked by the package's own reader first, and one it refuses
+	/// is never handed to Foundation, whose binary parser crashes on some malformed data: a stored value must not be
+	/// able to crash the app that reads it.
+	private static func structure(of data: Data) -> [String: Any]? {
+		if BinaryPropertyList.isBinary(data) {
+			return (try? BinaryPropertyList.decode(data, allowingUIDs: true)) as? [String: Any]
+		}
+		return (try? PropertyListSerialization.propertyList(from: data, format: nil)) as? [String: Any]
 	}
 
 	/// The object index that a keyed-archive reference points to: a `CF$UID` dictionary (XML) or Foundation's

@@ -173,9 +173,14 @@ enum BinaryPropertyList {
 	/// `String`, `Data`, `Date`, `[Any]` and `[String: Any]`.
 	///
 	/// - Throws: ``Error`` for anything malformed or outside that set; it never reads out of bounds.
-	static func decode(_ data: Data) throws -> Any {
+	///
+	/// With `allowingUIDs`, the object references of a keyed archive read as `["CF$UID": index]`, the form XML
+	/// property lists spell them in; settings files never hold them.
+	static func decode(_ data: Data, allowingUIDs: Bool = false) throws -> Any {
 		try data.withUnsafeBytes { bytes in
-			try Reader(bytes: bytes).readTop()
+			var reader = try Reader(bytes: bytes)
+			reader.allowsUIDs = allowingUIDs
+			return try reader.readTop()
 		}
 	}
 
@@ -186,6 +191,7 @@ enum BinaryPropertyList {
 		let objectCount: Int
 		let topObject: Int
 		let tableOffset: Int
+		var allowsUIDs = false
 
 		init(bytes: UnsafeRawBufferPointer) throws {
 			self.bytes = bytes
@@ -303,6 +309,13 @@ enum BinaryPropertyList {
 				let range = try checkedRange(offset + 1, 8)
 				let seconds = Double(bitPattern: Reader.integer(bytes, at: range.lowerBound, size: 8))
 				return Date(timeIntervalSinceReferenceDate: seconds)
+			case 0x80...0x8F where allowsUIDs:
+				let size = Int(marker & 0x0F) + 1
+				guard size <= 4 else {
+					throw Error(description: "a keyed-archive reference is wider than 4 bytes")
+				}
+				let range = try checkedRange(offset + 1, size)
+				return ["CF$UID": Int(Reader.integer(bytes, at: range.lowerBound, size: size))]
 			case 0x40...0x4F:
 				let (length, start) = try count(marker: marker, at: offset)
 				return Data(bytes[try checkedRange(start, length)])

@@ -45,6 +45,16 @@ import Testing
 		#expect(failure.message.contains("nan"), "\(failure.message)")
 	}
 
+	@Test(arguments: ["set inside", "shared fan-out", "huge offset"])
+	func aHostileArchiveInAStoredValueReadsAsTheDefault(name: String) throws {
+		let data = try #require(HostileFiles.all.first { $0.name == name }).data
+		let keyName = uniqueKeyName("archive")
+		let store = try Defaults.InMemoryStore(values: [keyName: data])
+		let key = Defaults.Key<Bookmark?>(keyName, suite: store)
+		#expect(store[key] == nil)
+		#expect(store.storedValue(forKey: keyName) as? Data == data)
+	}
+
 	@Test func aNaNDateIsRefusedForWriting() {
 		let store = Defaults.InMemoryStore()
 		#expect(throws: Defaults.PropertyList.Error.self) {
