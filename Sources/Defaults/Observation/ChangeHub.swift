@@ -1,162 +1,9 @@
 import Foundation
 import Synchronization
 
-/// One change of one key in one store, in stored (property-list) form: each subscriber decodes it with its own key's
-/// type, so nothing is decoded unless someone listens.
-struct StoredChange {
-	/// The store the key lives in.
-	let store: any Defaults.Store
-	/// The key's name.
-	let name: String
-	/// The stored form before the change; `nil` when nothing was stored.
-	let oldValue: Any?
-	/// The stored form after the change (for a prior notification: the one about to be written); `nil` when nothing
-	/// is stored.
-	let newValue: Any?
-	/// Whether this is the notification sent before the change is made.
-	let isPrior: Bool
-	/// Values decoded for this change, per key object: observers of one key share one decoding.
-	private let decodings = Decodings()
-
-	init(store: any Defaults.Store, name: String, oldValue: Any?, newValue: Any?, isPrior: Bool) {
-		self.store = store
-		self.name = name
-		self.oldValue = oldValue
-		self.newValue = newValue
-		self.isPrior = isPrior
-	}
-
-	/// `decode()`, or what it returned for an earlier observer with the same `key` object.
-	///
-	/// A change is delivered on one thread, one observer after the other, so the memo needs no lock.
-	func decoded<Result>(for key: Defaults.Keys, _ decode: () -> Result) -> Result {
-		let id = Decodings.ID(key: ObjectIdentifier(key), result: ObjectIdentifier(Result.self))
-		// Unwrapped before the cast: a missing entry cast to an optional `Result` would succeed as `nil`.
-		if let cached = decodings.results[id], let result = cached as? Result {
-			return result
-		}
-		let result = decode()
-		decodings.results[id] = result
-		return result
-	}
-
-	private final class Decodings {
-		struct ID: Hashable {
-			let key: ObjectIdentifier
-			let result: ObjectIdentifier
-		}
-
-		var results: [ID: Any] = [:]
-	}
-}
-
-/// A key in a store, as the hub files its subscribers.
-struct ObservedKey: Hashable {
-	let store: ObjectIdentifier
-	let name: String
-
-	init(store: any Defaults.Store, name: String) {
-		self.store = ObjectIdentifier(store)
-		self.name = name
-	}
-}
-
-/// A handler registered with the hub for one or more keys. Cancelling it removes it from the hub and releases the
-/// handler and everything it captured, also while the subscription object itself is still referenced.
-///
-/// The handler is not `Sendable`: like KVO's, it runs on whichever thread made the change. It is only reached under
-/// the lock, and called only while the subscription is active, which is what the unchecked conformance relies on.
-final class ChangeSubscription: @unchecked Sendable {
-	let keys: [ObservedKey]
-	let wantsPrior: Bool
-
-	private struct State {
-		/// `nil` once cancelled. A class rather than a bare closure: handing a closure out of the generic
-		/// `withLock` re-wraps it in a thunk, an allocation per observer per change.
-		var handler: Handler?
-		/// A lifetime tie: `owner` is kept alive until `object` is gone (see `Defaults.Observation.tieToLifetime`).
-		var tie: (owner: AnyObject, object: Weak)?
-	}
-
-	struct Weak {
-		weak var object: AnyObject?
-	}
-
-	private final class Handler {
-		let call: (StoredChange) -> Void
-
-		init(_ call: @escaping (StoredChange) -> Void) {
-			self.call = call
-		}
-	}
-
-	private let state: LockedState<State>
-
-	init(keys: [ObservedKey], wantsPrior: Bool, handler: @escaping (StoredChange) -> Void) {
-		self.keys = keys
-		self.wantsPrior = wantsPrior
-		self.state = LockedState(State(handler: Handler(handler)))
-	}
-
-	var isCancelled: Bool {
-		state.withLock { $0.handler == nil }
-	}
-
-	/// Calls the handler unless the subscription was cancelled or the object it is tied to is gone.
-	func deliver(_ change: StoredChange) {
-		let (handler, isTieBroken) = state.withLock { state in
-			(state.handler, state.tie.map { $0.object.object == nil } ?? false)
-		}
-		guard let handler else {
-			return
-		}
-		if isTieBroken {
-			// There is no deinit hook on another object without the Objective-C runtime, so a tie is checked when a
-			// change arrives: the handler never runs once the object is gone.
-			cancel()
-			return
-		}
-		handler.call(change)
-	}
-
-	/// Removes the subscription from the hub and releases the handler; later changes are not delivered. Safe to call
-	/// more than once, from any thread.
-	func cancel() {
-		let released = state.withLock { state in
-			defer { state = State() }
-			return state
-		}
-		guard released.handler != nil else {
-			return
-		}
-		ChangeHub.shared.remove(self)
-		// `released` goes out of scope here, outside every lock: the handler's captures and a tied owner may have
-		// deinits that come back to the hub.
-		withExtendedLifetime(released) {}
-	}
-
-	func tie(owner: AnyObject, to object: AnyObject) {
-		let replaced = state.withLock { state -> (owner: AnyObject, object: Weak)? in
-			guard state.handler != nil else {
-				return nil
-			}
-			defer { state.tie = (owner, Weak(object: object)) }
-			return state.tie
-		}
-		withExtendedLifetime(replaced) {}
-	}
-
-	func removeTie() {
-		let released = state.withLock { state in
-			defer { state.tie = nil }
-			return state.tie
-		}
-		withExtendedLifetime(released) {}
-	}
-}
-
-/// Tells observers about writes: every write through the package passes here (``Defaults/Store/write(_:forKey:)``,
-/// ``Defaults/Store/removeValue(forKey:)``, the subscripts), and so do changes a store detects from outside.
+/// Tells observers about writes: every write through the package's one write primitive (`Store.commit`, which the
+/// subscripts, ``Defaults/Store/write(_:forKey:)`` and ``Defaults/Store/removeValue(forKey:)`` use) is bracketed
+/// here when anything is observed, and changes a store detects from outside are reported here too.
 ///
 /// Handlers run synchronously on the writing thread, before the write returns. A write while nothing is observed
 /// anywhere costs one atomic load more than the store's own work.
@@ -226,34 +73,17 @@ final class ChangeHub: Sendable {
 		registrationCount.load(ordering: .acquiring) != 0
 	}
 
-	/// Stores `stored` for `name` in `store` (removes the value for `nil`) and tells the key's observers.
-	@inline(__always)
-	func commit(_ stored: Any?, forKey name: String, in store: some Defaults.Store) {
-		guard isObservingAnything else {
-			Self.apply(stored, forKey: name, in: store)
-			return
-		}
-		commitObserved(stored, forKey: name, in: store)
-	}
-
-	private static func apply(_ stored: Any?, forKey name: String, in store: some Defaults.Store) {
-		// Whatever is stored now is new: if it does not decode either, that is worth a report of its own.
-		DecodingFailures.forget(key: name, in: store)
-		if let stored {
-			store.setStoredValue(stored, forKey: name)
-		} else {
-			store.removeStoredValue(forKey: name)
-		}
-	}
-
-	private func commitObserved(_ stored: Any?, forKey name: String, in store: some Defaults.Store) {
+	/// Makes a write with `write` and tells the observers of `name` in `store`: a prior notification before it, and
+	/// the change after it, as the key now reads. The write itself belongs to the caller (``Defaults/Store``'s
+	/// `commit`); the hub only brackets it. Call it only when ``isObservingAnything``.
+	func deliver(_ stored: Any?, forKey name: String, in store: some Defaults.Store, around write: () -> Void) {
 		let key = ObservedKey(store: store, name: name)
 		guard let subscriptions = slots.withLock({ $0[key]?.subscriptions }), !subscriptions.isEmpty else {
-			Self.apply(stored, forKey: name, in: store)
+			write()
 			return
 		}
 		guard !Propagation.isSuppressed else {
-			Self.apply(stored, forKey: name, in: store)
+			write()
 			remember(store.storedValue(forKey: name), for: key)
 			return
 		}
@@ -264,7 +94,7 @@ final class ChangeHub: Sendable {
 				subscription.deliver(prior)
 			}
 		}
-		Self.apply(stored, forKey: name, in: store)
+		write()
 		// After a removal a registered default shows through; observers see the key as it now reads.
 		let newValue = stored ?? store.storedValue(forKey: name)
 		remember(newValue, for: key)
@@ -325,12 +155,5 @@ final class ChangeHub: Sendable {
 	/// The number of subscriptions on `name` in `store`.
 	func subscriptionCount(forKey name: String, in store: any Defaults.Store) -> Int {
 		slots.withLock { $0[ObservedKey(store: store, name: name)]?.subscriptions.count ?? 0 }
-	}
-}
-
-extension Defaults.Store {
-	/// The one write primitive of the package: stores `stored` (removes the value for `nil`) and tells observers.
-	func commit(_ stored: Any?, forKey key: String) {
-		ChangeHub.shared.commit(stored, forKey: key, in: self)
 	}
 }

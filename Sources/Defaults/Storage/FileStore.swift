@@ -180,7 +180,7 @@ extension Defaults {
 			let shouldSchedule = memory.withLock { memory in
 				memory.values[key] = value
 				memory.dirtyKeys.insert(key)
-				return memory.scheduleFlush()
+				return memory.markFlushScheduled()
 			}
 			if shouldSchedule {
 				scheduleFlush()
@@ -192,7 +192,7 @@ extension Defaults {
 			let shouldSchedule = memory.withLock { memory in
 				memory.values.removeValue(forKey: key)
 				memory.dirtyKeys.insert(key)
-				return memory.scheduleFlush()
+				return memory.markFlushScheduled()
 			}
 			if shouldSchedule {
 				scheduleFlush()
@@ -243,7 +243,7 @@ extension Defaults {
 		/// that changes reach the file once it can be written again, without anyone having to write or flush.
 		func scheduleRetry() {
 			let delay = memory.withLock { memory -> Int? in
-				guard !memory.dirtyKeys.isEmpty, memory.scheduleFlush() else {
+				guard !memory.dirtyKeys.isEmpty, memory.markFlushScheduled() else {
 					return nil
 				}
 				memory.failedFlushes += 1
@@ -266,8 +266,8 @@ extension Defaults {
 }
 
 extension Defaults.FileStore.Memory {
-	/// Marks a flush as scheduled; `true` when the caller must schedule it.
-	mutating func scheduleFlush() -> Bool {
+	/// Marks a flush as scheduled; `true` when it was not yet, so the caller must schedule it.
+	mutating func markFlushScheduled() -> Bool {
 		if isFlushScheduled {
 			return false
 		}
