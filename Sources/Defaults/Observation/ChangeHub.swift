@@ -18,6 +18,12 @@ final class ChangeHub: Sendable {
 		var lastKnownValue: Any?
 	}
 
+	/// Per observed store: how many of its keys are observed, and the hub's subscription to its outside changes,
+	/// which lasts while any key of the store is observed.
+	private let outsideObservations = LockedState<
+		[ObjectIdentifier: (keys: Int, observation: Defaults.OutsideChangeObservation)]
+	>([:])
+
 	/// How many (key, subscription) registrations exist; zero lets writes skip the hub entirely.
 	private let registrationCount = Atomic<Int>(0)
 	private let slots = LockedState<[ObservedKey: Slot]>([:])
@@ -39,6 +45,9 @@ final class ChangeHub: Sendable {
 			currentValues[key] = target.store.storedValue(forKey: target.name)
 		}
 		let subscription = ChangeSubscription(keys: keys, wantsPrior: wantsPrior, handler: handler)
+		for target in targets where keys.contains(ObservedKey(store: target.store, name: target.name)) {
+			listenToOutsideChanges(of: target.store)
+		}
 		slots.withLock { slots in
 			for key in keys {
 				slots[key, default: Slot(lastKnownValue: currentValues[key])].subscriptions.append(subscription)
@@ -64,7 +73,51 @@ final class ChangeHub: Sendable {
 			return removed
 		}
 		// Released here, outside the lock: the handler's captures may have deinits that come back to the hub.
+		let ended = outsideObservations.withLock { observations in
+			var ended: [Defaults.OutsideChangeObservation] = []
+			for key in subscription.keys where removed.contains(where: { $0 === subscription }) {
+				observations[key.store]?.keys -= 1
+				if let entry = observations[key.store], entry.keys <= 0 {
+					ended.append(entry.observation)
+					observations[key.store] = nil
+				}
+			}
+			return ended
+		}
+		ended.forEach { $0.cancel() }
 		_ = removed
+	}
+
+	/// Subscribes to the outside changes of `store` if no key of it was observed yet, and counts one more key.
+	private func listenToOutsideChanges(of store: any Defaults.Store) {
+		let id = ObjectIdentifier(store)
+		let isNew = outsideObservations.withLock { observations in
+			if observations[id] != nil {
+				observations[id]!.keys += 1
+				return false
+			}
+			return true
+		}
+		guard isNew else {
+			return
+		}
+		let weakStore = WeakStore(store)
+		let observation = store.observeOutsideChanges { keys in
+			guard let store = weakStore.store else {
+				return
+			}
+			ChangeHub.shared.storeDidChangeExternally(store, keys: keys)
+		}
+		let redundant = outsideObservations.withLock { observations -> Defaults.OutsideChangeObservation? in
+			if observations[id] != nil {
+				// Another thread subscribed meanwhile: count this key there, and drop this subscription.
+				observations[id]!.keys += 1
+				return observation
+			}
+			observations[id] = (1, observation)
+			return nil
+		}
+		redundant?.cancel()
 	}
 
 	/// Whether any key of any store is observed. One atomic load: this is all a write pays when nothing is observed.
@@ -105,7 +158,7 @@ final class ChangeHub: Sendable {
 	}
 
 	/// Tells the observers of `names` that `store` changed them from outside; the store already holds the new values.
-	func storeDidChangeExternally(_ store: some Defaults.Store, keys names: Set<String>) {
+	func storeDidChangeExternally(_ store: any Defaults.Store, keys names: Set<String>) {
 		guard isObservingAnything else {
 			return
 		}
@@ -155,5 +208,14 @@ final class ChangeHub: Sendable {
 	/// The number of subscriptions on `name` in `store`.
 	func subscriptionCount(forKey name: String, in store: any Defaults.Store) -> Int {
 		slots.withLock { $0[ObservedKey(store: store, name: name)]?.subscriptions.count ?? 0 }
+	}
+}
+
+/// A store held weakly by a `Sendable` closure: only its identity and its thread-safe reads are used.
+private final class WeakStore: @unchecked Sendable {
+	weak var store: (any Defaults.Store)?
+
+	init(_ store: any Defaults.Store) {
+		self.store = store
 	}
 }

@@ -47,6 +47,16 @@ extension Defaults {
 		/// The keys that have a stored (not only a registered) value.
 		func storedKeys() -> [String]
 
+		/// Calls `onChange` with the names of keys whose values changed from outside this process's writes, until the
+		/// returned observation is cancelled or released.
+		///
+		/// The change hub subscribes here, which is how observers hear other processes and machines. The default
+		/// implementation delivers what the store reports with ``didChangeExternally(keys:)``; implement it
+		/// yourself where your backend has a subscription of its own (a database's change feed, a watch).
+		func observeOutsideChanges(
+			_ onChange: @escaping @Sendable (Set<String>) -> Void
+		) -> Defaults.OutsideChangeObservation
+
 		/// Writes pending changes to durable storage now and picks up changes made elsewhere.
 		///
 		/// - Returns: `false` if the store could not write.

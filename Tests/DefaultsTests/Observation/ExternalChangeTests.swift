@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Defaults
@@ -49,5 +50,62 @@ struct ExternalChangeTests {
 		store.setStoredValue(6, forKey: "level")
 		store.didChangeExternally(keys: ["level"])
 		#expect(await iterator.next() == 6)
+	}
+}
+
+/// A store with a change feed of its own: it implements the seam's `observeOutsideChanges` requirement itself.
+private final class FeedStore: Defaults.Store, @unchecked Sendable {
+	let values = Defaults.InMemoryStore()
+	let handlers = Mutex<[@Sendable (Set<String>) -> Void]>([])
+
+	func storedValue(forKey key: String) -> Any? { values.storedValue(forKey: key) }
+	func setStoredValue(_ value: Any, forKey key: String) { values.setStoredValue(value, forKey: key) }
+	func removeStoredValue(forKey key: String) { values.removeStoredValue(forKey: key) }
+	func registerDefaultValues(_ defaults: [String: Any]) { values.registerDefaultValues(defaults) }
+	func storedKeys() -> [String] { values.storedKeys() }
+	func flush() -> Bool { true }
+
+	func observeOutsideChanges(
+		_ onChange: @escaping @Sendable (Set<String>) -> Void
+	) -> Defaults.OutsideChangeObservation {
+		handlers.withLock { $0.append(onChange) }
+		return Defaults.OutsideChangeObservation { [self] in handlers.withLock { $0.removeAll() } }
+	}
+
+	/// What the backend's feed would do: change a value behind the package's back and say so.
+	func changeFromOutside(_ value: Int, forKey key: String) {
+		values.setStoredValue(value, forKey: key)
+		for handler in handlers.withLock({ $0 }) { handler([key]) }
+	}
+}
+
+@Suite struct OutsideChangeSeamTests {
+	@Test func aStoresOwnChangeFeedReachesObservers() {
+		let store = FeedStore()
+		let level = Defaults.Key<Int>("level", default: 1, suite: store)
+		var seen: [Int] = []
+		let observation = Defaults.observe(level, options: []) { seen.append($0.newValue) }
+		#expect(store.handlers.withLock { $0.count } == 1, "the hub subscribed to the store's feed")
+		store.changeFromOutside(7, forKey: "level")
+		#expect(seen == [7])
+		observation.invalidate()
+		#expect(store.handlers.withLock { $0.isEmpty }, "the subscription ended with the last observation")
+		store.changeFromOutside(8, forKey: "level")
+		#expect(seen == [7])
+	}
+
+	@Test func theHubSubscribesOncePerStoreWhateverTheNumberOfObservedKeys() {
+		let store = FeedStore()
+		let a = Defaults.Key<Int>("a", default: 0, suite: store)
+		let b = Defaults.Key<Int>("b", default: 0, suite: store)
+		let first = Defaults.observe(a) { _ in }
+		let second = Defaults.observe(b) { _ in }
+		let third = Defaults.observe(a) { _ in }
+		#expect(store.handlers.withLock { $0.count } == 1)
+		first.invalidate()
+		second.invalidate()
+		#expect(store.handlers.withLock { $0.count } == 1, "a is still observed")
+		third.invalidate()
+		#expect(store.handlers.withLock { $0.isEmpty })
 	}
 }
