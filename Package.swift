@@ -9,12 +9,15 @@ let package = Package(
 	],
 	products: [
 		.library(name: "Defaults", targets: ["Defaults"]),
+		// Checks any `Defaults.Store` against the store seam's contract, from any test framework.
+		.library(name: "DefaultsStoreConformance", targets: ["DefaultsStoreConformance"]),
 		.executable(name: "defaults-example", targets: ["DefaultsExample"]),
 		// The `defaults` command: read, write and watch settings files from the shell.
 		.executable(name: "defaults", targets: ["DefaultsTool"]),
 	],
 	targets: [
 		.target(name: "Defaults"),
+		.target(name: "DefaultsStoreConformance", dependencies: ["Defaults"]),
 		.executableTarget(name: "DefaultsExample", dependencies: ["Defaults"]),
 		.executableTarget(name: "DefaultsTool", dependencies: ["Defaults"]),
 		// Sample types and values shared by the tests and their child processes.
@@ -26,7 +29,9 @@ let package = Package(
 		// The tests run `DefaultsTestHelper` and `defaults` as child processes; depending on them builds them first.
 		.testTarget(
 			name: "DefaultsTests",
-			dependencies: ["Defaults", "DefaultsTestSupport", "DefaultsTestHelper", "DefaultsTool"]),
+			dependencies: [
+				"Defaults", "DefaultsStoreConformance", "DefaultsTestSupport", "DefaultsTestHelper", "DefaultsTool",
+			]),
 	],
 	swiftLanguageModes: [.v6]
 )

@@ -52,6 +52,7 @@ extension UserDefaults: Defaults.Store {
 	/// Registers defaults with `register(defaults:)`.
 	public func registerDefaultValues(_ values: [String: Any]) {
 		register(defaults: values)
+		RegisteredUserDefaults.record(values)
 	}
 
 	/// Removes every value stored in this suite, telling observers, as the well-known Defaults package's
@@ -64,10 +65,28 @@ extension UserDefaults: Defaults.Store {
 		Defaults.removeAll(suite: self)
 	}
 
-	/// The keys `dictionaryRepresentation()` lists: Foundation gives no other account of a suite's keys. They may
-	/// include registered ones; removing those is a no-op.
+	/// The keys `dictionaryRepresentation()` lists, less those that only read the default registered through
+	/// ``registerDefaultValues(_:)`` (keys register their defaults that way).
+	///
+	/// Foundation gives no other account of a suite's keys, and it mixes registered defaults in. A key whose stored
+	/// value equals its registered default is left out too: it reads the same either way, so nothing that reads
+	/// keys can tell the difference. Defaults registered with `register(defaults:)` directly are not known here.
 	public func storedKeys() -> [String] {
-		Array(dictionaryRepresentation().keys)
+		// Foundation on Linux shows no registration domain (`volatileDomain(forName:)` is empty), so the package keeps
+		// its own account of what it registered; like Foundation's registrations, it is process-wide.
+		let registered = RegisteredUserDefaults.values
+		return dictionaryRepresentation().compactMap { key, value in
+			guard let registeredValue = registered[key] else {
+				return key
+			}
+			guard let stored = try? Defaults.PropertyList.normalize(value),
+				let registeredForm = try? Defaults.PropertyList.normalize(registeredValue),
+				Defaults.PropertyList.isEqual(stored, registeredForm)
+			else {
+				return key
+			}
+			return nil
+		}
 	}
 
 	/// Calls `synchronize()`.
@@ -120,5 +139,19 @@ enum DurableWrites {
 		for store in stores {
 			store.synchronize()
 		}
+	}
+}
+
+/// The defaults registered through the store seam on any `UserDefaults`: process-wide, as Foundation's registration
+/// domain is on Linux.
+enum RegisteredUserDefaults {
+	private static let registered = LockedState<[String: Any]>([:])
+
+	static func record(_ values: [String: Any]) {
+		registered.withLock { $0.merge(values) { _, new in new } }
+	}
+
+	static var values: [String: Any] {
+		registered.withLock { $0 }
 	}
 }

@@ -2,6 +2,7 @@
 // Keep the two in step. Differences: the file stores are files in a temporary folder rather than in the real
 // configuration folder and /var/lib; the UserDefaults suite has a unique name and is removed afterwards.
 import Defaults
+import DefaultsStoreConformance
 import Foundation
 import Testing
 
@@ -96,5 +97,14 @@ private final class DictionaryStore: Defaults.Store {
 		store.setStoredValue(11, forKey: "volume")  // the backend changed by itself…
 		store.didChangeExternally(keys: ["volume"])  // …so tell the observers
 		#expect(heard == [11])
+	}
+
+	@Test func dictionaryStoreKeepsTheContract() throws {
+		try StoreConformance.check(outsideChange: { store, key, value in
+			store.setStoredValue(value, forKey: key)  // what the backend's other clients do…
+			store.didChangeExternally(keys: [key])  // …and how the store reports it
+		}) {
+			DictionaryStore()
+		}
 	}
 }
