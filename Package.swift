@@ -19,7 +19,9 @@ let package = Package(
 		.target(name: "Defaults"),
 		.target(name: "DefaultsStoreConformance", dependencies: ["Defaults"]),
 		.executableTarget(name: "DefaultsExample", dependencies: ["Defaults"]),
-		.executableTarget(name: "DefaultsTool", dependencies: ["Defaults"]),
+		// The `defaults` command's logic, parser and verbs, in a library so that the tests reach them directly.
+		.target(name: "DefaultsToolCore", dependencies: ["Defaults"]),
+		.executableTarget(name: "DefaultsTool", dependencies: ["DefaultsToolCore"]),
 		// Sample types and values shared by the tests and their child processes.
 		.target(name: "DefaultsTestSupport", dependencies: ["Defaults"], path: "Tests/DefaultsTestSupport"),
 		// Spawned by the tests to check what survives a process exit.
@@ -31,6 +33,7 @@ let package = Package(
 			name: "DefaultsTests",
 			dependencies: [
 				"Defaults", "DefaultsStoreConformance", "DefaultsTestSupport", "DefaultsTestHelper", "DefaultsTool",
+				"DefaultsToolCore",
 			]),
 	],
 	swiftLanguageModes: [.v6]

@@ -1,5 +1,12 @@
 /// Finds the verb of a command line and runs it, turning failures into messages and exit statuses.
-enum Tool {
+package enum Tool {
+	/// Runs the command line `tokens` (without the executable) as the `defaults` program does: failures of the
+	/// package are collected for the messages, and the exit status is returned.
+	package static func main(_ tokens: [String]) -> ExitStatus {
+		FailureLog.shared.install()
+		return run(tokens)
+	}
+
 	static func run(_ tokens: [String]) -> ExitStatus {
 		do {
 			return try dispatch(tokens)

@@ -1,5 +1,5 @@
 /// The exit statuses of `defaults`, after `sysexits.h` where one fits.
-enum ExitStatus: Int32 {
+package enum ExitStatus: Int32 {
 	case success = 0
 	/// A domain, key or match that does not exist; a snapshot that does not match.
 	case notFound = 1
