@@ -62,42 +62,21 @@ struct Domain {
 
 	/// The file's values, read and parsed without a store: nothing is created, moved or locked.
 	///
-	/// Foundation's `UserDefaults` rewrites its file in place, so a file that does not parse may be half written: it
-	/// is judged corrupt only once it reads the same a few times over, as the file store does.
+	/// Read as the file store reads it (``SettingsFile/readSettled()``): a file that does not parse is read again
+	/// until it stops changing before it is called corrupt, since Foundation rewrites its file in place.
 	func contents() -> DomainContents {
-		var contents = readOnce()
-		for _ in 0..<3 {
-			guard case .corrupt = contents else {
-				break
-			}
-			let bytes = try? Data(contentsOf: url)
-			usleep(50_000)
-			guard (try? Data(contentsOf: url)) != bytes else {
-				break
-			}
-			contents = readOnce()
-		}
-		return contents
-	}
-
-	private func readOnce() -> DomainContents {
-		let data: Data
-		do {
-			data = try Data(contentsOf: url)
-		} catch {
-			if !FileManager.default.fileExists(atPath: path) {
-				return .missing
-			}
-			return .inaccessible(reason: "\(error.localizedDescription)")
-		}
-		// The file store reads an empty file as an empty store: Foundation truncates before it rewrites.
-		if data.isEmpty {
+		switch SettingsFile(url: url).readSettled() {
+		case .missing:
+			return .missing
+		case .values(let values, _):
+			return .values(values)
+		case .unreadable(let data, _, _) where data.isEmpty:
+			// The file store reads an empty file as an empty store: Foundation truncates before it rewrites.
 			return .values([:])
-		}
-		do {
-			return .values(try PropertyListFile.decode(data))
-		} catch {
-			return .corrupt(reason: error.description)
+		case .unreadable(_, _, let reason):
+			return .corrupt(reason: reason)
+		case .inaccessible(let reason):
+			return .inaccessible(reason: reason)
 		}
 	}
 

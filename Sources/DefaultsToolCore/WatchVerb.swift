@@ -40,44 +40,6 @@ extension Verb {
 	}
 }
 
-/// What `stat` tells of a file: when any of it differs, the file was replaced or written to.
-struct FileIdentity: Equatable {
-	var device: UInt64
-	var inode: UInt64
-	var size: Int64
-	var modified: timespec
-	var changed: timespec
-
-	/// The identity of the file at `path`, or `nil` when there is none (or it cannot be examined).
-	init?(path: String) {
-		var info = stat()
-		guard stat(path, &info) == 0 else {
-			return nil
-		}
-		device = UInt64(info.st_dev)
-		inode = UInt64(info.st_ino)
-		size = Int64(info.st_size)
-		#if canImport(Darwin)
-			modified = info.st_mtimespec
-			changed = info.st_ctimespec
-		#else
-			modified = info.st_mtim
-			changed = info.st_ctim
-		#endif
-	}
-
-	/// The last modification, in seconds since 1970.
-	var modificationTime: Double {
-		Double(modified.tv_sec) + Double(modified.tv_nsec) / 1e9
-	}
-
-	static func == (lhs: Self, rhs: Self) -> Bool {
-		lhs.device == rhs.device && lhs.inode == rhs.inode && lhs.size == rhs.size
-			&& lhs.modified.tv_sec == rhs.modified.tv_sec && lhs.modified.tv_nsec == rhs.modified.tv_nsec
-			&& lhs.changed.tv_sec == rhs.changed.tv_sec && lhs.changed.tv_nsec == rhs.changed.tv_nsec
-	}
-}
-
 /// Prints the changes of a domain's keys by polling its file, without ever opening a store on it.
 ///
 /// A file store would move a file that stops parsing aside; the watch only reads the file, so a corrupt file stays
@@ -121,7 +83,7 @@ final class ChangePrinter: @unchecked Sendable {
 	/// - Throws: when the file is corrupt or cannot be read at the start.
 	func run(timeout: Double?) throws(ToolError) -> Never {
 		// The identity comes first: a change between it and the reading is seen as a change at the first check.
-		let startIdentity = FileIdentity(path: domain.path)
+		let startIdentity = FileIdentity.ofFile(atPath: domain.path)
 		let initial = try domain.values(mustExist: false)
 		queue.sync {
 			identity = startIdentity
@@ -170,14 +132,14 @@ final class ChangePrinter: @unchecked Sendable {
 
 	/// Reads the file if it changed since it was last read, and prints what changed in it. On `queue`.
 	private func check() {
-		let current = FileIdentity(path: domain.path)
+		let current = FileIdentity.ofFile(atPath: domain.path)
 		guard current != identity || isRecent else {
 			return
 		}
 		// Foundation empties the file before it writes it again: an emptied file counts once it stays empty.
-		if current?.size == 0, !values.isEmpty {
+		if current?.byteCount == 0, !values.isEmpty {
 			usleep(50_000)
-			guard FileIdentity(path: domain.path) == current else {
+			guard FileIdentity.ofFile(atPath: domain.path) == current else {
 				return
 			}
 		}
@@ -190,7 +152,7 @@ final class ChangePrinter: @unchecked Sendable {
 			printChanges(to: [:])
 		case .values(let all):
 			// Emptied after the check above, and so probably being written again: read again at the next check.
-			if all.isEmpty, !values.isEmpty, FileIdentity(path: domain.path) != current {
+			if all.isEmpty, !values.isEmpty, FileIdentity.ofFile(atPath: domain.path) != current {
 				isRecent = true
 				return
 			}

@@ -19,38 +19,6 @@ struct DiskState {
 	var hasRemovedStaleTemporaryFiles = false
 }
 
-/// Tells one version of a file from another without reading it: a rename brings a new inode, a rewrite in place a
-/// new modification time or size.
-struct FileIdentity: Equatable {
-	var device: UInt64
-	var inode: UInt64
-	var size: Int64
-	var modificationSeconds: Int64
-	var modificationNanoseconds: Int64
-
-	init(_ status: stat) {
-		device = UInt64(status.st_dev)
-		inode = UInt64(status.st_ino)
-		size = Int64(status.st_size)
-		#if canImport(Darwin)
-			modificationSeconds = Int64(status.st_mtimespec.tv_sec)
-			modificationNanoseconds = Int64(status.st_mtimespec.tv_nsec)
-		#else
-			modificationSeconds = Int64(status.st_mtim.tv_sec)
-			modificationNanoseconds = Int64(status.st_mtim.tv_nsec)
-		#endif
-	}
-
-	/// The identity of the file at `path`, or `nil` if there is none.
-	static func ofFile(atPath path: String) -> FileIdentity? {
-		var status = stat()
-		guard stat(path, &status) == 0 else {
-			return nil
-		}
-		return FileIdentity(status)
-	}
-}
-
 /// What a store took from its file: the values, which version of the file they came from, and whether the store may
 /// write over the file.
 struct FileRead {
@@ -66,27 +34,13 @@ struct FileRead {
 	static var untouchable: FileRead { FileRead(values: [:], identity: nil, mayReplaceFile: false) }
 }
 
-/// The contents of a store's file at one moment.
-enum FileContents {
-	case missing
-	case values([String: Any], FileIdentity)
-	/// Bytes that are not a property list holding a dictionary.
-	case unreadable(Data, FileIdentity, reason: String)
-	/// The file exists but could not be opened or read (permissions, I/O error).
-	case inaccessible(reason: String)
-}
-
 extension Defaults.FileStore {
-	var path: String { url.path(percentEncoded: false) }
-	private var folderPath: String { url.deletingLastPathComponent().path(percentEncoded: false) }
-	private var fileName: String { url.lastPathComponent }
-	private var lockPath: String { folderPath + "/." + fileName + ".lock" }
-	private var temporaryPrefix: String { "." + fileName + ".tmp-" }
+	var path: String { file.path }
 
 	// MARK: Loading
 
 	func load(failures: inout [Defaults.Failure]) {
-		createFolderIfMissing()
+		file.createFolderIfMissing()
 		disk.withLock { disk in
 			let loaded = readSettled(disk: &disk, failures: &failures)
 			disk.persisted = loaded.values
@@ -96,42 +50,23 @@ extension Defaults.FileStore {
 		}
 	}
 
-	/// Reads the file; a file that does not parse is checked again under the lock and moved aside if it is corrupt.
+	/// Reads the file; a file that does not parse is read again under the lock until it settles, and moved aside
+	/// if it is corrupt.
 	private func readSettled(disk: inout DiskState, failures: inout [Defaults.Failure]) -> FileRead {
-		let contents = Self.readFile(atPath: path)
+		let contents = file.read()
 		guard case .unreadable = contents else {
 			return take(contents, failures: &failures)
 		}
-		guard lockFile(disk: &disk, failures: &failures) else {
+		guard lock(&disk, failures: &failures) else {
 			return .untouchable
 		}
-		defer { unlockFile(disk: disk) }
-		return readUnderLock(failures: &failures)
-	}
-
-	/// Reads the file while holding the cross-process lock, so that no store of this package renames it meanwhile.
-	///
-	/// A file that does not parse may be in the middle of a rewrite in place by a writer that does not take the lock
-	/// (Foundation's `UserDefaults` does that); it is read again until it stops changing before it is judged.
-	private func readUnderLock(failures: inout [Defaults.Failure]) -> FileRead {
-		var contents = Self.readFile(atPath: path)
-		for _ in 0..<3 {
-			guard case .unreadable(_, let identity, _) = contents else {
-				break
-			}
-			usleep(50_000)
-			let settled = FileIdentity.ofFile(atPath: path)
-			if settled == identity {
-				break
-			}
-			contents = Self.readFile(atPath: path)
-		}
-		return take(contents, failures: &failures)
+		defer { file.unlock(disk.lockDescriptor) }
+		return take(file.readSettled(), failures: &failures)
 	}
 
 	/// What the store takes from `contents`; a corrupt file is moved aside, so this is for the lock holder only
 	/// when `contents` is `.unreadable`.
-	private func take(_ contents: FileContents, failures: inout [Defaults.Failure]) -> FileRead {
+	private func take(_ contents: SettingsFile.Contents, failures: inout [Defaults.Failure]) -> FileRead {
 		switch contents {
 		case .missing:
 			return .empty
@@ -156,64 +91,21 @@ extension Defaults.FileStore {
 				+ "until it can read it, so that nothing in it is replaced unseen.")
 	}
 
-	/// Renames a corrupt file, which keeps its bytes exactly, so that nothing written later can overwrite them.
+	/// Moves a corrupt file aside (see ``SettingsFile/moveAside()``).
 	///
 	/// - Returns: the failure to report, and whether the file was moved.
 	private func moveAside(reason: String) -> (Defaults.Failure, isMoved: Bool) {
-		let formatter = DateFormatter()
-		formatter.locale = Locale(identifier: "en_US_POSIX")
-		formatter.timeZone = TimeZone(identifier: "UTC")
-		formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-		let base = path + ".corrupt-" + formatter.string(from: Date())
-		var destination = base
-		var attempt = 1
-		while access(destination, F_OK) == 0 {
-			attempt += 1
-			destination = base + "-\(attempt)"
-		}
-		guard rename(path, destination) == 0 else {
-			let error = String(cString: strerror(errno))
+		switch file.moveAside() {
+		case .success(let destination):
 			let failure = storageFailure(
-				"The file \(path) is corrupt (\(reason)) and could not be moved aside (\(error)); "
+				"The file \(path) is corrupt (\(reason)). It was moved to \(destination) with its bytes "
+					+ "intact, and the store starts empty.")
+			return (failure, true)
+		case .failure(let error):
+			let failure = storageFailure(
+				"The file \(path) is corrupt (\(reason)) and could not be moved aside (\(error.reason)); "
 					+ "the store starts empty and will not write over it until it is moved or fixed.")
 			return (failure, false)
-		}
-		let failure = storageFailure(
-			"The file \(path) is corrupt (\(reason)). It was moved to \(destination) with its bytes "
-				+ "intact, and the store starts empty.")
-		return (failure, true)
-	}
-
-	static func readFile(atPath path: String) -> FileContents {
-		// Non-blocking: opening a FIFO for reading would otherwise wait forever for a writer.
-		let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-		guard descriptor >= 0 else {
-			return errno == ENOENT ? .missing : .inaccessible(reason: String(cString: strerror(errno)))
-		}
-		let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-		var status = stat()
-		guard fstat(descriptor, &status) == 0 else {
-			return .inaccessible(reason: String(cString: strerror(errno)))
-		}
-		guard status.st_mode & S_IFMT == S_IFREG else {
-			return .inaccessible(reason: "it is not a regular file (\(FileOwnership.kind(of: status)))")
-		}
-		let identity = FileIdentity(status)
-		let data: Data
-		do {
-			data = try handle.readToEnd() ?? Data()
-		} catch {
-			return .inaccessible(reason: "\(error)")
-		}
-		if data.isEmpty {
-			// Foundation truncates before it rewrites; an empty file holds nothing to keep. A file that stays empty
-			// is treated as empty; `readUnderLock` waits for one that is being rewritten.
-			return .unreadable(data, identity, reason: "the file is empty")
-		}
-		do {
-			return .values(try PropertyListFile.decode(data), identity)
-		} catch {
-			return .unreadable(data, identity, reason: error.description)
 		}
 	}
 
@@ -253,20 +145,22 @@ extension Defaults.FileStore {
 		guard !changes.isEmpty else {
 			return (true, reloadLocked(disk: &disk, failures: &failures))
 		}
-		createFolderIfMissing()
-		guard lockFile(disk: &disk, failures: &failures) else {
+		file.createFolderIfMissing()
+		guard lock(&disk, failures: &failures) else {
 			restoreDirtyKeys(changes)
 			return (false, [])
 		}
-		defer { unlockFile(disk: disk) }
-		removeStaleTemporaryFiles(disk: &disk)
+		defer { file.unlock(disk.lockDescriptor) }
+		if !disk.hasRemovedStaleTemporaryFiles {
+			disk.hasRemovedStaleTemporaryFiles = true
+			file.removeStaleTemporaryFiles()
+		}
 
 		var externallyChanged: Set<String> = []
 		var isReread = false
 		var values = disk.persisted
-		let currentIdentity = FileIdentity.ofFile(atPath: path)
-		if currentIdentity != disk.identity {
-			let reread = readUnderLock(failures: &failures)
+		if file.identity != disk.identity {
+			let reread = take(file.readSettled(), failures: &failures)
 			guard reread.mayReplaceFile else {
 				restoreDirtyKeys(changes)
 				return (false, [])
@@ -287,7 +181,7 @@ extension Defaults.FileStore {
 			externallyChanged.remove(change.key)
 		}
 		do {
-			disk.identity = try writeAtomically(values)
+			disk.identity = try file.replace(with: values)
 		} catch {
 			for original in replaced.reversed() {
 				values[original.key] = original.value
@@ -366,7 +260,7 @@ extension Defaults.FileStore {
 	}
 
 	private func reloadLocked(disk: inout DiskState, failures: inout [Defaults.Failure]) -> Set<String> {
-		guard FileIdentity.ofFile(atPath: path) != disk.identity else {
+		guard file.identity != disk.identity else {
 			return []
 		}
 		let reread = readSettled(disk: &disk, failures: &failures)
@@ -389,139 +283,11 @@ extension Defaults.FileStore {
 		Defaults.Failure(keyName: "", reason: .storage, message: message)
 	}
 
-	private func createFolderIfMissing() {
-		// Private like Foundation's: settings are nobody else's business.
-		try? FileManager.default.createDirectory(
-			atPath: folderPath, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-	}
-
-	/// Takes the cross-process lock, a `flock` on a sibling file: the data file itself is replaced at every write.
-	///
-	/// The wait is bounded: a writer that is stopped or hung must not hang this process's flush or its exit. On
-	/// timeout the caller keeps its changes in memory and tries again later.
-	private func lockFile(disk: inout DiskState, failures: inout [Defaults.Failure]) -> Bool {
-		if disk.lockDescriptor < 0 {
-			// No `O_NOFOLLOW`-less open: a link planted at the lock path must not make us create a file elsewhere.
-			disk.lockDescriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-			guard disk.lockDescriptor >= 0 else {
-				let reason = errno == ELOOP ? "it is a symbolic link" : String(cString: strerror(errno))
-				failures.append(storageFailure("The lock file \(lockPath) could not be opened: \(reason)."))
-				return false
-			}
-			FileOwnership.giveToOwnerOfFolder(descriptor: disk.lockDescriptor, folderPath: folderPath)
-		}
-		let deadline = ContinuousClock.now + Self.lockWaitLimit
-		while flock(disk.lockDescriptor, LOCK_EX | LOCK_NB) != 0 {
-			guard errno == EWOULDBLOCK || errno == EINTR else {
-				failures.append(
-					storageFailure(
-						"The lock file \(lockPath) could not be locked: \(String(cString: strerror(errno)))."))
-				return false
-			}
-			guard ContinuousClock.now < deadline else {
-				failures.append(
-					storageFailure(
-						"The file \(path) stayed locked by another process for \(Self.lockWaitLimit); the changes stay in "
-							+ "memory and are written at the next try."))
-				return false
-			}
-			usleep(10_000)
-		}
-		return true
-	}
-
-	private func unlockFile(disk: DiskState) {
-		_ = flock(disk.lockDescriptor, LOCK_UN)
-	}
-
-	/// Removes temporary files left by writers that were killed: while the lock is held, no writer has one open.
-	private func removeStaleTemporaryFiles(disk: inout DiskState) {
-		guard !disk.hasRemovedStaleTemporaryFiles else {
-			return
-		}
-		disk.hasRemovedStaleTemporaryFiles = true
-		let names = (try? FileManager.default.contentsOfDirectory(atPath: folderPath)) ?? []
-		for name in names where name.hasPrefix(temporaryPrefix) {
-			unlink(folderPath + "/" + name)
-		}
-	}
-
-	private struct WriteError: Error, CustomStringConvertible {
-		let description: String
-
-		static func posix(_ operation: String, _ path: String) -> WriteError {
-			WriteError(description: "\(operation) \(path): \(String(cString: strerror(errno)))")
-		}
-	}
-
-	/// Writes `values` to a temporary file in the same folder, syncs it and renames it over the file, so that
-	/// readers see the old file or the new one, whole, whatever happens to this process.
-	///
-	/// - Returns: the identity of the new file.
-	private func writeAtomically(_ values: [String: Any]) throws -> FileIdentity {
-		let data = try BinaryPropertyList.encode(values)
-		var existing = stat()
-		let mode = stat(path, &existing) == 0 ? mode_t(existing.st_mode) & 0o777 : 0o600
-		let temporaryPath = folderPath + "/" + temporaryPrefix + "\(getpid())-\(UInt32.random(in: .min ... .max))"
-		let descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-		guard descriptor >= 0 else {
-			throw WriteError.posix("create", temporaryPath)
-		}
-		var isRenamed = false
-		defer {
-			if !isRenamed {
-				unlink(temporaryPath)
-			}
-		}
-		do {
-			defer { close(descriptor) }
-			// The umask must not widen or narrow an existing file's permissions.
-			fchmod(descriptor, mode)
-			// A write as root (`sudo app`) must not take the file from its owner.
-			FileOwnership.keep(descriptor: descriptor, ownerOf: path, orFolder: folderPath)
-			guard writeAll(data, to: descriptor) else {
-				throw WriteError.posix("write", temporaryPath)
-			}
-			guard fsync(descriptor) == 0 else {
-				throw WriteError.posix("sync", temporaryPath)
-			}
-			var status = stat()
-			guard fstat(descriptor, &status) == 0 else {
-				throw WriteError.posix("stat", temporaryPath)
-			}
-			guard rename(temporaryPath, path) == 0 else {
-				throw WriteError.posix("rename to", path)
-			}
-			isRenamed = true
-			syncFolder()
-			return FileIdentity(status)
-		}
-	}
-
-	/// Makes the rename itself durable.
-	private func syncFolder() {
-		let descriptor = open(folderPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-		guard descriptor >= 0 else {
-			return
-		}
-		fsync(descriptor)
-		close(descriptor)
-	}
-}
-
-/// Writes every byte of `data`; `false` with `errno` set if the system refuses.
-private func writeAll(_ data: Data, to descriptor: Int32) -> Bool {
-	data.withUnsafeBytes { buffer in
-		var offset = 0
-		while offset < buffer.count {
-			let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-			if written < 0 {
-				if errno == EINTR {
-					continue
-				}
-				return false
-			}
-			offset += written
+	/// Takes the file's cross-process lock, waiting at most ``lockWaitLimit``; a failure to take it is reported.
+	private func lock(_ disk: inout DiskState, failures: inout [Defaults.Failure]) -> Bool {
+		if let problem = file.lock(&disk.lockDescriptor, waitingAtMost: Self.lockWaitLimit) {
+			failures.append(storageFailure(problem))
+			return false
 		}
 		return true
 	}

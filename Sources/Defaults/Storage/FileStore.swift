@@ -36,6 +36,8 @@ extension Defaults {
 	public final class FileStore: Store, Sendable {
 		/// The property-list file the store lives in.
 		public let url: URL
+		/// The file on disk: reading, the lock, atomic replacement, corrupt files.
+		let file: SettingsFile
 
 		/// What readers and writers share; every access is brief and does no I/O.
 		struct Memory {
@@ -65,6 +67,7 @@ extension Defaults {
 
 		init(url: URL, failures: inout [Defaults.Failure]) {
 			self.url = url
+			self.file = SettingsFile(url: url)
 			self.memory = LockedState(Memory())
 			self.disk = LockedState(DiskState())
 			load(failures: &failures)

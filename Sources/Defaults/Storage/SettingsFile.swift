@@ -1,0 +1,311 @@
+import Foundation
+
+#if canImport(Glibc)
+	import Glibc
+#elseif canImport(Musl)
+	import Musl
+#elseif canImport(Darwin)
+	import Darwin
+#endif
+
+/// Everything about one property-list settings file on disk: reading it safely, telling its versions apart, the
+/// cross-process lock, atomic replacement, moving a corrupt file aside.
+///
+/// The file store and the `defaults` command both use it, so a file is read, judged and written one way only. It
+/// holds no state but the path: the store keeps what it knows of the file (the lock's descriptor, the identity it
+/// last read) under its own locks.
+package struct SettingsFile: Sendable {
+	/// The file's path, with links already resolved by whoever made it (see `FileStoreRegistry.canonicalURL`).
+	package let path: String
+
+	/// The file at `url`.
+	package init(url: URL) {
+		path = url.path(percentEncoded: false)
+	}
+
+	var folderPath: String { (path as NSString).deletingLastPathComponent }
+	private var fileName: String { (path as NSString).lastPathComponent }
+	/// A sibling, not the file itself: the file is replaced at every write, which would drop a lock held on it.
+	var lockPath: String { folderPath + "/." + fileName + ".lock" }
+	private var temporaryPrefix: String { "." + fileName + ".tmp-" }
+
+	/// The file's contents at one moment.
+	package enum Contents {
+		case missing
+		case values([String: Any], FileIdentity)
+		/// Bytes that are not a property list holding a dictionary (an empty file among them), with the reason.
+		case unreadable(Data, FileIdentity, reason: String)
+		/// The file exists but could not be opened or read (permissions, an I/O error, not a regular file).
+		case inaccessible(reason: String)
+	}
+
+	// MARK: Reading
+
+	/// Reads and decodes the file once, without blocking on a FIFO and without following it anywhere a regular file
+	/// is not.
+	package func read() -> Contents {
+		// Non-blocking: opening a FIFO for reading would otherwise wait forever for a writer.
+		let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+		guard descriptor >= 0 else {
+			return errno == ENOENT ? .missing : .inaccessible(reason: String(cString: strerror(errno)))
+		}
+		let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+		var status = stat()
+		guard fstat(descriptor, &status) == 0 else {
+			return .inaccessible(reason: String(cString: strerror(errno)))
+		}
+		guard status.st_mode & S_IFMT == S_IFREG else {
+			return .inaccessible(reason: "it is not a regular file (\(FileOwnership.kind(of: status)))")
+		}
+		let identity = FileIdentity(status)
+		let data: Data
+		do {
+			data = try handle.readToEnd() ?? Data()
+		} catch {
+			return .inaccessible(reason: "\(error)")
+		}
+		if data.isEmpty {
+			// Foundation truncates before it rewrites; an empty file holds nothing to keep. Whoever reads decides
+			// whether an empty file is an empty store or a file being rewritten (see `readSettled`).
+			return .unreadable(data, identity, reason: "the file is empty")
+		}
+		do {
+			return .values(try PropertyListFile.decode(data), identity)
+		} catch {
+			return .unreadable(data, identity, reason: error.description)
+		}
+	}
+
+	/// Reads the file, and reads a file that does not parse again until it stops changing, before it is judged.
+	///
+	/// Foundation's `UserDefaults` takes no lock and rewrites its file in place, so a file that does not parse may
+	/// be half written; it counts as corrupt only once it reads the same over 150 ms.
+	package func readSettled() -> Contents {
+		var contents = read()
+		for _ in 0..<3 {
+			guard case .unreadable(_, let identity, _) = contents else {
+				break
+			}
+			usleep(50_000)
+			if FileIdentity.ofFile(atPath: path) == identity {
+				break
+			}
+			contents = read()
+		}
+		return contents
+	}
+
+	/// The identity of the file as it is now, or `nil` when there is none.
+	package var identity: FileIdentity? {
+		FileIdentity.ofFile(atPath: path)
+	}
+
+	// MARK: Corrupt files
+
+	/// Renames a corrupt file to `<name>.corrupt-<UTC timestamp>`, which keeps its bytes exactly, so that nothing
+	/// written later can overwrite them.
+	///
+	/// - Returns: where the file went, or the reason it could not be moved.
+	func moveAside() -> Result<String, MoveError> {
+		let formatter = DateFormatter()
+		formatter.locale = Locale(identifier: "en_US_POSIX")
+		formatter.timeZone = TimeZone(identifier: "UTC")
+		formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+		let base = path + ".corrupt-" + formatter.string(from: Date())
+		var destination = base
+		var attempt = 1
+		while access(destination, F_OK) == 0 {
+			attempt += 1
+			destination = base + "-\(attempt)"
+		}
+		guard rename(path, destination) == 0 else {
+			return .failure(MoveError(reason: String(cString: strerror(errno))))
+		}
+		return .success(destination)
+	}
+
+	struct MoveError: Error {
+		let reason: String
+	}
+
+	// MARK: The lock
+
+	/// Takes the cross-process lock: a `flock` on the sibling lock file, opened into `descriptor` the first time
+	/// and kept open (closing any descriptor of a file drops the process's `flock` on it).
+	///
+	/// The wait is bounded: a writer that is stopped or hung must not hang this process's flush or its exit.
+	///
+	/// - Returns: `nil` once locked, else why not, as a sentence.
+	func lock(_ descriptor: inout Int32, waitingAtMost limit: Duration) -> String? {
+		if descriptor < 0 {
+			// Not following links: a link planted at the lock path must not make us create a file elsewhere.
+			descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+			guard descriptor >= 0 else {
+				let reason = errno == ELOOP ? "it is a symbolic link" : String(cString: strerror(errno))
+				return "The lock file \(lockPath) could not be opened: \(reason)."
+			}
+			FileOwnership.giveToOwnerOfFolder(descriptor: descriptor, folderPath: folderPath)
+		}
+		let deadline = ContinuousClock.now + limit
+		while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+			guard errno == EWOULDBLOCK || errno == EINTR else {
+				return "The lock file \(lockPath) could not be locked: \(String(cString: strerror(errno)))."
+			}
+			guard ContinuousClock.now < deadline else {
+				return "The file \(path) stayed locked by another process for \(limit); the changes stay in memory "
+					+ "and are written at the next try."
+			}
+			usleep(10_000)
+		}
+		return nil
+	}
+
+	/// Releases the lock taken with ``lock(_:waitingAtMost:)``.
+	func unlock(_ descriptor: Int32) {
+		_ = flock(descriptor, LOCK_UN)
+	}
+
+	// MARK: Writing
+
+	/// Creates the file's folder if it is missing, private like Foundation's: settings are nobody else's business.
+	func createFolderIfMissing() {
+		try? FileManager.default.createDirectory(
+			atPath: folderPath, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+	}
+
+	/// Removes temporary files left by writers that were killed. Only while holding the lock: then no writer has
+	/// one open.
+	func removeStaleTemporaryFiles() {
+		let names = (try? FileManager.default.contentsOfDirectory(atPath: folderPath)) ?? []
+		for name in names where name.hasPrefix(temporaryPrefix) {
+			unlink(folderPath + "/" + name)
+		}
+	}
+
+	struct WriteError: Error, CustomStringConvertible {
+		let description: String
+
+		static func posix(_ operation: String, _ path: String) -> WriteError {
+			WriteError(description: "\(operation) \(path): \(String(cString: strerror(errno)))")
+		}
+	}
+
+	/// Writes `values` as a binary property list to a temporary file in the same folder, syncs it and renames it
+	/// over the file, so that readers see the old file or the new one, whole, whatever happens to this process.
+	/// The file keeps its permissions, and its owner when root writes it.
+	///
+	/// - Returns: the identity of the new file.
+	func replace(with values: [String: Any]) throws -> FileIdentity {
+		let data = try BinaryPropertyList.encode(values)
+		var existing = stat()
+		let mode = stat(path, &existing) == 0 ? mode_t(existing.st_mode) & 0o777 : 0o600
+		let temporaryPath = folderPath + "/" + temporaryPrefix + "\(getpid())-\(UInt32.random(in: .min ... .max))"
+		let descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+		guard descriptor >= 0 else {
+			throw WriteError.posix("create", temporaryPath)
+		}
+		var isRenamed = false
+		defer {
+			if !isRenamed {
+				unlink(temporaryPath)
+			}
+		}
+		do {
+			defer { close(descriptor) }
+			// The umask must not widen or narrow an existing file's permissions.
+			fchmod(descriptor, mode)
+			// A write as root (`sudo app`) must not take the file from its owner.
+			FileOwnership.keep(descriptor: descriptor, ownerOf: path, orFolder: folderPath)
+			guard writeAll(data, to: descriptor) else {
+				throw WriteError.posix("write", temporaryPath)
+			}
+			guard fsync(descriptor) == 0 else {
+				throw WriteError.posix("sync", temporaryPath)
+			}
+			var status = stat()
+			guard fstat(descriptor, &status) == 0 else {
+				throw WriteError.posix("stat", temporaryPath)
+			}
+			guard rename(temporaryPath, path) == 0 else {
+				throw WriteError.posix("rename to", path)
+			}
+			isRenamed = true
+			syncFolder()
+			return FileIdentity(status)
+		}
+	}
+
+	/// Makes a rename in the folder durable.
+	private func syncFolder() {
+		let descriptor = open(folderPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+		guard descriptor >= 0 else {
+			return
+		}
+		fsync(descriptor)
+		close(descriptor)
+	}
+}
+
+/// Tells one version of a file from another without reading it: a rename brings a new inode, a rewrite in place a
+/// new modification or change time, or size.
+package struct FileIdentity: Equatable, Sendable {
+	var device: UInt64
+	var inode: UInt64
+	var size: Int64
+	var modificationSeconds: Int64
+	var modificationNanoseconds: Int64
+	var changeSeconds: Int64
+	var changeNanoseconds: Int64
+
+	init(_ status: stat) {
+		device = UInt64(status.st_dev)
+		inode = UInt64(status.st_ino)
+		size = Int64(status.st_size)
+		#if canImport(Darwin)
+			modificationSeconds = Int64(status.st_mtimespec.tv_sec)
+			modificationNanoseconds = Int64(status.st_mtimespec.tv_nsec)
+			changeSeconds = Int64(status.st_ctimespec.tv_sec)
+			changeNanoseconds = Int64(status.st_ctimespec.tv_nsec)
+		#else
+			modificationSeconds = Int64(status.st_mtim.tv_sec)
+			modificationNanoseconds = Int64(status.st_mtim.tv_nsec)
+			changeSeconds = Int64(status.st_ctim.tv_sec)
+			changeNanoseconds = Int64(status.st_ctim.tv_nsec)
+		#endif
+	}
+
+	/// The identity of the file at `path`, or `nil` if there is none.
+	package static func ofFile(atPath path: String) -> FileIdentity? {
+		var status = stat()
+		guard stat(path, &status) == 0 else {
+			return nil
+		}
+		return FileIdentity(status)
+	}
+
+	/// The file's size in bytes.
+	package var byteCount: Int64 { size }
+
+	/// The last modification, in seconds since 1970.
+	package var modificationTime: Double {
+		Double(modificationSeconds) + Double(modificationNanoseconds) / 1e9
+	}
+}
+
+/// Writes every byte of `data`; `false` with `errno` set if the system refuses.
+private func writeAll(_ data: Data, to descriptor: Int32) -> Bool {
+	data.withUnsafeBytes { buffer in
+		var offset = 0
+		while offset < buffer.count {
+			let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+			if written < 0 {
+				if errno == EINTR {
+					continue
+				}
+				return false
+			}
+			offset += written
+		}
+		return true
+	}
+}
