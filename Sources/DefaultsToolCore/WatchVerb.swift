@@ -15,8 +15,9 @@ extension Verb {
 		details: """
 			Prints "key = value" (on one line) each time a key of the domain changes, or "key (removed)", until
 			interrupted (Ctrl-C or SIGTERM ends it with status 0). With keys, only those are watched. The file is
-			checked ten times a second, so changes made by other processes are seen within moments; only keys whose
-			value actually changed are printed. The file is only read: never locked, moved or changed. If it stops
+			read as soon as it changes (the file store's own watch: inotify on Linux) and checked once a second
+			besides, so changes made by other processes are seen within moments; only keys whose value actually
+			changed are printed. The file is only read: never locked, moved or changed. If it stops
 			parsing during the watch, a warning goes to standard error and the watch goes on until it is rewritten.
 			--json prints one JSON object a line: {"key": …, "value": …} or {"key": …, "removed": true}.
 			  --count <n>          exit after <n> changes
@@ -40,7 +41,7 @@ extension Verb {
 	}
 }
 
-/// Prints the changes of a domain's keys by polling its file, without ever opening a store on it.
+/// Prints the changes of a domain's keys, woken by the settings file's watch, without ever opening a store on it.
 ///
 /// A file store would move a file that stops parsing aside; the watch only reads the file, so a corrupt file stays
 /// exactly as it is: the watch warns once and waits for it to parse again.
@@ -48,8 +49,9 @@ extension Verb {
 /// `@unchecked`: the values are property-list values, which `Any` cannot promise to be `Sendable`; every property
 /// that changes is used only on `queue`.
 final class ChangePrinter: @unchecked Sendable {
-	/// How often the file's identity is checked.
-	static let interval = DispatchTimeInterval.milliseconds(100)
+	/// How often the file's identity is checked besides the watch: for changes a watch can miss (a write within the
+	/// file system's clock tick of the last one, a folder replaced).
+	static let interval = DispatchTimeInterval.seconds(1)
 	/// A file modified this recently (in seconds) is read again at the next check even if its identity is the same:
 	/// file times have a coarse clock, so a second write of the same size may leave them as they were.
 	static let recentness = 1.0
@@ -94,6 +96,9 @@ final class ChangePrinter: @unchecked Sendable {
 		timer.schedule(deadline: .now() + Self.interval, repeating: Self.interval, leeway: .milliseconds(10))
 		timer.setEventHandler { [self] in check() }
 		timer.resume()
+		SettingsFile(url: domain.url).watch { [self] in
+			queue.async { self.check() }
+		}
 		// A plain handler rather than a dispatch signal source, which on Linux sees a signal only if every thread
 		// blocks it, and Dispatch's threads do not. Output is unbuffered and a watch writes nothing, so there is
 		// nothing to flush: `_exit` is safe in a handler, `exit` is not.

@@ -348,7 +348,7 @@ enum FileStoreRegistry {
 		// Reported outside the lock: a failure handler may open stores itself.
 		failures.forEach(Defaults.report)
 		if isNew {
-			FileWatcher.watch(store)
+			store.file.watch { [weak store] in store?.scheduleReload() }
 		}
 		return store
 	}
@@ -400,5 +400,23 @@ enum FileStoreRegistry {
 	static func installExitFlush() {
 		_ = exitFlush
 		TerminationFlush.install()
+	}
+}
+
+extension Defaults.FileStore {
+	/// Reloads the file soon; many change events in a row cost one reload.
+	func scheduleReload() {
+		let shouldSchedule = memory.withLock { memory in
+			defer { memory.isReloadScheduled = true }
+			return !memory.isReloadScheduled
+		}
+		guard shouldSchedule else {
+			return
+		}
+		DispatchQueue.global(qos: .utility).async { [self] in
+			// Cleared first, so that a change during the reload schedules another one.
+			memory.withLock { $0.isReloadScheduled = false }
+			reloadIfChanged()
+		}
 	}
 }
