@@ -74,7 +74,7 @@ extension Defaults {
 
 		/// Returns the elements' stored forms, or `nil` if one of them has none.
 		public func serialize(_ value: Set<Element>?) -> [Any]? {
-			value.flatMap { storedForms(of: $0) }.map { Defaults.PropertyList.stableOrder($0) }
+			value.flatMap { storedForms(of: $0) }.map { StableOrder.sorted($0) }
 		}
 
 		/// Returns the set, or `nil` if an element does not decode.

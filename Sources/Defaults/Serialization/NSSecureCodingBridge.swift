@@ -78,27 +78,7 @@ enum KeyedArchive {
 		if let dictionary = reference as? [String: Any] {
 			return (dictionary["CF$UID"] as? Int) ?? (dictionary["CF$UID"] as? NSNumber)?.intValue
 		}
-		return uidValue(reference)
-	}
-
-	/// The number inside Foundation's opaque keyed-archiver UID object, which has no public API.
-	static func uidValue(_ value: Any) -> Int? {
-		guard String(describing: type(of: value)).contains("KeyedArchiverUID") else {
-			return nil
-		}
-		for child in Mirror(reflecting: value).children where child.label == "value" {
-			switch child.value {
-			case let number as UInt32: return Int(number)
-			case let number as Int: return number
-			default: break
-			}
-		}
-		// Apple describes it as `<CFKeyedArchiverUID 0x…>{value = 1}`.
-		let description = String(describing: value)
-		guard let range = description.range(of: "value = ") else {
-			return nil
-		}
-		return Int(description[range.upperBound...].prefix { $0.isNumber })
+		return FoundationUID.value(reference)
 	}
 }
 

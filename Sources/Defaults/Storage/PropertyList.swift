@@ -106,7 +106,7 @@ extension Defaults {
 				try checkDepth(depth + nestingDepth(of: stored))
 				return stored
 			}
-			if let uid = KeyedArchive.uidValue(value) {
+			if let uid = FoundationUID.value(value) {
 				// A keyed archive's object reference, in the form XML property lists spell it.
 				return ["CF$UID": uid]
 			}
@@ -335,41 +335,6 @@ extension Defaults {
 				pending.append(contentsOf: children.lazy.map { ($0, depth + 1) })
 			}
 			return deepest
-		}
-
-		/// Sorts the stored forms of a set's elements, so that the same set is always written the same way: strings
-		/// and numbers in their natural order, anything else by a canonical text of its form.
-		static func stableOrder(_ elements: [Any]) -> [Any] {
-			if let strings = elements as? [String] {
-				return strings.sorted()
-			}
-			if let integers = elements as? [Int] {
-				return integers.sorted()
-			}
-			if let reals = elements as? [Double] {
-				return reals.sorted()
-			}
-			return elements.map { (canonicalText($0), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
-		}
-
-		/// A text that is the same for equal normalised values: dictionary keys sorted, every value tagged with its
-		/// type.
-		static func canonicalText(_ value: Any) -> String {
-			switch value {
-			case let value as Bool: "b:\(value)"
-			case let value as Int: "i:\(value)"
-			case let value as UInt64: "i:\(value)"
-			case let value as Double: "r:\(value)"
-			case let value as String: "s:\(value.debugDescription)"
-			case let value as Data: "d:\(value.base64EncodedString())"
-			case let value as Date: "t:\(value.timeIntervalSinceReferenceDate)"
-			case let value as [Any]: "a:[" + value.map(canonicalText).joined(separator: ",") + "]"
-			case let value as [String: Any]:
-				"d:{"
-					+ value.keys.sorted().map { "\($0.debugDescription):\(canonicalText(value[$0]!))" }
-					.joined(separator: ",") + "}"
-			default: "?:\(value)"
-			}
 		}
 	}
 }
