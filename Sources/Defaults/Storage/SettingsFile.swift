@@ -247,15 +247,16 @@ package struct SettingsFile: Sendable {
 }
 
 /// Tells one version of a file from another without reading it: a rename brings a new inode, a rewrite in place a
-/// new modification or change time, or size.
+/// new modification time or size.
+///
+/// Not the change time: renaming a file changes it, so the identity a writer takes of its temporary file before the
+/// rename would never match the file after it, and every flush would read back its own write.
 package struct FileIdentity: Equatable, Sendable {
 	var device: UInt64
 	var inode: UInt64
 	var size: Int64
 	var modificationSeconds: Int64
 	var modificationNanoseconds: Int64
-	var changeSeconds: Int64
-	var changeNanoseconds: Int64
 
 	init(_ status: stat) {
 		device = UInt64(status.st_dev)
@@ -264,13 +265,9 @@ package struct FileIdentity: Equatable, Sendable {
 		#if canImport(Darwin)
 			modificationSeconds = Int64(status.st_mtimespec.tv_sec)
 			modificationNanoseconds = Int64(status.st_mtimespec.tv_nsec)
-			changeSeconds = Int64(status.st_ctimespec.tv_sec)
-			changeNanoseconds = Int64(status.st_ctimespec.tv_nsec)
 		#else
 			modificationSeconds = Int64(status.st_mtim.tv_sec)
 			modificationNanoseconds = Int64(status.st_mtim.tv_nsec)
-			changeSeconds = Int64(status.st_ctim.tv_sec)
-			changeNanoseconds = Int64(status.st_ctim.tv_nsec)
 		#endif
 	}
 
