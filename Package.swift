@@ -9,24 +9,27 @@ let package = Package(
 	],
 	products: [
 		.library(name: "Defaults", targets: ["Defaults"]),
+		// Syncs settings through etcd; a library of its own so that apps that do not sync do not link networking.
+		.library(name: "DefaultsEtcd", targets: ["DefaultsEtcd"]),
 		.executable(name: "defaults-example", targets: ["DefaultsExample"]),
 		// The `defaults` command: read, write and watch settings files from the shell.
 		.executable(name: "defaults", targets: ["DefaultsTool"]),
 	],
 	targets: [
 		.target(name: "Defaults"),
+		.target(name: "DefaultsEtcd", dependencies: ["Defaults"]),
 		.executableTarget(name: "DefaultsExample", dependencies: ["Defaults"]),
 		.executableTarget(name: "DefaultsTool", dependencies: ["Defaults"]),
 		// Sample types and values shared by the tests and their child processes.
 		.target(name: "DefaultsTestSupport", dependencies: ["Defaults"], path: "Tests/DefaultsTestSupport"),
 		// Spawned by the tests to check what survives a process exit.
 		.executableTarget(
-			name: "DefaultsTestHelper", dependencies: ["Defaults", "DefaultsTestSupport"],
+			name: "DefaultsTestHelper", dependencies: ["Defaults", "DefaultsEtcd", "DefaultsTestSupport"],
 			path: "Tests/DefaultsTestHelper"),
 		// The tests run `DefaultsTestHelper` and `defaults` as child processes; depending on them builds them first.
 		.testTarget(
 			name: "DefaultsTests",
-			dependencies: ["Defaults", "DefaultsTestSupport", "DefaultsTestHelper", "DefaultsTool"]),
+			dependencies: ["Defaults", "DefaultsEtcd", "DefaultsTestSupport", "DefaultsTestHelper", "DefaultsTool"]),
 	],
 	swiftLanguageModes: [.v6]
 )
