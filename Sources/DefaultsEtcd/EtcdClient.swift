@@ -93,7 +93,9 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 
 	/// A transaction (`/v3/kv/txn`): if the key's mod revision is `expectedModRevision`, put or delete it; otherwise
 	/// read it.
-	public func compareAndSwap(key: String, value: Data?, expectedModRevision: Int64) async throws
+	public func compareAndSwap(
+		key: String, value: Data?, expectedModRevision: Int64
+	) async throws
 		-> Defaults.RemoteWriteResult
 	{
 		let encodedKey = Self.base64(key)
@@ -107,7 +109,10 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 			"/v3/kv/txn",
 			[
 				"compare": [
-					["key": encodedKey, "target": "MOD", "result": "EQUAL", "mod_revision": String(expectedModRevision)]
+					[
+						"key": encodedKey, "target": "MOD", "result": "EQUAL",
+						"mod_revision": String(expectedModRevision),
+					]
 				],
 				"success": [operation],
 				"failure": [["request_range": ["key": encodedKey]]],
@@ -121,8 +126,31 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		return .conflict(current: current)
 	}
 
+	/// One transaction (`/v3/kv/txn`) that compares every key's mod revision and, if all match, writes them all.
+	public func compareAndSwap(all writes: [Defaults.RemoteWrite]) async throws -> Int64? {
+		guard !writes.isEmpty else {
+			return nil
+		}
+		let compares = writes.map { write -> [String: Any] in
+			[
+				"key": Self.base64(write.key), "target": "MOD", "result": "EQUAL",
+				"mod_revision": String(write.expectedModRevision),
+			]
+		}
+		let operations = writes.map { write -> [String: Any] in
+			if let value = write.value {
+				return ["request_put": ["key": Self.base64(write.key), "value": value.base64EncodedString()]]
+			}
+			return ["request_delete_range": ["key": Self.base64(write.key)]]
+		}
+		let answer = try await call("/v3/kv/txn", ["compare": compares, "success": operations])
+		return answer["succeeded"] as? Bool == true ? Self.revision(of: answer) : nil
+	}
+
 	/// A streamed watch (`/v3/watch`) of `prefix` from `revision`.
-	public func watch(prefix: String, fromRevision revision: Int64) -> AsyncThrowingStream<
+	public func watch(
+		prefix: String, fromRevision revision: Int64
+	) -> AsyncThrowingStream<
 		[Defaults.RemoteEvent], any Error
 	> {
 		let (stream, continuation) = AsyncThrowingStream.makeStream(of: [Defaults.RemoteEvent].self)
@@ -172,13 +200,15 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		throw lastError
 	}
 
-	private func call(_ path: String, _ body: [String: Any], endpoint: URL, renewingToken: Bool) async throws
+	private func call(
+		_ path: String, _ body: [String: Any], endpoint: URL, renewingToken: Bool
+	) async throws
 		-> [String: Any]
 	{
 		let request = try await makeRequest(endpoint: endpoint, path: path, body: body)
 		let (data, response): (Data, URLResponse)
 		do {
-			(data, response) = try await session.data(for: request)
+			(data, response) = try await Self.send(request, with: session)
 		} catch {
 			throw Defaults.RemoteServiceError.unreachable("\(endpoint.absoluteString): \(error.localizedDescription)")
 		}
@@ -187,7 +217,8 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		if status == 200 {
 			return object
 		}
-		let message = object["message"] as? String ?? object["error"] as? String ?? String(decoding: data, as: UTF8.self)
+		let message =
+			object["message"] as? String ?? object["error"] as? String ?? String(decoding: data, as: UTF8.self)
 		if renewingToken, credentials != nil, message.contains("token") || status == 401 {
 			token.withLock { $0 = nil }
 			return try await call(path, body, endpoint: endpoint, renewingToken: false)
@@ -223,7 +254,7 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		])
 		let data: Data
 		do {
-			(data, _) = try await session.data(for: request)
+			(data, _) = try await Self.send(request, with: session)
 		} catch {
 			throw Defaults.RemoteServiceError.unreachable("\(endpoint.absoluteString): \(error.localizedDescription)")
 		}
@@ -235,6 +266,20 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		}
 		token.withLock { $0 = fresh }
 		return fresh
+	}
+
+	/// A request through a completion handler: FoundationNetworking's `data(for:)` can trap when a connection
+	/// fails while others are in flight.
+	private static func send(_ request: URLRequest, with session: URLSession) async throws -> (Data, URLResponse) {
+		try await withCheckedThrowingContinuation { continuation in
+			session.dataTask(with: request) { data, response, error in
+				if let data, let response {
+					continuation.resume(returning: (data, response))
+				} else {
+					continuation.resume(throwing: error ?? URLError(.badServerResponse))
+				}
+			}.resume()
+		}
 	}
 
 	private func failOver(from index: Int) {

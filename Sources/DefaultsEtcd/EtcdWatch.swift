@@ -12,6 +12,7 @@ final class EtcdWatch: NSObject, URLSessionDataDelegate, @unchecked Sendable {
 	// Touched only on the session's serial delegate queue.
 	private var buffer = Data()
 	private var session: URLSession?
+	private var task: URLSessionDataTask?
 	private var onConnectionFailure: (@Sendable () -> Void)?
 	private let lock = NSLock()
 
@@ -23,20 +24,33 @@ final class EtcdWatch: NSObject, URLSessionDataDelegate, @unchecked Sendable {
 		let queue = OperationQueue()
 		queue.maxConcurrentOperationCount = 1
 		let session = URLSession(configuration: .ephemeral, delegate: self, delegateQueue: queue)
+		let task = session.dataTask(with: request)
 		lock.withLock {
 			self.session = session
+			self.task = task
 			self.onConnectionFailure = onConnectionFailure
 		}
-		session.dataTask(with: request).resume()
+		task.resume()
 	}
 
 	func cancel() {
-		let session = lock.withLock {
-			defer { self.session = nil }
-			return self.session
+		let (session, task) = lock.withLock {
+			defer {
+				self.session = nil
+				self.task = nil
+			}
+			return (self.session, self.task)
 		}
-		// Invalidating releases the session's strong reference to this delegate.
-		session?.invalidateAndCancel()
+		guard let session, let task else {
+			return
+		}
+		// Not from inside a delegate callback (ending the stream there calls this): FoundationNetworking traps when
+		// a task is cancelled while its completion is being delivered.
+		DispatchQueue.global().async {
+			task.cancel()
+			// Invalidating releases the session's strong reference to this delegate.
+			session.finishTasksAndInvalidate()
+		}
 	}
 
 	func urlSession(
@@ -62,13 +76,21 @@ final class EtcdWatch: NSObject, URLSessionDataDelegate, @unchecked Sendable {
 	}
 
 	func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+		// Forgotten first: finishing the stream below cancels the watch, which must not touch a completed task.
+		let (session, onConnectionFailure) = lock.withLock {
+			defer {
+				self.session = nil
+				self.task = nil
+			}
+			return (self.session, self.onConnectionFailure)
+		}
 		if error != nil {
-			lock.withLock { onConnectionFailure }?()
+			onConnectionFailure?()
 		}
 		continuation.finish(
 			throwing: Defaults.RemoteServiceError.unreachable(
 				"the watch stream ended\(error.map { ": \($0.localizedDescription)" } ?? "")"))
-		cancel()
+		session?.finishTasksAndInvalidate()
 	}
 
 	private func handle(_ message: Data) {

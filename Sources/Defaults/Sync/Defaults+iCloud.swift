@@ -94,7 +94,8 @@ extension Defaults {
 		public static func add(_ keys: [Defaults.Keys]) {
 			let engine = registry.withLock { registry in
 				for key in keys
-				where !registry.keys.contains(where: { $0.name == key.name && $0.store == ObjectIdentifier(key.suite) }) {
+				where !registry.keys.contains(where: { $0.name == key.name && $0.store == ObjectIdentifier(key.suite) })
+				{
 					registry.keys.append((key.name, ObjectIdentifier(key.suite)))
 				}
 				return registry.engine

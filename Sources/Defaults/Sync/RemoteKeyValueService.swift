@@ -16,6 +16,12 @@ extension Defaults {
 		/// `expectedModRevision` (0: only if the key does not exist).
 		func compareAndSwap(key: String, value: Data?, expectedModRevision: Int64) async throws -> RemoteWriteResult
 
+		/// Applies all of `writes` at one revision if every key's mod revision is still the expected one, and none of
+		/// them otherwise.
+		///
+		/// - Returns: the revision of the write, or `nil` when a comparison failed and nothing was written.
+		func compareAndSwap(all writes: [RemoteWrite]) async throws -> Int64?
+
 		/// The changes under `prefix` from `revision` on, as they happen; the stream ends with an error when the
 		/// connection is lost, or with ``RemoteServiceError/compacted(_:)`` when that revision is no longer kept.
 		func watch(prefix: String, fromRevision revision: Int64) -> AsyncThrowingStream<[RemoteEvent], any Error>
@@ -35,6 +41,23 @@ extension Defaults {
 			self.key = key
 			self.value = value
 			self.modRevision = modRevision
+		}
+	}
+
+	/// One write of a ``Defaults/RemoteKeyValueService/compareAndSwap(all:)``.
+	public struct RemoteWrite: Sendable, Equatable {
+		/// The full remote key.
+		public var key: String
+		/// The bytes to write; `nil` deletes the key.
+		public var value: Data?
+		/// The mod revision the key must still have (0: it must not exist).
+		public var expectedModRevision: Int64
+
+		/// Creates a write.
+		public init(key: String, value: Data?, expectedModRevision: Int64) {
+			self.key = key
+			self.value = value
+			self.expectedModRevision = expectedModRevision
 		}
 	}
 

@@ -195,7 +195,8 @@ actor SyncWorker {
 			}
 			guard let stored = SyncedValueCoding.decode(value) else {
 				state.records[name] = .init(
-					value: value, modRevision: revision, keptLocalValue: local.flatMap { try? SyncedValueCoding.encode($0) },
+					value: value, modRevision: revision,
+					keptLocalValue: local.flatMap { try? SyncedValueCoding.encode($0) },
 					isUnreadable: true)
 				reportUnreadable(name: name, key: key, revision: revision)
 				continue
@@ -221,6 +222,16 @@ actor SyncWorker {
 
 	// MARK: Local to remote
 
+	private struct Push {
+		let name: String
+		let generation: Int
+		let bytes: Data?
+		let expectedModRevision: Int64
+	}
+
+	/// How many keys go into one transaction: etcd refuses more than 128 operations in one by default.
+	static let pushBatchSize = 100
+
 	private func pushPending(localChanges: LocalChanges) async throws {
 		let changes = localChanges.withLock { $0 }
 		guard !changes.isEmpty else {
@@ -228,7 +239,8 @@ actor SyncWorker {
 			return
 		}
 		let synced = currentNames
-		var storedNames = Set(store.store.storedKeys())
+		let storedNames = Set(store.store.storedKeys())
+		var pushes: [Push] = []
 		for (name, generation) in changes.sorted(by: { $0.key < $1.key }) {
 			guard synced.contains(name) else {
 				Self.forget(name, generation: generation, in: localChanges)
@@ -239,29 +251,60 @@ actor SyncWorker {
 				Self.forget(name, generation: generation, in: localChanges)
 				continue
 			}
-			let bytes = try local.map { try SyncedValueCoding.encode($0) }
-			let expected = state.records[name]?.modRevision ?? 0
-			let result = try await remote.compareAndSwap(
-				key: prefix + name, value: bytes, expectedModRevision: expected)
-			switch result {
-			case .written(let revision):
-				state.records[name] = .init(value: bytes, modRevision: revision)
-				staleNames.remove(name)
-				Self.forget(name, generation: generation, in: localChanges)
-			case .conflict(let current):
-				// Made without knowing the latest remote value: the remote value wins here too. Taking the local value
-				// as agreed lets `apply` replace it like any remote change.
-				Self.forget(name, generation: Int.max, in: localChanges)
-				staleNames.remove(name)
-				state.records[name] = .init(value: bytes, modRevision: 0)
-				let event: Defaults.RemoteEvent =
-					current.map { .put($0) } ?? .delete(key: prefix + name, modRevision: max(1, state.revision))
-				apply([event], storedNames: storedNames)
-				storedNames = Set(store.store.storedKeys())
+			pushes.append(
+				Push(
+					name: name, generation: generation, bytes: try local.map { try SyncedValueCoding.encode($0) },
+					expectedModRevision: state.records[name]?.modRevision ?? 0))
+		}
+		for start in stride(from: 0, to: pushes.count, by: Self.pushBatchSize) {
+			let batch = pushes[start..<min(start + Self.pushBatchSize, pushes.count)]
+			// All at once when none conflicts (the common case: many keys written at once); else one by one, so that
+			// each conflict is settled on its own.
+			if batch.count > 1,
+				let revision = try await remote.compareAndSwap(
+					all: batch.map {
+						Defaults.RemoteWrite(
+							key: prefix + $0.name, value: $0.bytes, expectedModRevision: $0.expectedModRevision)
+					})
+			{
+				for push in batch {
+					didWrite(push, at: revision, localChanges: localChanges)
+				}
+			} else {
+				for push in batch {
+					try await pushOne(push, localChanges: localChanges)
+				}
 			}
 			state.save(to: stateFile)
 		}
 		updatePendingCount(localChanges.withLock { $0.count })
+	}
+
+	private func didWrite(_ push: Push, at revision: Int64, localChanges: LocalChanges) {
+		state.records[push.name] = .init(value: push.bytes, modRevision: revision)
+		staleNames.remove(push.name)
+		Self.forget(push.name, generation: push.generation, in: localChanges)
+	}
+
+	private func pushOne(_ push: Push, localChanges: LocalChanges) async throws {
+		let result = try await remote.compareAndSwap(
+			key: prefix + push.name, value: push.bytes, expectedModRevision: push.expectedModRevision)
+		switch result {
+		case .written(let revision):
+			didWrite(push, at: revision, localChanges: localChanges)
+		case .conflict(let current):
+			// Made without knowing the latest remote value: the remote value wins here too. Taking the local value
+			// as agreed lets `apply` replace it like any remote change.
+			Self.forget(push.name, generation: Int.max, in: localChanges)
+			staleNames.remove(push.name)
+			let storedNames = Set(store.store.storedKeys())
+			let local = localValue(of: push.name, storedNames: storedNames)
+			state.records[push.name] = .init(
+				value: try local.map { try SyncedValueCoding.encode($0) }, modRevision: 0)
+			let event: Defaults.RemoteEvent =
+				current.map { .put($0) } ?? .delete(key: prefix + push.name, modRevision: max(1, state.revision))
+			apply([event], storedNames: storedNames)
+		}
 	}
 
 	private static func forget(_ name: String, generation: Int, in localChanges: LocalChanges) {
