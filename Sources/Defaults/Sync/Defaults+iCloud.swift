@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 
 extension Defaults {
+	// swift-format-ignore: TypeNamesShouldBeCapitalized
 	/// Syncs chosen keys across machines, with the names of the well-known package's iCloud API; on Linux the remote
 	/// is an etcd cluster (or any ``Defaults/RemoteKeyValueService``) named once at start-up.
 	///
@@ -21,7 +22,7 @@ extension Defaults {
 	/// store are synced (``Defaults/standardStore`` unless another is named). A key declared with `iCloud: true`
 	/// is added when it is first used: Swift creates `static let` keys lazily, so add keys that must sync before
 	/// their first use explicitly.
-	public enum iCloud {  // swift-format-ignore: TypeNamesShouldBeCapitalized
+	public enum iCloud {
 		private struct Registry {
 			var engine: SyncEngine?
 			var keys: [(name: String, store: ObjectIdentifier)] = []
