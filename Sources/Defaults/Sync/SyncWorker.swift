@@ -256,6 +256,8 @@ actor SyncWorker {
 					name: name, generation: generation, bytes: try local.map { try SyncedValueCoding.encode($0) },
 					expectedModRevision: state.records[name]?.modRevision ?? 0))
 		}
+		// Before any request: offline, this is the count a status line shows.
+		updatePendingCount(pushes.count)
 		for start in stride(from: 0, to: pushes.count, by: Self.pushBatchSize) {
 			let batch = pushes[start..<min(start + Self.pushBatchSize, pushes.count)]
 			// All at once when none conflicts (the common case: many keys written at once); else one by one, so that
