@@ -62,7 +62,8 @@ actor SyncWorker {
 
 	func run(wake: WakeSignal, localChanges: LocalChanges) async {
 		var delay: Duration = .milliseconds(50)
-		var needsFullRead = true
+		// Resumes the watch from the saved revision when it can; new keys or no revision yet need a full read.
+		var needsFullRead = false
 		while !Task.isCancelled {
 			do {
 				if needsFullRead || names.withLock({ !$0.unread.isEmpty }) || state.revision == 0 {
