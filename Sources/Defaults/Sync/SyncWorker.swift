@@ -60,6 +60,9 @@ actor SyncWorker {
 
 	// MARK: The background loop
 
+	/// Ends a session when keys were added, so that the next one starts with a full read.
+	private struct NewKeysToRead: Error {}
+
 	func run(wake: WakeSignal, localChanges: LocalChanges) async {
 		var delay: Duration = .milliseconds(50)
 		// Resumes the watch from the saved revision when it can; new keys or no revision yet need a full read.
@@ -75,6 +78,9 @@ actor SyncWorker {
 				try await session(wake: wake, localChanges: localChanges)
 			} catch is CancellationError {
 				return
+			} catch is NewKeysToRead {
+				// Keys added while running: read the prefix for them, then watch again. Not an outage.
+				continue
 			} catch Defaults.RemoteServiceError.compacted {
 				// The history the watch needs is gone: read the whole prefix instead, at once.
 				needsFullRead = true
@@ -104,7 +110,7 @@ actor SyncWorker {
 				while true {
 					try await self.pushPending(localChanges: localChanges)
 					if self.names.withLock({ !$0.unread.isEmpty }) {
-						throw Defaults.RemoteServiceError.unreachable("new keys to read")
+						throw NewKeysToRead()
 					}
 					await wake.wait()
 					try Task.checkCancellation()
