@@ -89,11 +89,12 @@ let benchmarks: @Sendable () -> Void = {
 }
 
 /// Machines in one process, each a store and a running engine, with an observer of `value` on each.
-final class Cluster: Sendable {
+// Observations are made in `init` and ended in `stop`, from the benchmark's one task.
+final class Cluster: @unchecked Sendable {
 	let engines: [Defaults.SyncEngine]
 	let keys: [Defaults.Key<String>]
 	let heard = Mutex<(expected: String, count: Int, waiter: CheckedContinuation<Void, Never>?)>(("", 0, nil))
-	let observations: Mutex<[Defaults.Observation]> = Mutex([])
+	private var observations: [Defaults.Observation] = []
 
 	init(etcd: BenchmarkEtcd, machines: Int, prefix: String) async {
 		var engines: [Defaults.SyncEngine] = []
@@ -112,7 +113,7 @@ final class Cluster: Sendable {
 			let observation = Defaults.observe(key, options: []) { [weak self] change in
 				self?.didHear(change.newValue)
 			}
-			observations.withLock { $0.append(observation) }
+			observations.append(observation)
 		}
 		// Let every watch start.
 		try? await Task.sleep(for: .milliseconds(500))
@@ -141,7 +142,7 @@ final class Cluster: Sendable {
 	}
 
 	func stop() {
-		for observation in observations.withLock({ $0 }) {
+		for observation in observations {
 			observation.invalidate()
 		}
 		for engine in engines {
@@ -180,18 +181,24 @@ final class BenchmarkEtcd: Sendable {
 		etcdProcessIdentifier.store(process.processIdentifier, ordering: .relaxed)
 		atexit { kill(etcdProcessIdentifier.load(ordering: .relaxed), SIGTERM) }
 		let deadline = Date().addingTimeInterval(15)
-		let ready = Mutex(false)
-		while Date() < deadline, !ready.withLock({ $0 }) {
+		let ready = ReadyFlag()
+		while Date() < deadline, !ready.isSet {
 			let semaphore = DispatchSemaphore(value: 0)
 			Task { [client = self.client] in
 				if (try? await client.read(prefix: "/")) != nil {
-					ready.withLock { $0 = true }
+					ready.set()
 				}
 				semaphore.signal()
 			}
 			semaphore.wait()
 			usleep(50_000)
 		}
-		precondition(ready.withLock { $0 }, "etcd did not start; install it: apt-get install etcd-server")
+		precondition(ready.isSet, "etcd did not start; install it: apt-get install etcd-server")
 	}
+}
+
+private final class ReadyFlag: Sendable {
+	private let value = Atomic<Bool>(false)
+	var isSet: Bool { value.load(ordering: .relaxed) }
+	func set() { value.store(true, ordering: .relaxed) }
 }
