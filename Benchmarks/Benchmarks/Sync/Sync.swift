@@ -24,8 +24,11 @@ let benchmarks: @Sendable () -> Void = {
 		// Write on one machine until every other machine's observer has heard it.
 		Benchmark("Sync: write to observers on \(machines - 1) other machine(s)") { benchmark in
 			let cluster = await Cluster(etcd: etcd, machines: machines, prefix: "/bench/latency\(machines)/")
+			// The closure runs again for the measured run after the warm-up: values must differ across runs too, as
+			// writing a key's current value pushes nothing.
+			let run = UUID().uuidString
 			for iteration in benchmark.scaledIterations {
-				let value = "v\(iteration)"
+				let value = "\(run)-\(iteration)"
 				benchmark.startMeasurement()
 				await cluster.writeAndAwaitEveryone(value)
 				benchmark.stopMeasurement()

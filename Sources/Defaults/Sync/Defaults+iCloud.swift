@@ -162,6 +162,13 @@ extension Defaults {
 			await synchronize()
 		}
 
+		/// Starts ``synchronize()`` and returns at once, as the well-known package's method of that name does.
+		public static func syncWithoutWaiting() {
+			Task {
+				await synchronize()
+			}
+		}
+
 		/// What sync is doing now: connected, how many changes wait, the last error.
 		public static var status: SyncStatus {
 			engine?.status ?? SyncStatus(lastError: "no remote is configured")

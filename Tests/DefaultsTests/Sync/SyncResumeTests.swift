@@ -41,6 +41,29 @@ import Testing
 		#expect(reader.storedValue(forKey: "other") as? String == "x")
 	}
 
+	@Test func aKeyAddedWhileSyncingRunsGetsTheRemoteValueWithoutAnOutage() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let (writer, reader) = (Defaults.InMemoryStore(), Defaults.InMemoryStore())
+		let writerSync = Defaults.SyncEngine(remote: remote, prefix: "/test/added/", store: writer)
+		writerSync.add(["early", "late"])
+		try writer.write("a", forKey: "early")
+		try writer.write("b", forKey: "late")
+		#expect(await writerSync.synchronize())
+
+		let readerSync = Defaults.SyncEngine(remote: remote, prefix: "/test/added/", store: reader)
+		defer { readerSync.stop() }
+		readerSync.add(["early"])
+		readerSync.start()
+		#expect(try await eventually { reader.storedValue(forKey: "early") as? String == "a" })
+		#expect(reader.storedValue(forKey: "late") == nil)
+		readerSync.add(["late"])
+		#expect(try await eventually { reader.storedValue(forKey: "late") as? String == "b" })
+		#expect(readerSync.status.isConnected)
+		#expect(readerSync.status.lastError == nil)
+	}
+
 	private func eventually(_ condition: () -> Bool) async throws -> Bool {
 		let deadline = Date().addingTimeInterval(10)
 		while Date() < deadline {
