@@ -34,19 +34,20 @@ final class EtcdWatch: NSObject, URLSessionDataDelegate, @unchecked Sendable {
 	}
 
 	func cancel() {
-		let (session, task) = lock.withLock {
-			defer {
-				self.session = nil
-				self.task = nil
+		// Later, and only if the task has not completed by then: FoundationNetworking traps when a task is cancelled
+		// while its completion is being delivered, and a watch is mostly ended because its connection just broke
+		// (its task then completes by itself within moments).
+		DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [self] in
+			let (session, task) = lock.withLock {
+				defer {
+					self.session = nil
+					self.task = nil
+				}
+				return (self.session, self.task)
 			}
-			return (self.session, self.task)
-		}
-		guard let session, let task else {
-			return
-		}
-		// Not from inside a delegate callback (ending the stream there calls this): FoundationNetworking traps when
-		// a task is cancelled while its completion is being delivered.
-		DispatchQueue.global().async {
+			guard let session, let task else {
+				return
+			}
 			task.cancel()
 			// Invalidating releases the session's strong reference to this delegate.
 			session.finishTasksAndInvalidate()
