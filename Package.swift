@@ -11,6 +11,8 @@ let package = Package(
 		.library(name: "Defaults", targets: ["Defaults"]),
 		// Checks any `Defaults.Store` against the store seam's contract, from any test framework.
 		.library(name: "DefaultsStoreConformance", targets: ["DefaultsStoreConformance"]),
+		// Syncs settings through etcd; a library of its own so that apps that do not sync do not link networking.
+		.library(name: "DefaultsEtcd", targets: ["DefaultsEtcd"]),
 		.executable(name: "defaults-example", targets: ["DefaultsExample"]),
 		// The `defaults` command: read, write and watch settings files from the shell.
 		.executable(name: "defaults", targets: ["DefaultsTool"]),
@@ -18,6 +20,7 @@ let package = Package(
 	targets: [
 		.target(name: "Defaults"),
 		.target(name: "DefaultsStoreConformance", dependencies: ["Defaults"]),
+		.target(name: "DefaultsEtcd", dependencies: ["Defaults"]),
 		.executableTarget(name: "DefaultsExample", dependencies: ["Defaults"]),
 		// The `defaults` command's logic, parser and verbs, in a library so that the tests reach them directly.
 		.target(name: "DefaultsToolCore", dependencies: ["Defaults"]),
@@ -26,14 +29,14 @@ let package = Package(
 		.target(name: "DefaultsTestSupport", dependencies: ["Defaults"], path: "Tests/DefaultsTestSupport"),
 		// Spawned by the tests to check what survives a process exit.
 		.executableTarget(
-			name: "DefaultsTestHelper", dependencies: ["Defaults", "DefaultsTestSupport"],
+			name: "DefaultsTestHelper", dependencies: ["Defaults", "DefaultsEtcd", "DefaultsTestSupport"],
 			path: "Tests/DefaultsTestHelper"),
 		// The tests run `DefaultsTestHelper` and `defaults` as child processes; depending on them builds them first.
 		.testTarget(
 			name: "DefaultsTests",
 			dependencies: [
-				"Defaults", "DefaultsStoreConformance", "DefaultsTestSupport", "DefaultsTestHelper", "DefaultsTool",
-				"DefaultsToolCore",
+				"Defaults", "DefaultsEtcd", "DefaultsStoreConformance", "DefaultsTestSupport", "DefaultsTestHelper",
+				"DefaultsTool", "DefaultsToolCore",
 			]),
 	],
 	swiftLanguageModes: [.v6]

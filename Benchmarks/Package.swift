@@ -53,6 +53,17 @@ let package = Package(
 			path: "Benchmarks/Bulk",
 			plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
 		),
+		// Sync through a real etcd it starts itself: latency to other machines, initial sync, cost to a local write.
+		.executableTarget(
+			name: "Sync",
+			dependencies: [
+				.product(name: "Benchmark", package: "benchmark"),
+				.product(name: "Defaults", package: "Defaults"),
+				.product(name: "DefaultsEtcd", package: "Defaults"),
+			],
+			path: "Benchmarks/Sync",
+			plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+		),
 	],
 	swiftLanguageModes: [.v6]
 )

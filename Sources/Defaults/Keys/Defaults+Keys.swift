@@ -121,21 +121,21 @@ extension Defaults {
 				alsoReading: alsoReading)
 		}
 
-		/// Creates a key as the well-known Defaults package spells it with `iCloud:`, so that such code compiles.
+		/// Creates a key as the well-known Defaults package spells it with `iCloud:`.
 		///
-		/// This package has no iCloud synchronisation (there is no iCloud on Linux): with `iCloud: true` the key is
-		/// stored locally only, and that is reported once as a ``Defaults/Failure``.
+		/// With `iCloud: true` the key is synced across machines once a remote is configured with
+		/// ``Defaults/iCloud/configure(remote:prefix:store:stateFile:)`` (on Linux: etcd); until then it is stored
+		/// locally only.
+		///
+		/// ```swift
+		/// static let theme = Key<String>("theme", default: "light", iCloud: true)
+		/// ```
 		public convenience init(
 			_ name: String, default defaultValue: Value, suite: any Store = Defaults.standardStore, iCloud: Bool
 		) {
 			self.init(name, default: defaultValue, suite: suite)
 			if iCloud {
-				Defaults.report(
-					Defaults.Failure(
-						keyName: name, reason: .unsupported,
-						message:
-							"The key '\(name)' asks for iCloud synchronisation, which this package does not have; it is stored locally only."
-					))
+				Defaults.iCloud.add(self)
 			}
 		}
 

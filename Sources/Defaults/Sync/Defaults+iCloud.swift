@@ -1,0 +1,185 @@
+import Foundation
+import Synchronization
+
+extension Defaults {
+	// swift-format-ignore: TypeNamesShouldBeCapitalized
+	/// Syncs chosen keys across machines, with the names of the well-known package's iCloud API; on Linux the remote
+	/// is an etcd cluster (or any ``Defaults/RemoteKeyValueService``) named once at start-up.
+	///
+	/// ```swift
+	/// import DefaultsEtcd
+	///
+	/// Defaults.iCloud.configure(
+	/// 	remote: try EtcdClient(endpoints: ["http://127.0.0.1:2379"]), prefix: "/defaults/editor/")
+	///
+	/// extension Defaults.Keys {
+	/// 	static let theme = Key<String>("theme", default: "light", iCloud: true)
+	/// }
+	/// Defaults.iCloud.add(.fontSize)  // a key declared without `iCloud: true`
+	/// ```
+	///
+	/// Keys can be added before the remote is configured; they start syncing once it is. Only keys of the configured
+	/// store are synced (``Defaults/standardStore`` unless another is named). A key declared with `iCloud: true`
+	/// is added when it is first used: Swift creates `static let` keys lazily, so add keys that must sync before
+	/// their first use explicitly.
+	public enum iCloud {
+		private struct Registry {
+			var engine: SyncEngine?
+			var keys: [(name: String, store: ObjectIdentifier)] = []
+			var isSyncingAutomatically = true
+		}
+
+		private static let registry = Mutex(Registry())
+
+		/// Names the remote and starts syncing the keys added so far (and later ones).
+		///
+		/// Call it once at start-up; a second call stops the first engine and replaces it.
+		///
+		/// - Parameters:
+		///   - remote: The service to sync with, such as `EtcdClient` of the `DefaultsEtcd` library.
+		///   - prefix: The remote key prefix for this app or team, such as `"/defaults/editor/"`.
+		///   - store: The store whose keys are synced.
+		///   - stateFile: Where the offline queue's state is kept; by default beside the store's settings file.
+		/// - Returns: The engine, for its ``Defaults/SyncEngine/status``.
+		@discardableResult
+		public static func configure(
+			remote: any RemoteKeyValueService, prefix: String, store: any Store = Defaults.standardStore,
+			stateFile: URL? = nil
+		) -> SyncEngine {
+			let engine = SyncEngine(remote: remote, prefix: prefix, store: store, stateFile: stateFile)
+			let (previous, names, isAutomatic) = registry.withLock { registry in
+				defer { registry.engine = engine }
+				let names = registry.keys.filter { $0.store == ObjectIdentifier(store) }.map(\.name)
+				return (registry.engine, names, registry.isSyncingAutomatically)
+			}
+			previous?.stop()
+			engine.add(names)
+			if isAutomatic {
+				engine.start()
+			}
+			return engine
+		}
+
+		/// The engine ``configure(remote:prefix:store:stateFile:)`` made, or `nil`.
+		public static var engine: SyncEngine? {
+			registry.withLock { $0.engine }
+		}
+
+		/// Whether changes are pushed and pulled in the background (the default); when `false`, only
+		/// ``synchronize()`` syncs.
+		public static var isSyncingAutomatically: Bool {
+			get { registry.withLock { $0.isSyncingAutomatically } }
+			set {
+				let engine = registry.withLock { registry in
+					registry.isSyncingAutomatically = newValue
+					return registry.engine
+				}
+				if newValue {
+					engine?.start()
+				} else {
+					engine?.stop()
+				}
+			}
+		}
+
+		/// Syncs `keys`.
+		///
+		/// ```swift
+		/// Defaults.iCloud.add(.theme, .fontSize)
+		/// ```
+		public static func add(_ keys: Defaults.Keys...) {
+			add(keys)
+		}
+
+		/// Syncs `keys`.
+		public static func add(_ keys: [Defaults.Keys]) {
+			let engine = registry.withLock { registry in
+				for key in keys
+				where !registry.keys.contains(where: { $0.name == key.name && $0.store == ObjectIdentifier(key.suite) })
+				{
+					registry.keys.append((key.name, ObjectIdentifier(key.suite)))
+				}
+				return registry.engine
+			}
+			guard let engine else {
+				return
+			}
+			let (mine, others) = keys.reduce(into: ([String](), [String]())) { result, key in
+				if key.suite === engine.store {
+					result.0.append(key.name)
+				} else {
+					result.1.append(key.name)
+				}
+			}
+			engine.add(mine)
+			for name in others {
+				Defaults.report(
+					Defaults.Failure(
+						keyName: name, reason: .unsupported,
+						message:
+							"The key '\(name)' lives in another store than the one sync was configured for; it is stored locally only."
+					))
+			}
+		}
+
+		/// Stops syncing `keys`; their local values stay.
+		public static func remove(_ keys: Defaults.Keys...) {
+			remove(keys)
+		}
+
+		/// Stops syncing `keys`; their local values stay.
+		public static func remove(_ keys: [Defaults.Keys]) {
+			let engine = registry.withLock { registry in
+				registry.keys.removeAll { entry in
+					keys.contains { $0.name == entry.name && ObjectIdentifier($0.suite) == entry.store }
+				}
+				return registry.engine
+			}
+			engine?.remove(keys.map(\.name))
+		}
+
+		/// Stops syncing every key.
+		public static func removeAll() {
+			let engine = registry.withLock { registry in
+				registry.keys = []
+				return registry.engine
+			}
+			if let engine {
+				engine.remove(Array(engine.names))
+			}
+		}
+
+		/// Pushes pending local changes and pulls the latest remote values now.
+		///
+		/// - Returns: whether the remote answered; `false` also when no remote is configured.
+		@discardableResult
+		public static func synchronize() async -> Bool {
+			await engine?.synchronize() ?? false
+		}
+
+		/// ``synchronize()`` under the well-known package's name.
+		public static func sync() async {
+			await synchronize()
+		}
+
+		/// Starts ``synchronize()`` and returns at once, as the well-known package's method of that name does.
+		public static func syncWithoutWaiting() {
+			Task {
+				await synchronize()
+			}
+		}
+
+		/// What sync is doing now: connected, how many changes wait, the last error.
+		public static var status: SyncStatus {
+			engine?.status ?? SyncStatus(lastError: "no remote is configured")
+		}
+
+		/// The configured engine's status now and at each change; ends at once when nothing is configured.
+		public static var statusUpdates: AsyncStream<SyncStatus> {
+			guard let engine else {
+				return AsyncStream { $0.finish() }
+			}
+			return engine.statusUpdates
+		}
+	}
+}

@@ -1,0 +1,112 @@
+import Foundation
+
+extension Defaults {
+	/// A remote, ordered key-value service that synced settings travel through: etcd (see the `DefaultsEtcd`
+	/// library) is the one that ships; tests and other engines conform too.
+	///
+	/// Keys are full remote key names (prefix included); values are opaque bytes. Every change the service accepts
+	/// gets a revision, increasing across the whole service, and each key remembers the revision that last modified
+	/// it (its *mod revision*; 0 when the key does not exist). Those revisions are what the sync engine uses to
+	/// resume watching and to decide conflicts.
+	public protocol RemoteKeyValueService: Sendable {
+		/// Every key under `prefix`, with the service's revision at the time of the read.
+		func read(prefix: String) async throws -> RemoteSnapshot
+
+		/// Writes `value` for `key` (deletes the key for `nil`) only if the key's mod revision is still
+		/// `expectedModRevision` (0: only if the key does not exist).
+		func compareAndSwap(key: String, value: Data?, expectedModRevision: Int64) async throws -> RemoteWriteResult
+
+		/// Applies all of `writes` at one revision if every key's mod revision is still the expected one, and none of
+		/// them otherwise.
+		///
+		/// - Returns: the revision of the write, or `nil` when a comparison failed and nothing was written.
+		func compareAndSwap(all writes: [RemoteWrite]) async throws -> Int64?
+
+		/// The changes under `prefix` from `revision` on, as they happen; the stream ends with an error when the
+		/// connection is lost, or with ``RemoteServiceError/compacted(_:)`` when that revision is no longer kept.
+		func watch(prefix: String, fromRevision revision: Int64) -> AsyncThrowingStream<[RemoteEvent], any Error>
+	}
+
+	/// A key and its value as a ``Defaults/RemoteKeyValueService`` holds it.
+	public struct RemoteEntry: Sendable, Equatable {
+		/// The full remote key.
+		public var key: String
+		/// The value's bytes.
+		public var value: Data
+		/// The revision that last modified the key.
+		public var modRevision: Int64
+
+		/// Creates an entry.
+		public init(key: String, value: Data, modRevision: Int64) {
+			self.key = key
+			self.value = value
+			self.modRevision = modRevision
+		}
+	}
+
+	/// One write of a ``Defaults/RemoteKeyValueService/compareAndSwap(all:)``.
+	public struct RemoteWrite: Sendable, Equatable {
+		/// The full remote key.
+		public var key: String
+		/// The bytes to write; `nil` deletes the key.
+		public var value: Data?
+		/// The mod revision the key must still have (0: it must not exist).
+		public var expectedModRevision: Int64
+
+		/// Creates a write.
+		public init(key: String, value: Data?, expectedModRevision: Int64) {
+			self.key = key
+			self.value = value
+			self.expectedModRevision = expectedModRevision
+		}
+	}
+
+	/// The keys under a prefix, read at one revision.
+	public struct RemoteSnapshot: Sendable, Equatable {
+		/// The entries found.
+		public var entries: [RemoteEntry]
+		/// The service's revision at the time of the read: watching from `revision + 1` misses nothing.
+		public var revision: Int64
+
+		/// Creates a snapshot.
+		public init(entries: [RemoteEntry], revision: Int64) {
+			self.entries = entries
+			self.revision = revision
+		}
+	}
+
+	/// One change a watch reports.
+	public enum RemoteEvent: Sendable, Equatable {
+		/// `entry` was written.
+		case put(RemoteEntry)
+		/// `key` was deleted at `modRevision`.
+		case delete(key: String, modRevision: Int64)
+	}
+
+	/// What a compare-and-swap did.
+	public enum RemoteWriteResult: Sendable, Equatable {
+		/// The write was applied at `revision`.
+		case written(revision: Int64)
+		/// The key had changed; `current` is what it holds now (`nil`: it does not exist).
+		case conflict(current: RemoteEntry?)
+	}
+
+	/// Errors a ``Defaults/RemoteKeyValueService`` throws that the sync engine treats specially.
+	public enum RemoteServiceError: Error, Sendable, Equatable, CustomStringConvertible {
+		/// The revision a watch asked for was compacted away; everything newer than `compactRevision` is kept.
+		case compacted(Int64)
+		/// No endpoint could be reached, or all answered with errors.
+		case unreachable(String)
+		/// An endpoint answered with something that is not what the protocol says.
+		case invalidResponse(String)
+
+		/// A sentence describing the error.
+		public var description: String {
+			switch self {
+			case .compacted(let revision): "the watched history was compacted up to revision \(revision)"
+			case .unreachable(let reason): "the remote cannot be reached: \(reason)"
+			case .invalidResponse(let reason): "the remote answered unexpectedly: \(reason)"
+			}
+		}
+	}
+}

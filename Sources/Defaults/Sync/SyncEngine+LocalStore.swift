@@ -1,0 +1,39 @@
+import Foundation
+
+// The one place where sync touches the package's internals: how it hears local changes, how it applies remote ones,
+// and where it keeps its state file. Re-point these when the write primitive or the change hub moves.
+extension Defaults.SyncEngine {
+	/// Hears every change of `names` in `store` (writes through the package and changes the store reports from
+	/// outside), in stored form, without decoding anything.
+	static func observeLocalChanges(
+		of names: [String], in store: any Defaults.Store, handler: @escaping @Sendable (String) -> Void
+	) -> LocalChangeObservation {
+		let subscription = ChangeHub.shared.subscribe(
+			to: names.map { (store: store, name: $0) }, wantsPrior: false
+		) { change in
+			handler(change.name)
+		}
+		return LocalChangeObservation(cancel: subscription.cancel)
+	}
+
+	/// Writes a value received from the remote into the local store (removes it for `nil`), so that observers hear
+	/// it like any other change.
+	static func applyRemoteValue(_ stored: Any?, forKey name: String, in store: any Defaults.Store) {
+		store.commit(stored, forKey: name)
+	}
+
+	/// The state file beside a file store's settings file (`<settings>.plist.sync.json`); `nil` for other stores,
+	/// whose queue then lives as long as the process.
+	static func defaultStateFile(for store: any Defaults.Store) -> URL? {
+		guard let fileStore = store as? Defaults.FileStore else {
+			return nil
+		}
+		return fileStore.url.deletingLastPathComponent().appending(
+			path: fileStore.url.lastPathComponent + ".sync.json")
+	}
+}
+
+/// A running observation of local changes; cancelling it stops the handler.
+struct LocalChangeObservation: Sendable {
+	let cancel: @Sendable () -> Void
+}

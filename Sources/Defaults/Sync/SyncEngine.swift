@@ -1,0 +1,197 @@
+import Foundation
+import Synchronization
+
+extension Defaults {
+	/// Keeps chosen keys of one store in step with a ``Defaults/RemoteKeyValueService``, on every machine that runs
+	/// it with the same prefix.
+	///
+	/// Most apps configure one through ``Defaults/iCloud`` instead; create engines directly to sync several stores,
+	/// or in tests and benchmarks.
+	///
+	/// The local store stays the source of every read and write. The engine hears local changes of its keys and
+	/// pushes their stored forms, and applies remote changes to the store, where observers hear them like any change.
+	/// The rule for conflicts: every push is a compare-and-swap against the key's revision this machine last saw, so
+	/// a push wins only if it was made knowing the latest remote value; otherwise the remote value wins and is applied
+	/// locally. Every machine ends on the value the remote ordered last. See the Sync article.
+	///
+	/// ```swift
+	/// let engine = Defaults.SyncEngine(remote: etcd, prefix: "/defaults/editor/", store: store)
+	/// engine.add(["theme", "fontSize"])
+	/// engine.start()
+	/// ```
+	public final class SyncEngine: Sendable {
+		/// The remote this engine syncs with.
+		public let remote: any RemoteKeyValueService
+		/// The remote key prefix every synced key name is appended to.
+		public let prefix: String
+		nonisolated(unsafe) private let storeReference: any Store
+		/// Where the engine keeps what it last agreed with the remote; `nil` keeps it in memory only.
+		public let stateFile: URL?
+
+		private let worker: SyncWorker
+		private let wake = WakeSignal()
+		private let localChanges = LocalChanges()
+		private let observations = Mutex<[LocalChangeObservation]>([])
+		private let loop = Mutex<Task<Void, Never>?>(nil)
+		private let statusBroadcast = StatusBroadcast()
+
+		/// The store whose keys are synced.
+		public var store: any Store { storeReference }
+
+		/// Creates an engine; it does nothing until keys are added and it is started (or synchronised).
+		///
+		/// - Parameters:
+		///   - remote: The service to sync with.
+		///   - prefix: Prepended to each key name to form the remote key: one prefix per app or team, for example
+		///     `"/defaults/editor/"`. Machines sharing a prefix share values.
+		///   - store: The local store.
+		///   - stateFile: Where to keep the offline queue's state; by default beside a file store's settings file.
+		public init(
+			remote: any RemoteKeyValueService, prefix: String, store: any Store = Defaults.standardStore,
+			stateFile: URL? = nil
+		) {
+			self.remote = remote
+			self.prefix = prefix
+			self.storeReference = store
+			let stateFile = stateFile ?? Self.defaultStateFile(for: store)
+			self.stateFile = stateFile
+			self.worker = SyncWorker(
+				remote: remote, prefix: prefix, store: StoreBox(store), state: SyncState.load(from: stateFile),
+				stateFile: stateFile, status: statusBroadcast)
+		}
+
+		deinit {
+			stop()
+			for observation in observations.withLock({ $0 }) {
+				observation.cancel()
+			}
+		}
+
+		/// Syncs the keys named `names`: local changes are pushed, remote ones applied. A name added for the first
+		/// time is compared with the remote at the next synchronisation.
+		public func add(_ names: [String]) {
+			let new = worker.addNames(names)
+			guard !new.isEmpty else {
+				return
+			}
+			let observation = Self.observeLocalChanges(of: new, in: storeReference) { [weak self] name in
+				self?.localDidChange(name)
+			}
+			observations.withLock { $0.append(observation) }
+			for name in new {
+				localDidChange(name)
+			}
+		}
+
+		/// Stops syncing the keys named `names`; their local values stay as they are.
+		public func remove(_ names: [String]) {
+			worker.removeNames(names)
+		}
+
+		/// The names of the keys synced.
+		public var names: Set<String> {
+			worker.currentNames
+		}
+
+		/// Starts syncing in the background: pushes, a watch for remote changes, reconnecting with backoff.
+		public func start() {
+			loop.withLock { loop in
+				guard loop == nil else {
+					return
+				}
+				loop = Task { [worker, wake, localChanges] in
+					await worker.run(wake: wake, localChanges: localChanges)
+				}
+			}
+		}
+
+		/// Stops the background sync; local reads and writes go on, and changes wait for the next start.
+		public func stop() {
+			let task = loop.withLock { loop in
+				defer { loop = nil }
+				return loop
+			}
+			task?.cancel()
+		}
+
+		/// Whether the background sync runs.
+		public var isRunning: Bool {
+			loop.withLock { $0 != nil }
+		}
+
+		/// Pushes what is pending and pulls the latest remote values now.
+		///
+		/// - Returns: whether the remote answered; when it did not, changes stay queued (see ``status``).
+		@discardableResult
+		public func synchronize() async -> Bool {
+			await worker.synchronize(localChanges: localChanges)
+		}
+
+		/// What the engine is doing now.
+		public var status: SyncStatus {
+			statusBroadcast.current
+		}
+
+		/// The status now and at each change, for a status line.
+		public var statusUpdates: AsyncStream<SyncStatus> {
+			statusBroadcast.stream()
+		}
+
+		private func localDidChange(_ name: String) {
+			localChanges.withLock { $0[name, default: 0] += 1 }
+			wake.signal()
+		}
+	}
+}
+
+/// A store handed between tasks: stores are safe to use from any thread (see ``Defaults/Store``), though the
+/// protocol does not say `Sendable`.
+struct StoreBox: @unchecked Sendable {
+	let store: any Defaults.Store
+
+	init(_ store: any Defaults.Store) {
+		self.store = store
+	}
+}
+
+/// Hands the engine's status to any number of listeners.
+final class StatusBroadcast: Sendable {
+	private struct State {
+		var current = Defaults.SyncStatus()
+		var listeners: [UUID: AsyncStream<Defaults.SyncStatus>.Continuation] = [:]
+	}
+
+	private let state = Mutex(State())
+
+	var current: Defaults.SyncStatus {
+		state.withLock { $0.current }
+	}
+
+	func update(_ status: Defaults.SyncStatus) {
+		let listeners = state.withLock { state -> [AsyncStream<Defaults.SyncStatus>.Continuation] in
+			guard state.current != status else {
+				return []
+			}
+			state.current = status
+			return Array(state.listeners.values)
+		}
+		for listener in listeners {
+			listener.yield(status)
+		}
+	}
+
+	func stream() -> AsyncStream<Defaults.SyncStatus> {
+		let (stream, continuation) = AsyncStream.makeStream(
+			of: Defaults.SyncStatus.self, bufferingPolicy: .bufferingNewest(1))
+		let id = UUID()
+		let current = state.withLock { state in
+			state.listeners[id] = continuation
+			return state.current
+		}
+		continuation.yield(current)
+		continuation.onTermination = { [weak self] _ in
+			self?.state.withLock { _ = $0.listeners.removeValue(forKey: id) }
+		}
+		return stream
+	}
+}

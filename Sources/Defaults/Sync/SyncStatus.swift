@@ -1,0 +1,29 @@
+import Foundation
+
+extension Defaults {
+	/// What a ``Defaults/SyncEngine`` is doing, for a status line.
+	///
+	/// ```swift
+	/// for await status in Defaults.iCloud.statusUpdates {
+	/// 	label = status.isConnected ? "Synced" : "Offline, \(status.pendingCount) waiting"
+	/// }
+	/// ```
+	public struct SyncStatus: Sendable, Equatable {
+		/// Whether the remote answered the last request and the watch is running.
+		public var isConnected: Bool
+		/// How many synced keys have local changes the remote has not taken yet.
+		public var pendingCount: Int
+		/// The last error met talking to the remote, `nil` once it answers again.
+		public var lastError: String?
+		/// The remote's revision the engine has seen changes up to.
+		public var revision: Int64
+
+		/// Creates a status.
+		public init(isConnected: Bool = false, pendingCount: Int = 0, lastError: String? = nil, revision: Int64 = 0) {
+			self.isConnected = isConnected
+			self.pendingCount = pendingCount
+			self.lastError = lastError
+			self.revision = revision
+		}
+	}
+}

@@ -1,0 +1,380 @@
+import Foundation
+import Synchronization
+
+/// The part of a ``Defaults/SyncEngine`` that talks to the remote: one actor, so that pushes, remote changes and full
+/// reads are applied one at a time against one ``SyncState``.
+actor SyncWorker {
+	let remote: any Defaults.RemoteKeyValueService
+	let prefix: String
+	let store: StoreBox
+	let stateFile: URL?
+	let status: StatusBroadcast
+	private var state: SyncState
+	private var isConnected = false
+	private var isOutageReported = false
+	private var lastError: String?
+	private var pendingCount = 0
+	private var reportedUnreadable: Set<String> = []
+	/// Keys changed remotely while they had a local change waiting: their next push must go out (and lose) even if
+	/// the local change was undone meanwhile, so that the remote value is applied.
+	private var staleNames: Set<String> = []
+
+	private struct Names {
+		var synced: Set<String> = []
+		/// Names added since the last full read of the prefix.
+		var unread: Set<String> = []
+	}
+
+	private nonisolated let names = Mutex(Names())
+
+	init(
+		remote: any Defaults.RemoteKeyValueService, prefix: String, store: StoreBox, state: SyncState,
+		stateFile: URL?, status: StatusBroadcast
+	) {
+		self.remote = remote
+		self.prefix = prefix
+		self.store = store
+		self.state = state
+		self.stateFile = stateFile
+		self.status = status
+	}
+
+	nonisolated func addNames(_ added: [String]) -> [String] {
+		names.withLock { names in
+			let new = added.filter { names.synced.insert($0).inserted }
+			names.unread.formUnion(new)
+			return new
+		}
+	}
+
+	nonisolated func removeNames(_ removed: [String]) {
+		names.withLock { names in
+			names.synced.subtract(removed)
+			names.unread.subtract(removed)
+		}
+	}
+
+	nonisolated var currentNames: Set<String> {
+		names.withLock { $0.synced }
+	}
+
+	// MARK: The background loop
+
+	/// Ends a session when keys were added, so that the next one starts with a full read.
+	private struct NewKeysToRead: Error {}
+
+	func run(wake: WakeSignal, localChanges: LocalChanges) async {
+		var delay: Duration = .milliseconds(50)
+		// Resumes the watch from the saved revision when it can; new keys or no revision yet need a full read.
+		var needsFullRead = false
+		while !Task.isCancelled {
+			do {
+				if needsFullRead || names.withLock({ !$0.unread.isEmpty }) || state.revision == 0 {
+					try await readEverything()
+					needsFullRead = false
+				}
+				didConnect()
+				delay = .milliseconds(50)
+				try await session(wake: wake, localChanges: localChanges)
+			} catch is CancellationError {
+				return
+			} catch is NewKeysToRead {
+				// Keys added while running: read the prefix for them, then watch again. Not an outage.
+				continue
+			} catch Defaults.RemoteServiceError.compacted {
+				// The history the watch needs is gone: read the whole prefix instead, at once.
+				needsFullRead = true
+				continue
+			} catch {
+				if Task.isCancelled {
+					return
+				}
+				didDisconnect(error)
+				try? await Task.sleep(for: delay)
+				delay = min(delay * 2, .seconds(2))
+			}
+		}
+	}
+
+	private func session(wake: WakeSignal, localChanges: LocalChanges) async throws {
+		let watchFrom = state.revision + 1
+		try await withThrowingTaskGroup(of: Void.self) { group in
+			group.addTask { [remote, prefix] in
+				for try await events in remote.watch(prefix: prefix, fromRevision: watchFrom) {
+					await self.receive(events)
+				}
+				try Task.checkCancellation()
+				throw Defaults.RemoteServiceError.unreachable("the watch ended")
+			}
+			group.addTask {
+				while true {
+					try await self.pushPending(localChanges: localChanges)
+					if self.names.withLock({ !$0.unread.isEmpty }) {
+						throw NewKeysToRead()
+					}
+					await wake.wait()
+					try Task.checkCancellation()
+				}
+			}
+			defer { group.cancelAll() }
+			try await group.next()
+		}
+	}
+
+	func synchronize(localChanges: LocalChanges) async -> Bool {
+		do {
+			try await pushPending(localChanges: localChanges)
+			try await readEverything()
+			try await pushPending(localChanges: localChanges)
+			didConnect()
+			return true
+		} catch {
+			didDisconnect(error)
+			return false
+		}
+	}
+
+	// MARK: Remote to local
+
+	private func readEverything() async throws {
+		names.withLock { $0.unread = [] }
+		let snapshot = try await remote.read(prefix: prefix)
+		let synced = currentNames
+		var seen: Set<String> = []
+		var events: [Defaults.RemoteEvent] = []
+		for entry in snapshot.entries {
+			guard let name = name(ofRemoteKey: entry.key), synced.contains(name) else {
+				continue
+			}
+			seen.insert(name)
+			events.append(.put(entry))
+		}
+		// Deleted while this machine was not watching, with the deletion compacted away.
+		for (name, record) in state.records where record.value != nil && !seen.contains(name) && synced.contains(name) {
+			events.append(.delete(key: prefix + name, modRevision: snapshot.revision))
+		}
+		apply(events, storedNames: Set(store.store.storedKeys()))
+		state.revision = max(state.revision, snapshot.revision)
+		state.save(to: stateFile)
+		publish()
+	}
+
+	private func receive(_ events: [Defaults.RemoteEvent]) {
+		apply(events, storedNames: Set(store.store.storedKeys()))
+		for event in events {
+			switch event {
+			case .put(let entry): state.revision = max(state.revision, entry.modRevision)
+			case .delete(_, let revision): state.revision = max(state.revision, revision)
+			}
+		}
+		state.save(to: stateFile)
+		publish()
+	}
+
+	private func apply(_ events: [Defaults.RemoteEvent], storedNames: Set<String>) {
+		let synced = currentNames
+		for event in events {
+			let (key, value, revision): (String, Data?, Int64) =
+				switch event {
+				case .put(let entry): (entry.key, entry.value, entry.modRevision)
+				case .delete(let key, let revision): (key, nil, revision)
+				}
+			guard let name = name(ofRemoteKey: key), synced.contains(name) else {
+				continue
+			}
+			let record = state.records[name]
+			// Seen already: this machine's own push coming back, or an older event.
+			if let record, record.modRevision >= revision {
+				continue
+			}
+			let local = localValue(of: name, storedNames: storedNames)
+			// Changed here since the last agreement: its push (a compare-and-swap against the old revision) decides.
+			if !Self.isEqual(local, state.agreedLocalValue(forKey: name)) {
+				staleNames.insert(name)
+				continue
+			}
+			guard let value else {
+				state.records[name] = .init(value: nil, modRevision: revision)
+				if local != nil {
+					Defaults.SyncEngine.applyRemoteValue(nil, forKey: name, in: store.store)
+				}
+				continue
+			}
+			guard let stored = SyncedValueCoding.decode(value) else {
+				state.records[name] = .init(
+					value: value, modRevision: revision,
+					keptLocalValue: local.flatMap { try? SyncedValueCoding.encode($0) },
+					isUnreadable: true)
+				reportUnreadable(name: name, key: key, revision: revision)
+				continue
+			}
+			state.records[name] = .init(value: value, modRevision: revision)
+			if !Self.isEqual(local, stored) {
+				Defaults.SyncEngine.applyRemoteValue(stored, forKey: name, in: store.store)
+			}
+		}
+	}
+
+	private func reportUnreadable(name: String, key: String, revision: Int64) {
+		guard reportedUnreadable.insert("\(name)@\(revision)").inserted else {
+			return
+		}
+		Defaults.report(
+			Defaults.Failure(
+				keyName: name, reason: .decodingFailed,
+				message:
+					"The remote value of '\(name)' (\(key), revision \(revision)) is not a synced stored form; it was left on the remote as it is, and the local value was kept."
+			))
+	}
+
+	// MARK: Local to remote
+
+	private struct Push {
+		let name: String
+		let generation: Int
+		let bytes: Data?
+		let expectedModRevision: Int64
+	}
+
+	/// How many keys go into one transaction: etcd refuses more than 128 operations in one by default.
+	static let pushBatchSize = 100
+
+	private func pushPending(localChanges: LocalChanges) async throws {
+		let changes = localChanges.withLock { $0 }
+		guard !changes.isEmpty else {
+			updatePendingCount(0)
+			return
+		}
+		let synced = currentNames
+		let storedNames = Set(store.store.storedKeys())
+		var pushes: [Push] = []
+		for (name, generation) in changes.sorted(by: { $0.key < $1.key }) {
+			guard synced.contains(name) else {
+				Self.forget(name, generation: generation, in: localChanges)
+				continue
+			}
+			let local = localValue(of: name, storedNames: storedNames)
+			if Self.isEqual(local, state.agreedLocalValue(forKey: name)) && !staleNames.contains(name) {
+				Self.forget(name, generation: generation, in: localChanges)
+				continue
+			}
+			pushes.append(
+				Push(
+					name: name, generation: generation, bytes: try local.map { try SyncedValueCoding.encode($0) },
+					expectedModRevision: state.records[name]?.modRevision ?? 0))
+		}
+		// Before any request: offline, this is the count a status line shows.
+		updatePendingCount(pushes.count)
+		for start in stride(from: 0, to: pushes.count, by: Self.pushBatchSize) {
+			let batch = pushes[start..<min(start + Self.pushBatchSize, pushes.count)]
+			// All at once when none conflicts (the common case: many keys written at once); else one by one, so that
+			// each conflict is settled on its own.
+			if batch.count > 1,
+				let revision = try await remote.compareAndSwap(
+					all: batch.map {
+						Defaults.RemoteWrite(
+							key: prefix + $0.name, value: $0.bytes, expectedModRevision: $0.expectedModRevision)
+					})
+			{
+				for push in batch {
+					didWrite(push, at: revision, localChanges: localChanges)
+				}
+			} else {
+				for push in batch {
+					try await pushOne(push, localChanges: localChanges)
+				}
+			}
+			state.save(to: stateFile)
+		}
+		updatePendingCount(localChanges.withLock { $0.count })
+	}
+
+	private func didWrite(_ push: Push, at revision: Int64, localChanges: LocalChanges) {
+		state.records[push.name] = .init(value: push.bytes, modRevision: revision)
+		staleNames.remove(push.name)
+		Self.forget(push.name, generation: push.generation, in: localChanges)
+	}
+
+	private func pushOne(_ push: Push, localChanges: LocalChanges) async throws {
+		let result = try await remote.compareAndSwap(
+			key: prefix + push.name, value: push.bytes, expectedModRevision: push.expectedModRevision)
+		switch result {
+		case .written(let revision):
+			didWrite(push, at: revision, localChanges: localChanges)
+		case .conflict(let current):
+			// Made without knowing the latest remote value: the remote value wins here too. Taking the local value
+			// as agreed lets `apply` replace it like any remote change.
+			Self.forget(push.name, generation: Int.max, in: localChanges)
+			staleNames.remove(push.name)
+			let storedNames = Set(store.store.storedKeys())
+			let local = localValue(of: push.name, storedNames: storedNames)
+			state.records[push.name] = .init(
+				value: try local.map { try SyncedValueCoding.encode($0) }, modRevision: 0)
+			let event: Defaults.RemoteEvent =
+				current.map { .put($0) } ?? .delete(key: prefix + push.name, modRevision: max(1, state.revision))
+			apply([event], storedNames: storedNames)
+		}
+	}
+
+	private static func forget(_ name: String, generation: Int, in localChanges: LocalChanges) {
+		localChanges.withLock { changes in
+			if let current = changes[name], current <= generation {
+				changes[name] = nil
+			}
+		}
+	}
+
+	// MARK: Helpers
+
+	private func localValue(of name: String, storedNames: Set<String>) -> Any? {
+		storedNames.contains(name) ? store.store.storedValue(forKey: name) : nil
+	}
+
+	private func name(ofRemoteKey key: String) -> String? {
+		guard key.hasPrefix(prefix) else {
+			return nil
+		}
+		return String(key.dropFirst(prefix.count))
+	}
+
+	private static func isEqual(_ lhs: Any?, _ rhs: Any?) -> Bool {
+		switch (lhs, rhs) {
+		case (nil, nil): true
+		case let (lhs?, rhs?): Defaults.PropertyList.isEqual(lhs, rhs)
+		default: false
+		}
+	}
+
+	private func didConnect() {
+		isConnected = true
+		isOutageReported = false
+		lastError = nil
+		publish()
+	}
+
+	private func didDisconnect(_ error: any Error) {
+		isConnected = false
+		lastError = "\(error)"
+		if !isOutageReported {
+			isOutageReported = true
+			Defaults.report(
+				Defaults.Failure(
+					keyName: prefix, reason: .storage,
+					message:
+						"Syncing '\(prefix)' stopped: \(error). Changes are kept locally and pushed when the remote answers again."
+				))
+		}
+		publish()
+	}
+
+	private func updatePendingCount(_ count: Int) {
+		pendingCount = count
+		publish()
+	}
+
+	private func publish() {
+		status.update(
+			Defaults.SyncStatus(
+				isConnected: isConnected, pendingCount: pendingCount, lastError: lastError, revision: state.revision))
+	}
+}

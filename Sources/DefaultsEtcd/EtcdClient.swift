@@ -1,0 +1,329 @@
+import Defaults
+import Foundation
+import Synchronization
+
+#if canImport(FoundationNetworking)
+	import FoundationNetworking
+#endif
+
+/// An etcd v3 cluster as a ``Defaults/RemoteKeyValueService``, through etcd's HTTP/JSON gateway.
+///
+/// It is a library of its own, `DefaultsEtcd`, so that apps that do not sync do not link `FoundationNetworking`
+/// (and with it libcurl) on Linux.
+///
+/// ```swift
+/// import Defaults
+/// import DefaultsEtcd
+///
+/// let etcd = try EtcdClient(
+/// 	endpoints: ["https://etcd-1:2379", "https://etcd-2:2379", "https://etcd-3:2379"],
+/// 	credentials: .init(user: "editor", password: secret))
+/// Defaults.iCloud.configure(remote: etcd, prefix: "/defaults/editor/")
+/// ```
+///
+/// Requests go to one endpoint; when it cannot be reached the next one is tried, and the one that answered is used
+/// from then on. With credentials, a token from `/v3/auth/authenticate` is sent with every request and fetched
+/// again when etcd says it expired. https endpoints are verified against the system's trusted certificates (on
+/// Linux: add a private CA to the system store, `update-ca-certificates`; Foundation on Linux has no per-session CA).
+public final class EtcdClient: Defaults.RemoteKeyValueService {
+	/// A user name and password for etcd's authentication.
+	public struct Credentials: Sendable {
+		/// The etcd user.
+		public var user: String
+		/// The user's password.
+		public var password: String
+
+		/// Creates credentials.
+		public init(user: String, password: String) {
+			self.user = user
+			self.password = password
+		}
+	}
+
+	/// Errors in the client's set-up.
+	public enum ConfigurationError: Error, Equatable {
+		/// No endpoint was given, or one is not an http(s) URL.
+		case invalidEndpoint(String)
+	}
+
+	/// The endpoints, tried in order starting with the one that last answered.
+	public let endpoints: [URL]
+	/// How long one request may take before the next endpoint is tried.
+	public let requestTimeout: TimeInterval
+	let credentials: Credentials?
+	let session: URLSession
+	private let preferred = Atomic<Int>(0)
+	private let token = Mutex<String?>(nil)
+
+	/// Creates a client for the cluster at `endpoints`, such as `["http://127.0.0.1:2379"]`.
+	///
+	/// - Throws: ``ConfigurationError/invalidEndpoint(_:)`` for an empty list or an endpoint that is not http(s).
+	public init(endpoints: [String], credentials: Credentials? = nil, requestTimeout: TimeInterval = 5) throws {
+		let urls = try endpoints.map { text in
+			guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+				throw ConfigurationError.invalidEndpoint(text)
+			}
+			return url
+		}
+		guard !urls.isEmpty else {
+			throw ConfigurationError.invalidEndpoint("no endpoint given")
+		}
+		self.endpoints = urls
+		self.credentials = credentials
+		self.requestTimeout = requestTimeout
+		let configuration = URLSessionConfiguration.ephemeral
+		configuration.timeoutIntervalForRequest = requestTimeout
+		configuration.timeoutIntervalForResource = requestTimeout * 2
+		self.session = URLSession(configuration: configuration)
+	}
+
+	deinit {
+		session.invalidateAndCancel()
+	}
+
+	// MARK: RemoteKeyValueService
+
+	/// Every key under `prefix` (`/v3/kv/range`).
+	public func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
+		let answer = try await call(
+			"/v3/kv/range", ["key": Self.base64(prefix), "range_end": Self.base64(Self.rangeEnd(of: prefix))])
+		let entries = try (answer["kvs"] as? [[String: Any]] ?? []).map(Self.entry)
+		return Defaults.RemoteSnapshot(entries: entries, revision: Self.revision(of: answer))
+	}
+
+	/// A transaction (`/v3/kv/txn`): if the key's mod revision is `expectedModRevision`, put or delete it; otherwise
+	/// read it.
+	public func compareAndSwap(
+		key: String, value: Data?, expectedModRevision: Int64
+	) async throws
+		-> Defaults.RemoteWriteResult
+	{
+		let encodedKey = Self.base64(key)
+		let operation: [String: Any] =
+			if let value {
+				["request_put": ["key": encodedKey, "value": value.base64EncodedString()]]
+			} else {
+				["request_delete_range": ["key": encodedKey]]
+			}
+		let answer = try await call(
+			"/v3/kv/txn",
+			[
+				"compare": [
+					[
+						"key": encodedKey, "target": "MOD", "result": "EQUAL",
+						"mod_revision": String(expectedModRevision),
+					]
+				],
+				"success": [operation],
+				"failure": [["request_range": ["key": encodedKey]]],
+			])
+		if answer["succeeded"] as? Bool == true {
+			return .written(revision: Self.revision(of: answer))
+		}
+		let responses = answer["responses"] as? [[String: Any]] ?? []
+		let range = responses.first?["response_range"] as? [String: Any]
+		let current = try (range?["kvs"] as? [[String: Any]])?.first.map(Self.entry)
+		return .conflict(current: current)
+	}
+
+	/// One transaction (`/v3/kv/txn`) that compares every key's mod revision and, if all match, writes them all.
+	public func compareAndSwap(all writes: [Defaults.RemoteWrite]) async throws -> Int64? {
+		guard !writes.isEmpty else {
+			return nil
+		}
+		let compares = writes.map { write -> [String: Any] in
+			[
+				"key": Self.base64(write.key), "target": "MOD", "result": "EQUAL",
+				"mod_revision": String(write.expectedModRevision),
+			]
+		}
+		let operations = writes.map { write -> [String: Any] in
+			if let value = write.value {
+				return ["request_put": ["key": Self.base64(write.key), "value": value.base64EncodedString()]]
+			}
+			return ["request_delete_range": ["key": Self.base64(write.key)]]
+		}
+		let answer = try await call("/v3/kv/txn", ["compare": compares, "success": operations])
+		return answer["succeeded"] as? Bool == true ? Self.revision(of: answer) : nil
+	}
+
+	/// A streamed watch (`/v3/watch`) of `prefix` from `revision`.
+	public func watch(
+		prefix: String, fromRevision revision: Int64
+	) -> AsyncThrowingStream<
+		[Defaults.RemoteEvent], any Error
+	> {
+		let (stream, continuation) = AsyncThrowingStream.makeStream(of: [Defaults.RemoteEvent].self)
+		let task = Task {
+			do {
+				let body: [String: Any] = [
+					"create_request": [
+						"key": Self.base64(prefix), "range_end": Self.base64(Self.rangeEnd(of: prefix)),
+						"start_revision": String(revision), "progress_notify": true,
+					]
+				]
+				let index = preferred.load(ordering: .relaxed) % endpoints.count
+				var request = try await makeRequest(endpoint: endpoints[index], path: "/v3/watch", body: body)
+				// A watch is idle for as long as nothing changes; etcd's progress notifications keep it from timing out.
+				request.timeoutInterval = 24 * 60 * 60
+				let watch = EtcdWatch(continuation: continuation)
+				watch.start(request) { [weak self] in self?.failOver(from: index) }
+				continuation.onTermination = { _ in watch.cancel() }
+			} catch {
+				continuation.finish(throwing: error)
+			}
+		}
+		_ = task
+		return stream
+	}
+
+	// MARK: Requests
+
+	private func call(_ path: String, _ body: [String: Any]) async throws -> [String: Any] {
+		var lastError: any Error = Defaults.RemoteServiceError.unreachable("no endpoint answered")
+		let start = preferred.load(ordering: .relaxed)
+		for offset in 0..<endpoints.count {
+			let index = (start + offset) % endpoints.count
+			do {
+				let answer = try await call(path, body, endpoint: endpoints[index], renewingToken: true)
+				if offset != 0 {
+					preferred.store(index, ordering: .relaxed)
+				}
+				return answer
+			} catch let error as Defaults.RemoteServiceError {
+				guard case .unreachable = error else {
+					throw error
+				}
+				lastError = error
+			}
+		}
+		throw lastError
+	}
+
+	private func call(
+		_ path: String, _ body: [String: Any], endpoint: URL, renewingToken: Bool
+	) async throws
+		-> [String: Any]
+	{
+		let request = try await makeRequest(endpoint: endpoint, path: path, body: body)
+		let (data, response): (Data, URLResponse)
+		do {
+			(data, response) = try await Self.send(request, with: session)
+		} catch {
+			throw Defaults.RemoteServiceError.unreachable("\(endpoint.absoluteString): \(error.localizedDescription)")
+		}
+		let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+		let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+		if status == 200 {
+			return object
+		}
+		let message =
+			object["message"] as? String ?? object["error"] as? String ?? String(decoding: data, as: UTF8.self)
+		if renewingToken, credentials != nil, message.contains("token") || status == 401 {
+			token.withLock { $0 = nil }
+			return try await call(path, body, endpoint: endpoint, renewingToken: false)
+		}
+		if status >= 500 || status == 0 {
+			throw Defaults.RemoteServiceError.unreachable("\(endpoint.absoluteString): HTTP \(status) \(message)")
+		}
+		throw Defaults.RemoteServiceError.invalidResponse("\(path): HTTP \(status) \(message)")
+	}
+
+	private func makeRequest(endpoint: URL, path: String, body: [String: Any]) async throws -> URLRequest {
+		var request = URLRequest(url: endpoint.appending(path: path))
+		request.httpMethod = "POST"
+		request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+		request.httpBody = try JSONSerialization.data(withJSONObject: body)
+		if let token = try await currentToken(endpoint: endpoint) {
+			request.setValue(token, forHTTPHeaderField: "Authorization")
+		}
+		return request
+	}
+
+	private func currentToken(endpoint: URL) async throws -> String? {
+		guard let credentials else {
+			return nil
+		}
+		if let token = token.withLock({ $0 }) {
+			return token
+		}
+		var request = URLRequest(url: endpoint.appending(path: "/v3/auth/authenticate"))
+		request.httpMethod = "POST"
+		request.httpBody = try JSONSerialization.data(withJSONObject: [
+			"name": credentials.user, "password": credentials.password,
+		])
+		let data: Data
+		do {
+			(data, _) = try await Self.send(request, with: session)
+		} catch {
+			throw Defaults.RemoteServiceError.unreachable("\(endpoint.absoluteString): \(error.localizedDescription)")
+		}
+		guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+			let fresh = object["token"] as? String
+		else {
+			throw Defaults.RemoteServiceError.invalidResponse(
+				"authentication as '\(credentials.user)' failed: \(String(decoding: data, as: UTF8.self))")
+		}
+		token.withLock { $0 = fresh }
+		return fresh
+	}
+
+	/// A request through a completion handler: FoundationNetworking's `data(for:)` can trap when a connection
+	/// fails while others are in flight.
+	private static func send(_ request: URLRequest, with session: URLSession) async throws -> (Data, URLResponse) {
+		try await withCheckedThrowingContinuation { continuation in
+			session.dataTask(with: request) { data, response, error in
+				if let data, let response {
+					continuation.resume(returning: (data, response))
+				} else {
+					continuation.resume(throwing: error ?? URLError(.badServerResponse))
+				}
+			}.resume()
+		}
+	}
+
+	private func failOver(from index: Int) {
+		_ = preferred.compareExchange(expected: index, desired: index + 1, ordering: .relaxed)
+	}
+
+	// MARK: JSON
+
+	static func base64(_ text: String) -> String {
+		Data(text.utf8).base64EncodedString()
+	}
+
+	/// The first key after every key that starts with `prefix`: etcd's way of asking for a prefix.
+	static func rangeEnd(of prefix: String) -> String {
+		var bytes = Array(prefix.utf8)
+		while let last = bytes.last {
+			if last < 0xFF {
+				bytes[bytes.count - 1] = last + 1
+				return String(decoding: bytes, as: UTF8.self)
+			}
+			bytes.removeLast()
+		}
+		return "\0"
+	}
+
+	/// etcd's gateway writes 64-bit integers as strings and leaves out zero values.
+	static func int64(_ value: Any?) -> Int64 {
+		switch value {
+		case let text as String: Int64(text) ?? 0
+		case let number as NSNumber: number.int64Value
+		default: 0
+		}
+	}
+
+	static func revision(of answer: [String: Any]) -> Int64 {
+		int64((answer["header"] as? [String: Any])?["revision"])
+	}
+
+	static func entry(_ kv: [String: Any]) throws -> Defaults.RemoteEntry {
+		guard let key = (kv["key"] as? String).flatMap({ Data(base64Encoded: $0) }) else {
+			throw Defaults.RemoteServiceError.invalidResponse("a key-value without a key")
+		}
+		let value = (kv["value"] as? String).flatMap { Data(base64Encoded: $0) } ?? Data()
+		return Defaults.RemoteEntry(
+			key: String(decoding: key, as: UTF8.self), value: value, modRevision: int64(kv["mod_revision"]))
+	}
+}

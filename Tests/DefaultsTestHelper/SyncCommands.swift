@@ -1,0 +1,144 @@
+import Defaults
+import DefaultsEtcd
+import Foundation
+
+/// Commands for the sync tests: each process is one machine, whose settings live in the standard store of its own
+/// `XDG_CONFIG_HOME`, synced through etcd at `<endpoint>` under `<prefix>`.
+///
+/// Names may be written `name*count`, standing for `name0` … `name<count-1>`. Values are strings; `-` means removed.
+let syncCommands: [String: @Sendable ([String]) -> Int32] = [
+	// sync-write <endpoint> <prefix> <name=value>…: writes the values, synchronises once, flushes and exits. Prints
+	// `synced` or `offline` (the changes then wait in the queue for the next run).
+	"sync-write": { arguments in
+		guard arguments.count >= 3 else {
+			return ObservationCommand.usage("sync-write <endpoint> <prefix> <name=value>…")
+		}
+		let assignments = arguments.dropFirst(2).flatMap(SyncCommand.expand)
+		let keys = SyncCommand.start(arguments[0], arguments[1], names: assignments.map(\.name))
+		for (name, value) in assignments {
+			Defaults[keys[name]!] = value
+		}
+		let isSynced = SyncCommand.blocking { await Defaults.iCloud.synchronize() }
+		print(isSynced ? "synced" : "offline")
+		return Defaults.standardStore.flush() ? 0 : 1
+	},
+	// sync-await <endpoint> <prefix> <name> <value> <seconds>: observes the key with `Defaults.updates`, prints
+	// `ready` once observing, and exits 0 as soon as it reads <value>, or 1 after <seconds>.
+	"sync-await": { arguments in
+		guard arguments.count == 5, let seconds = Double(arguments[4]) else {
+			return ObservationCommand.usage("sync-await <endpoint> <prefix> <name> <value> <seconds>")
+		}
+		let keys = SyncCommand.start(arguments[0], arguments[1], names: [arguments[2]])
+		let key = keys[arguments[2]]!
+		let expected = arguments[3] == "-" ? nil : arguments[3]
+		let outcome = ObservationCommand.Outcome()
+		Task {
+			var isFirst = true
+			for await value in Defaults.updates(key) {
+				if isFirst {
+					isFirst = false
+					FileHandle.standardOutput.write(Data("ready\n".utf8))
+				}
+				if value == expected {
+					outcome.finish(0)
+					return
+				}
+			}
+		}
+		let status = outcome.wait(seconds: seconds) ?? 1
+		_ = Defaults.standardStore.flush()
+		return status
+	},
+	// sync-keep-writing <endpoint> <prefix> <name> <count> <interval-ms> <seconds>: writes <name>0… one every
+	// <interval-ms>, then synchronises until nothing is pending (at most <seconds>). Exits 0 when all were pushed.
+	"sync-keep-writing": { arguments in
+		guard arguments.count == 6, let count = Int(arguments[3]), let interval = Int(arguments[4]),
+			let seconds = Double(arguments[5])
+		else {
+			return ObservationCommand.usage("sync-keep-writing <endpoint> <prefix> <name> <count> <interval-ms> <s>")
+		}
+		let names = (0..<count).map { "\(arguments[2])\($0)" }
+		let keys = SyncCommand.start(arguments[0], arguments[1], names: names)
+		for name in names {
+			Defaults[keys[name]!] = "written"
+			usleep(UInt32(interval) * 1000)
+		}
+		let deadline = Date().addingTimeInterval(seconds)
+		while Date() < deadline {
+			let isSynced = SyncCommand.blocking { await Defaults.iCloud.synchronize() }
+			if isSynced && Defaults.iCloud.status.pendingCount == 0 {
+				_ = Defaults.standardStore.flush()
+				print("synced")
+				return 0
+			}
+			usleep(100_000)
+		}
+		_ = Defaults.standardStore.flush()
+		print("still pending: \(Defaults.iCloud.status)")
+		return 1
+	},
+	// sync-dump <endpoint> <prefix> <name>…: synchronises once and prints `name=value` for each name that has a
+	// value (`synced` or `offline` first).
+	"sync-dump": { arguments in
+		guard arguments.count >= 3 else {
+			return ObservationCommand.usage("sync-dump <endpoint> <prefix> <name>…")
+		}
+		let names = arguments.dropFirst(2).flatMap { SyncCommand.expand($0).map(\.name) }
+		let keys = SyncCommand.start(arguments[0], arguments[1], names: names)
+		let isSynced = SyncCommand.blocking { await Defaults.iCloud.synchronize() }
+		print(isSynced ? "synced" : "offline")
+		for name in names {
+			if let value = Defaults[keys[name]!] {
+				print("\(name)=\(value)")
+			}
+		}
+		return Defaults.standardStore.flush() ? 0 : 1
+	},
+]
+
+enum SyncCommand {
+	static func expand(_ argument: String) -> [(name: String, value: String?)] {
+		let (pattern, value): (String, String?) =
+			if let separator = argument.firstIndex(of: "=") {
+				(
+					String(argument[..<separator]),
+					String(argument[argument.index(after: separator)...]).replacing(/^-$/, with: "")
+				)
+			} else {
+				(argument, nil)
+			}
+		let written = value.flatMap { $0.isEmpty ? nil : $0 }
+		guard let star = pattern.firstIndex(of: "*"), let count = Int(pattern[pattern.index(after: star)...]) else {
+			return [(pattern, written)]
+		}
+		let base = pattern[..<star]
+		return (0..<count).map { ("\(base)\($0)", written) }
+	}
+
+	/// Configures sync of the string keys `names` with etcd, in the background as an app would.
+	static func start(_ endpoint: String, _ prefix: String, names: [String]) -> [String: Defaults.Key<String?>] {
+		var keys: [String: Defaults.Key<String?>] = [:]
+		for name in names {
+			let key = Defaults.Key<String?>(name)
+			keys[name] = key
+			Defaults.iCloud.add(key)
+		}
+		Defaults.iCloud.configure(remote: try! EtcdClient(endpoints: [endpoint], requestTimeout: 2), prefix: prefix)
+		return keys
+	}
+
+	static func blocking<Result: Sendable>(_ work: @escaping @Sendable () async -> Result) -> Result {
+		let semaphore = DispatchSemaphore(value: 0)
+		let box = ResultBox<Result>()
+		Task {
+			box.value = await work()
+			semaphore.signal()
+		}
+		semaphore.wait()
+		return box.value!
+	}
+
+	private final class ResultBox<Value>: @unchecked Sendable {
+		var value: Value?
+	}
+}

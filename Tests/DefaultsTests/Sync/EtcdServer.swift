@@ -1,0 +1,185 @@
+import Defaults
+import DefaultsEtcd
+import Foundation
+
+#if canImport(Glibc)
+	import Glibc
+#elseif canImport(Darwin)
+	import Darwin
+#endif
+
+/// A real, single-node etcd for a test: free loopback ports, a temporary data folder, stopped by its process id.
+///
+/// ```swift
+/// let etcd = try await EtcdServer.start()
+/// defer { etcd.stop() }
+/// ```
+///
+/// When `etcd` is not installed the tests fail (they do not skip), saying how to install it.
+final class EtcdServer: @unchecked Sendable {
+	struct NotInstalled: Error, CustomStringConvertible {
+		var description: String {
+			"etcd is not installed (looked for `etcd` on the PATH and in /usr/bin); install it with `apt-get install etcd-server` (Debian/Ubuntu) or see https://etcd.io/docs/latest/install/"
+		}
+	}
+
+	struct DidNotStart: Error, CustomStringConvertible {
+		let log: String
+		var description: String { "etcd did not answer within 15 s; its log:\n\(log)" }
+	}
+
+	let folder: TemporaryDirectory
+	let clientPort: Int
+	let peerPort: Int
+	private var process: ChildProcess?
+
+	var endpoint: String { "http://127.0.0.1:\(clientPort)" }
+
+	private init(folder: TemporaryDirectory, clientPort: Int, peerPort: Int) {
+		self.folder = folder
+		self.clientPort = clientPort
+		self.peerPort = peerPort
+	}
+
+	static func start() async throws -> EtcdServer {
+		let server = EtcdServer(folder: try TemporaryDirectory(), clientPort: try freePort(), peerPort: try freePort())
+		try await server.restart()
+		return server
+	}
+
+	static func executable() throws -> URL {
+		let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+		for folder in path.split(separator: ":").map(String.init) + ["/usr/bin", "/usr/local/bin"] {
+			let candidate = URL(filePath: folder).appending(path: "etcd")
+			if FileManager.default.isExecutableFile(atPath: candidate.path) {
+				return candidate
+			}
+		}
+		throw NotInstalled()
+	}
+
+	/// Starts etcd (again, on the same ports and data) and waits until it answers, at most 15 s.
+	func restart() async throws {
+		let peer = "http://127.0.0.1:\(peerPort)"
+		process = try ChildProcess(
+			[
+				"--name", "test", "--data-dir", folder.file("data").path,
+				"--listen-client-urls", endpoint, "--advertise-client-urls", endpoint,
+				"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+				"--initial-cluster", "test=\(peer)", "--log-level", "error",
+			], executable: try Self.executable().path)
+		let client = try EtcdClient(endpoints: [endpoint], requestTimeout: 1)
+		let deadline = Date().addingTimeInterval(15)
+		while Date() < deadline {
+			if (try? await client.read(prefix: "/")) != nil {
+				return
+			}
+			try await Task.sleep(for: .milliseconds(50))
+		}
+		let log = process?.standardErrorSoFar ?? ""
+		stop()
+		throw DidNotStart(log: log)
+	}
+
+	/// Stops etcd: SIGTERM, then SIGKILL after 5 s.
+	func stop() {
+		guard let process else {
+			return
+		}
+		self.process = nil
+		process.kill(SIGTERM)
+		if (try? process.wait(timeout: 5)) == nil {
+			process.kill(SIGKILL)
+		}
+	}
+
+	/// Kills etcd at once, as a crash or a cut cable would.
+	func kill() {
+		guard let process else {
+			return
+		}
+		self.process = nil
+		process.kill(SIGKILL)
+		_ = try? process.wait(timeout: 5)
+	}
+
+	deinit {
+		stop()
+	}
+
+	/// A loopback port nobody listens on now: the kernel picks it for a socket bound to port 0.
+	static func freePort() throws -> Int {
+		#if canImport(Glibc)
+			let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+		#else
+			let socketDescriptor = socket(AF_INET, SOCK_STREAM, 0)
+		#endif
+		defer { close(socketDescriptor) }
+		var address = sockaddr_in()
+		address.sin_family = sa_family_t(AF_INET)
+		address.sin_port = 0
+		address.sin_addr.s_addr = inet_addr("127.0.0.1")
+		var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+		let bound = withUnsafeMutablePointer(to: &address) { pointer in
+			pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+				bind(socketDescriptor, socketAddress, length) == 0
+					&& getsockname(socketDescriptor, socketAddress, &length) == 0
+			}
+		}
+		guard bound else {
+			throw POSIXError(.EADDRINUSE)
+		}
+		return Int(UInt16(bigEndian: address.sin_port))
+	}
+}
+
+/// One machine: a config folder of its own, running the test helper's sync commands.
+struct Machine {
+	let folder: TemporaryDirectory
+	let etcd: EtcdServer
+	let prefix: String
+
+	init(etcd: EtcdServer, prefix: String) throws {
+		self.folder = try TemporaryDirectory()
+		self.etcd = etcd
+		self.prefix = prefix
+	}
+
+	var environment: [String: String] { ["XDG_CONFIG_HOME": folder.url.path] }
+
+	func run(_ command: String, _ arguments: [String], timeout: TimeInterval = 20) throws -> ChildProcess.Result {
+		try ChildProcess.run(
+			[command, etcd.endpoint, prefix] + arguments, environment: environment, timeout: timeout)
+	}
+
+	func start(_ command: String, _ arguments: [String]) throws -> ChildProcess {
+		try ChildProcess([command, etcd.endpoint, prefix] + arguments, environment: environment)
+	}
+
+	/// `name=value` lines of `sync-dump`, and whether it reached etcd.
+	func values(_ names: [String]) throws -> (isSynced: Bool, values: [String: String]) {
+		let result = try run("sync-dump", names)
+		var values: [String: String] = [:]
+		for line in result.lines.dropFirst() {
+			let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+			if parts.count == 2 {
+				values[parts[0]] = parts[1]
+			}
+		}
+		return (result.lines.first == "synced", values)
+	}
+}
+
+extension ChildProcess {
+	/// Waits until the child has printed `line`, at most `timeout` seconds.
+	func waitForOutput(_ line: String, timeout: TimeInterval = 10) async throws -> Bool {
+		let deadline = Date().addingTimeInterval(timeout)
+		while Date() < deadline {
+			if standardOutputSoFar.split(separator: "\n").contains(Substring(line)) {
+				return true
+			}
+			try await Task.sleep(for: .milliseconds(20))
+		}
+		return false
+	}
+}

@@ -1,0 +1,140 @@
+import Defaults
+import DefaultsEtcd
+import Foundation
+import Testing
+
+/// Machines (child processes with config folders of their own) syncing through a real etcd.
+///
+/// Serialized: each test runs an etcd and two or three processes, which is all two cores take.
+@Suite(.serialized, .timeLimit(.minutes(1))) struct SyncAcrossMachinesTests {
+	@Test func aChangeReachesTheOtherMachineAndItsObservers() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let first = try Machine(etcd: etcd, prefix: "/test/converge/")
+		let second = try Machine(etcd: etcd, prefix: "/test/converge/")
+
+		// Observes with `Defaults.updates` and nothing else: the change has to arrive through the watch.
+		let observer = try second.start("sync-await", ["theme", "dark", "5"])
+		#expect(try await observer.waitForOutput("ready"))
+		let started = Date()
+		#expect(try first.run("sync-write", ["theme=dark"]).lines == ["synced"])
+		let heard = try observer.wait(timeout: 10)
+		#expect(heard.status == 0, "\(heard)")
+		// "Within a second" on a LAN; here a generous bound, the benchmark measures the real latency.
+		#expect(Date().timeIntervalSince(started) < 5)
+	}
+
+	@Test func bothMachinesConvergeWithNothingLostWhenEtcdDiesWhileTheyWrite() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let first = try Machine(etcd: etcd, prefix: "/test/outage/")
+		let second = try Machine(etcd: etcd, prefix: "/test/outage/")
+
+		let writers = [
+			try first.start("sync-keep-writing", ["a", "20", "40", "25"]),
+			try second.start("sync-keep-writing", ["b", "20", "40", "25"]),
+		]
+		try await Task.sleep(for: .milliseconds(300))
+		etcd.kill()
+		try await Task.sleep(for: .milliseconds(600))
+		try await etcd.restart()
+		for writer in writers {
+			let result = try writer.wait(timeout: 30)
+			#expect(result.status == 0, "\(result)")
+		}
+		let names = (0..<20).map { "a\($0)" } + (0..<20).map { "b\($0)" }
+		for machine in [first, second] {
+			let (isSynced, values) = try machine.values(names)
+			#expect(isSynced)
+			#expect(values.count == 40, "\(values.keys.sorted())")
+		}
+	}
+
+	@Test func aChangeMadeOfflineIsPushedWhenTheMachineStartsAgain() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let laptop = try Machine(etcd: etcd, prefix: "/test/offline/")
+		let desktop = try Machine(etcd: etcd, prefix: "/test/offline/")
+		#expect(try laptop.run("sync-write", ["font=mono"]).lines == ["synced"])
+
+		etcd.kill()
+		let offline = try laptop.run("sync-write", ["font=serif"])
+		#expect(offline.lines == ["offline"])
+		// One failure for the outage, however many writes.
+		#expect(offline.standardError.components(separatedBy: "stopped:").count == 2, "\(offline)")
+
+		try await etcd.restart()
+		#expect(try desktop.values(["font"]).values == ["font": "mono"])
+		// The laptop starts again: the queue from the last run goes out.
+		#expect(try laptop.values(["font"]) == (true, ["font": "serif"]))
+		#expect(try desktop.values(["font"]).values == ["font": "serif"])
+	}
+
+	@Test func editsMadeWhilePartitionedEndOnTheValueEtcdOrderedFirst() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let first = try Machine(etcd: etcd, prefix: "/test/conflict/")
+		let second = try Machine(etcd: etcd, prefix: "/test/conflict/")
+		#expect(try first.run("sync-write", ["mode=base"]).lines == ["synced"])
+		#expect(try second.values(["mode"]).values == ["mode": "base"])
+
+		etcd.kill()
+		#expect(try first.run("sync-write", ["mode=first"]).lines == ["offline"])
+		#expect(try second.run("sync-write", ["mode=second"]).lines == ["offline"])
+		try await etcd.restart()
+
+		// Both edits were made against the revision of "base". The first machine back pushes first: its
+		// compare-and-swap succeeds. The second machine's fails, so the remote value wins there too.
+		#expect(try first.values(["mode"]).values == ["mode": "first"])
+		#expect(try second.values(["mode"]).values == ["mode": "first"])
+		#expect(try first.values(["mode"]).values == ["mode": "first"])
+	}
+
+	@Test func aRemovalReachesTheOtherMachine() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let first = try Machine(etcd: etcd, prefix: "/test/removal/")
+		let second = try Machine(etcd: etcd, prefix: "/test/removal/")
+		#expect(try first.run("sync-write", ["token=abc"]).lines == ["synced"])
+		#expect(try second.values(["token"]).values == ["token": "abc"])
+
+		let observer = try second.start("sync-await", ["token", "-", "5"])
+		#expect(try await observer.waitForOutput("ready"))
+		#expect(try first.run("sync-write", ["token=-"]).lines == ["synced"])
+		let heard = try observer.wait(timeout: 10)
+		#expect(heard.status == 0, "\(heard)")
+		#expect(try second.values(["token"]).values.isEmpty)
+	}
+
+	@Test func aThousandKeysReachANewMachine() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let first = try Machine(etcd: etcd, prefix: "/test/many/")
+		#expect(try first.run("sync-write", ["key*1000=value"], timeout: 40).lines == ["synced"])
+
+		let newcomer = try Machine(etcd: etcd, prefix: "/test/many/")
+		let (isSynced, values) = try newcomer.values(["key*1000"])
+		#expect(isSynced)
+		#expect(values.count == 1000)
+		#expect(Set(values.values) == ["value"])
+	}
+
+	@Test func aBadValuePlantedInEtcdIsReportedAndLeftAlone() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let machine = try Machine(etcd: etcd, prefix: "/test/bad/")
+		#expect(try machine.run("sync-write", ["color=red"]).lines == ["synced"])
+
+		let client = try EtcdClient(endpoints: [etcd.endpoint])
+		let current = try #require(try await client.read(prefix: "/test/bad/color").entries.first)
+		let planted = Data("not a property list".utf8)
+		#expect(
+			try await client.compareAndSwap(key: current.key, value: planted, expectedModRevision: current.modRevision)
+				!= .conflict(current: nil))
+
+		let result = try machine.run("sync-dump", ["color"])
+		#expect(result.lines == ["synced", "color=red"], "\(result)")
+		#expect(result.standardError.contains("not a synced stored form"), "\(result)")
+		#expect(try await client.read(prefix: "/test/bad/color").entries.first?.value == planted)
+	}
+}
