@@ -2,17 +2,20 @@ extension Defaults.Store {
 	/// The one write primitive of the package: stores `stored` (removes the value for `nil`), forgets that the key's
 	/// old value failed to decode, and lets the change hub tell observers.
 	///
-	/// Observation sits beside the write, not in it: while nothing is observed anywhere, a write costs one atomic load
-	/// more than the store's own work.
+	/// Observation sits beside the write, not in it: while nothing is observed and nothing taps writes (sync), a write
+	/// costs two atomic loads more than the store's own work.
 	@inline(__always)
 	func commit(_ stored: Any?, forKey key: String) {
 		let hub = ChangeHub.shared
-		guard hub.isObservingAnything else {
+		if hub.isObservingAnything {
+			hub.deliver(stored, forKey: key, in: self) {
+				apply(stored, forKey: key)
+			}
+		} else {
 			apply(stored, forKey: key)
-			return
 		}
-		hub.deliver(stored, forKey: key, in: self) {
-			apply(stored, forKey: key)
+		if CommitTaps.isActive {
+			CommitTaps.note(key, in: self)
 		}
 	}
 

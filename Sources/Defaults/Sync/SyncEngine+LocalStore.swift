@@ -3,17 +3,23 @@ import Foundation
 // The one place where sync touches the package's internals: how it hears local changes, how it applies remote ones,
 // and where it keeps its state file. Re-point these when the write primitive or the change hub moves.
 extension Defaults.SyncEngine {
-	/// Hears every change of `names` in `store` (writes through the package and changes the store reports from
-	/// outside), in stored form, without decoding anything.
+	/// Hears every change of `names` in `store`: writes through the package (through a commit tap, which costs a
+	/// write far less than an observation would) and changes the store reports from outside (through the store seam),
+	/// by name only, without decoding anything.
 	static func observeLocalChanges(
 		of names: [String], in store: any Defaults.Store, handler: @escaping @Sendable (String) -> Void
 	) -> LocalChangeObservation {
-		let subscription = ChangeHub.shared.subscribe(
-			to: names.map { (store: store, name: $0) }, wantsPrior: false
-		) { change in
-			handler(change.name)
+		let watched = Set(names)
+		let removeTap = CommitTaps.add(names: watched, in: store, handler: handler)
+		let outside = store.observeOutsideChanges { keys in
+			for name in keys where watched.contains(name) {
+				handler(name)
+			}
 		}
-		return LocalChangeObservation(cancel: subscription.cancel)
+		return LocalChangeObservation {
+			removeTap()
+			outside.cancel()
+		}
 	}
 
 	/// Writes a value received from the remote into the local store (removes it for `nil`), so that observers hear

@@ -9,14 +9,28 @@ final class WakeSignal: Sendable {
 	}
 
 	private let state = Mutex(State())
+	/// Set by the first signal after the waiter last consumed one; later signals see it and return at once, so a
+	/// burst of local writes takes the lock once. Cleared under the lock, before the wake-up is handed over, so a
+	/// signal that comes after it takes the lock again. What a skipped signal announces (a name in `LocalChanges`)
+	/// was recorded before it, so the waiter, woken after the clear, sees it.
+	private let isPending = Atomic<Bool>(false)
 
 	func signal() {
+		guard !isPending.exchange(true, ordering: .sequentiallyConsistent) else {
+			return
+		}
+		wake()
+	}
+
+	/// Resumes the waiter, or keeps the signal for the next wait; always takes the lock.
+	private func wake() {
 		let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
 			guard let waiter = state.waiter else {
 				state.isSignalled = true
 				return nil
 			}
 			state.waiter = nil
+			isPending.store(false, ordering: .sequentiallyConsistent)
 			return waiter
 		}
 		waiter?.resume()
@@ -28,6 +42,7 @@ final class WakeSignal: Sendable {
 				let resumeNow = state.withLock { state in
 					if state.isSignalled || state.waiter != nil {
 						state.isSignalled = false
+						isPending.store(false, ordering: .sequentiallyConsistent)
 						return true
 					}
 					state.waiter = continuation
@@ -38,7 +53,8 @@ final class WakeSignal: Sendable {
 				}
 			}
 		} onCancel: {
-			signal()
+			// Past the shortcut: a cancelled wait must end whatever the pending flag says.
+			wake()
 		}
 	}
 }

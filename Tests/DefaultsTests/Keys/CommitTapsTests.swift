@@ -1,0 +1,26 @@
+import Synchronization
+import Testing
+
+@testable import Defaults
+
+/// Commit taps hear the names of keys written through the package, also inside `withoutPropagation`, and nothing
+/// once removed.
+@Suite struct CommitTapsTests {
+	@Test func aTapHearsWritesOfItsKeysInItsStoreUntilRemoved() throws {
+		let store = Defaults.InMemoryStore()
+		let other = Defaults.InMemoryStore()
+		let heard = Mutex<[String]>([])
+		let remove = CommitTaps.add(names: ["a", "b"], in: store) { name in heard.withLock { $0.append(name) } }
+		let a = Defaults.Key<Int>("a", default: 0, suite: store)
+		store[a] = 1
+		try store.write(2, forKey: "b")
+		try store.write(3, forKey: "c")
+		try other.write(4, forKey: "a")
+		Defaults.withoutPropagation { store[a] = 5 }
+		a.reset()
+		#expect(heard.withLock { $0 } == ["a", "b", "a", "a"])
+		remove()
+		store[a] = 6
+		#expect(heard.withLock { $0 }.count == 4)
+	}
+}
