@@ -20,7 +20,8 @@ extension Defaults {
 			case storage
 			/// A migration step left a value as it was rather than guess (see ``Defaults/migrate(_:suite:versionKey:)``).
 			case migration
-			/// Something this package does not have was asked for, such as iCloud synchronisation of a key.
+			/// Something this package does not have was asked for, such as a feature of Apple's platforms with no Linux
+			/// counterpart.
 			case unsupported
 		}
 
