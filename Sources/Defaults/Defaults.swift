@@ -31,7 +31,7 @@ extension Defaults {
 	/// ```
 	public static subscript<Value: Serializable>(key: Key<Value>) -> Value {
 		// Inlinable so that callers get the read specialised for `Value` (see `Key.value(in:)`).
-		@inlinable get { key.suite[key] }
+		@inlinable get { key.value(in: key.suite) }
 		set { key.suite[key] = newValue }
 	}
 
