@@ -164,8 +164,21 @@ private func runFirstRead(_ arguments: [String]) {
 
 // MARK: - Observation
 
-/// `Notify 1,000 observers / …`: one write heard by 1,000 observers of the key.
+/// `Notify 1,000 observers / …` and `Notify 100 observers / …`: one write heard by that many observers of the key.
 private func registerNotifications() {
+	Benchmark("Notify 100 observers / Defaults.observe (InMemoryStore)") { benchmark, fixture in
+		fixture.lastValue += 1
+		Defaults[fixture.key] = fixture.lastValue
+	} setup: {
+		ObservedKey(observers: 100)
+	}
+
+	Benchmark("Notify 100 observers / NotificationCenter.post") { benchmark, fixture in
+		fixture.post()
+	} setup: {
+		ObservedNotification(observers: 100)
+	}
+
 	Benchmark("Notify 1,000 observers / Defaults.observe (InMemoryStore)") { benchmark, fixture in
 		fixture.lastValue += 1
 		Defaults[fixture.key] = fixture.lastValue

@@ -69,6 +69,10 @@ extension Defaults {
 		// Scalars stored as they are are read with a cast; only the type's own bridge allows it.
 		let readsByCast: Bool
 		let cache = DecodedValueCache<Value>()
+		/// The suite's change counter, if it has one: reads of an unchanged suite are answered by `readCache`.
+		@usableFromInline let suiteChanges: Defaults.ChangeCounter?
+		@usableFromInline let readCache = KeyReadCache<Value>()
+		var hasDynamicDefault: Bool { dynamicDefault != nil }
 
 		/// The value the key reads as when nothing valid is stored.
 		///
@@ -88,6 +92,7 @@ extension Defaults {
 			self.dynamicDefault = dynamicDefault
 			self.bridge = bridge ?? .automatic
 			self.alsoReading = alsoReading
+			self.suiteChanges = suite.changeCounter
 			// A collection would be cast element by element on every read; the cache serves it better.
 			self.readsByCast =
 				bridge == nil && alsoReading.isEmpty && Value.isNativelySupportedType

@@ -30,7 +30,8 @@ extension Defaults {
 	/// Defaults[.quality] += 0.1
 	/// ```
 	public static subscript<Value: Serializable>(key: Key<Value>) -> Value {
-		get { key.suite[key] }
+		// Inlinable so that callers get the read specialised for `Value` (see `Key.value(in:)`).
+		@inlinable get { key.value(in: key.suite) }
 		set { key.suite[key] = newValue }
 	}
 

@@ -63,12 +63,47 @@ extension Defaults {
 }
 
 extension Defaults.Key {
-	/// The value of this key in `store`: the cached decoded value while the stored form is unchanged, else a fresh
-	/// decode, else the default (reporting the failure once).
+	/// The value of this key in `store`: the value read last while the key's own store has not changed since (one
+	/// atomic load), else the cached decoded value while the stored form is unchanged, else a fresh decode, else the
+	/// default (reporting the failure once).
+	@inlinable
 	func value(in store: any Defaults.Store) -> Value {
+		if let suiteChanges, store === suite {
+			let current = suiteChanges.value
+			if let value = readCache.value(at: current) {
+				return value
+			}
+			return rememberedValue(in: store, at: current)
+		}
+		return lookedUpValue(in: store)
+	}
+
+	/// Reads through the store and remembers the value under `current`, the change count read before the store was,
+	/// so that a change during the read leaves a count that is already out of date, never a stale value.
+	@usableFromInline
+	func rememberedValue(in store: any Defaults.Store, at current: UInt64) -> Value {
+		var isRemembered = false
+		let value = lookedUpValue(in: store, isRemembered: &isRemembered)
+		if isRemembered {
+			readCache.remember(value, at: current)
+		}
+		return value
+	}
+
+	@usableFromInline
+	func lookedUpValue(in store: any Defaults.Store) -> Value {
+		var isRemembered = false
+		return lookedUpValue(in: store, isRemembered: &isRemembered)
+	}
+
+	/// `isRemembered` is set when the value may be answered again while the store is unchanged: a decoded value, or
+	/// a static default. A dynamic default runs again on each read, and a failure is reported through the slow path.
+	private func lookedUpValue(in store: any Defaults.Store, isRemembered: inout Bool) -> Value {
 		guard let stored = store.versionedValue(forKey: name) else {
+			isRemembered = !hasDynamicDefault
 			return defaultValue
 		}
+		isRemembered = true
 		if readsByCast, let value = stored.value as? Value {
 			return value
 		}
@@ -80,9 +115,11 @@ extension Defaults.Key {
 			cache.remember(value, in: store, for: stored)
 			return value
 		case .undecodable(let error):
+			isRemembered = false
 			DecodingFailures.report(error, in: store)
 			return defaultValue
 		case .absent:
+			isRemembered = false
 			return defaultValue
 		}
 	}

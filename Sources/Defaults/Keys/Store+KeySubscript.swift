@@ -8,7 +8,7 @@ extension Defaults.Store {
 	/// UserDefaults.standard[isUnicorn] = false
 	/// ```
 	public subscript<Value: Defaults.Serializable>(key: Defaults.Key<Value>) -> Value {
-		get {
+		@inlinable get {
 			key.value(in: self)
 		}
 		set {

@@ -43,12 +43,16 @@ extension Defaults {
 		struct Memory {
 			/// The stored values: the file as last read or written, with this process's pending changes on top.
 			var values: [String: Any] = [:] {
-				didSet { version = Defaults.nextStoreVersion() }
+				didSet { changed() }
 			}
 			/// Launch-argument values over registered defaults: what reads fall back to, in one lookup.
 			var fallback: [String: Any] = [:] {
-				didSet { version = Defaults.nextStoreVersion() }
+				didSet { changed() }
 			}
+			/// Advanced with ``version``, inside the lock and after the change: every path that changes what reads
+			/// see (writes, reloads of changes from other processes, registration, launch arguments) goes through
+			/// `values` or `fallback`.
+			let changeCounter: Defaults.ChangeCounter
 			/// Changes whenever a value that reads can see changes: keys compare it to skip decoding again.
 			var version: UInt64 = Defaults.nextStoreVersion()
 			var registered: [String: Any] = [:]
@@ -59,16 +63,28 @@ extension Defaults {
 			var isReloadScheduled = false
 			/// Flushes that failed in a row: the next try waits longer, up to a minute.
 			var failedFlushes = 0
+
+			init(changeCounter: Defaults.ChangeCounter) {
+				self.changeCounter = changeCounter
+			}
+
+			private mutating func changed() {
+				version = Defaults.nextStoreVersion()
+				changeCounter.advance()
+			}
 		}
 
 		let memory: LockedState<Memory>
+		/// Advanced after every change of a value reads can see, wherever it came from.
+		public let changeCounter: Defaults.ChangeCounter?
 		/// Held for the whole of a flush or reload, which do I/O, so that readers never wait for the disk.
 		let disk: LockedState<DiskState>
 
 		init(url: URL, failures: inout [Defaults.Failure]) {
 			self.url = url
 			self.file = SettingsFile(url: url)
-			self.memory = LockedState(Memory())
+			self.changeCounter = Defaults.ChangeCounter()
+			self.memory = LockedState(Memory(changeCounter: changeCounter!))
 			self.disk = LockedState(DiskState())
 			load(failures: &failures)
 		}

@@ -18,6 +18,9 @@ extension Defaults {
 
 		private let state: LockedState<State>
 
+		/// Advanced after every write, removal and registration.
+		public let changeCounter: ChangeCounter? = ChangeCounter()
+
 		/// Creates a store holding `values`, which are normalised first.
 		///
 		/// - Throws: ``Defaults/PropertyList/Error`` if a value is not a property-list value.
@@ -47,17 +50,20 @@ extension Defaults {
 		public func setStoredValue(_ value: Any, forKey key: String) {
 			let versioned = VersionedValue(value: value, version: Defaults.nextStoreVersion())
 			state.withLock { $0.values[key] = versioned }
+			changeCounter?.advance()
 		}
 
 		/// Removes the stored value for `key`.
 		public func removeStoredValue(forKey key: String) {
 			_ = state.withLock { $0.values.removeValue(forKey: key) }
+			changeCounter?.advance()
 		}
 
 		/// Registers defaults, read when nothing is stored.
 		public func registerDefaultValues(_ values: [String: Any]) {
 			let versioned = values.mapValues { VersionedValue(value: $0, version: Defaults.nextStoreVersion()) }
 			state.withLock { $0.registered.merge(versioned) { _, new in new } }
+			changeCounter?.advance()
 		}
 
 		/// The keys with a stored value.

@@ -35,6 +35,13 @@ extension Defaults {
 		/// returns version 0 (the default implementation does), and keys compare stored values instead.
 		func versionedValue(forKey key: String) -> Defaults.VersionedValue?
 
+		/// A counter the store advances after every change that reads can see, or `nil` when it cannot promise one.
+		///
+		/// With a counter, keys of this store answer reads of an unchanged store from the value they decoded last,
+		/// with one atomic load; without one (the default, and `UserDefaults`, which other processes change behind
+		/// its back), every read looks the value up. See ``Defaults/ChangeCounter`` for what must advance it.
+		var changeCounter: Defaults.ChangeCounter? { get }
+
 		/// Stores `value`, an already normalised property-list value, for `key`.
 		func setStoredValue(_ value: Any, forKey key: String)
 
@@ -66,6 +73,9 @@ extension Defaults {
 }
 
 extension Defaults.Store {
+	/// No counter: keys look the value up on every read.
+	public var changeCounter: Defaults.ChangeCounter? { nil }
+
 	/// Normalises `value` to a property-list value and stores it for `key`; `nil` removes the value.
 	///
 	/// ```swift
