@@ -148,6 +148,21 @@ public enum StoreConformance {
 	}
 
 	private static func checkVersions(_ store: any Defaults.Store, _ messages: inout [String]) throws {
+		if let counter = store.changeCounter {
+			// Keys trust an unchanged counter to mean an unchanged store: every kind of change must move it.
+			let changes: [(String, () throws -> Void)] = [
+				("a write", { try store.write(3, forKey: "counted") }),
+				("a removal", { store.removeValue(forKey: "counted") }),
+				("a registration", { store.registerDefaultValues(["countedDefault": 1]) }),
+			]
+			for (change, make) in changes {
+				let before = counter.value
+				try make()
+				if counter.value == before {
+					messages.append("the change counter did not move after \(change)")
+				}
+			}
+		}
 		try store.write(1, forKey: "versioned")
 		guard let first = store.versionedValue(forKey: "versioned") else {
 			messages.append("versionedValue(forKey:) is nil for a stored key")

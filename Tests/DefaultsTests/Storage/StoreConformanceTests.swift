@@ -43,6 +43,14 @@ import Testing
 		}
 	}
 
+	@Test func aStoreWhoseChangeCounterDoesNotMoveFailsTheKit() {
+		#expect {
+			try StoreConformance.check { FrozenCounterStore() }
+		} throws: { error in
+			(error as? StoreConformance.Failure)?.violations.contains { $0.message.contains("change counter") } ?? false
+		}
+	}
+
 	@Test func aStoreThatBreaksTheContractFailsTheKit() {
 		#expect {
 			try StoreConformance.check(outsideChange: { store, key, value in
@@ -58,6 +66,20 @@ import Testing
 			return checks.isSuperset(of: ["round trip", "removal", "registration", "outside changes"])
 		}
 	}
+}
+
+/// Hands out a change counter that never moves: keys would keep reading stale values.
+private final class FrozenCounterStore: Defaults.Store, @unchecked Sendable {
+	let values = Defaults.InMemoryStore()
+	let counter = Defaults.ChangeCounter()
+
+	var changeCounter: Defaults.ChangeCounter? { counter }
+	func storedValue(forKey key: String) -> Any? { values.storedValue(forKey: key) }
+	func setStoredValue(_ value: Any, forKey key: String) { values.setStoredValue(value, forKey: key) }
+	func removeStoredValue(forKey key: String) { values.removeStoredValue(forKey: key) }
+	func registerDefaultValues(_ defaults: [String: Any]) { values.registerDefaultValues(defaults) }
+	func storedKeys() -> [String] { values.storedKeys() }
+	func flush() -> Bool { true }
 }
 
 /// Breaks the contract on purpose: integers come back as strings, removals are ignored, registrations are lost,
