@@ -54,16 +54,9 @@ struct ExternalChangeTests {
 }
 
 /// A store with a change feed of its own: it implements the seam's `observeOutsideChanges` requirement itself.
-private final class FeedStore: Defaults.Store, @unchecked Sendable {
+private final class FeedStore: InMemoryBackedStore, @unchecked Sendable {
 	let values = Defaults.InMemoryStore()
 	let handlers = Mutex<[@Sendable (Set<String>) -> Void]>([])
-
-	func storedValue(forKey key: String) -> Any? { values.storedValue(forKey: key) }
-	func setStoredValue(_ value: Any, forKey key: String) { values.setStoredValue(value, forKey: key) }
-	func removeStoredValue(forKey key: String) { values.removeStoredValue(forKey: key) }
-	func registerDefaultValues(_ defaults: [String: Any]) { values.registerDefaultValues(defaults) }
-	func storedKeys() -> [String] { values.storedKeys() }
-	func flush() -> Bool { true }
 
 	func observeOutsideChanges(
 		_ onChange: @escaping @Sendable (Set<String>) -> Void

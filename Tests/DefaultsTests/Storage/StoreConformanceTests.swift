@@ -69,17 +69,11 @@ import Testing
 }
 
 /// Hands out a change counter that never moves: keys would keep reading stale values.
-private final class FrozenCounterStore: Defaults.Store, @unchecked Sendable {
+private final class FrozenCounterStore: InMemoryBackedStore, @unchecked Sendable {
 	let values = Defaults.InMemoryStore()
 	let counter = Defaults.ChangeCounter()
 
 	var changeCounter: Defaults.ChangeCounter? { counter }
-	func storedValue(forKey key: String) -> Any? { values.storedValue(forKey: key) }
-	func setStoredValue(_ value: Any, forKey key: String) { values.setStoredValue(value, forKey: key) }
-	func removeStoredValue(forKey key: String) { values.removeStoredValue(forKey: key) }
-	func registerDefaultValues(_ defaults: [String: Any]) { values.registerDefaultValues(defaults) }
-	func storedKeys() -> [String] { values.storedKeys() }
-	func flush() -> Bool { true }
 }
 
 /// Breaks the contract on purpose: integers come back as strings, removals are ignored, registrations are lost,
