@@ -2,10 +2,6 @@ import Defaults
 import Foundation
 import Synchronization
 
-#if canImport(FoundationNetworking)
-	import FoundationNetworking
-#endif
-
 /// An etcd v3 cluster as a ``Defaults/RemoteKeyValueService``, through etcd's HTTP/JSON gateway.
 ///
 /// It is a library of its own, `DefaultsEtcd`, so that apps that do not sync do not link `FoundationNetworking`
@@ -51,9 +47,12 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 	/// How long one request may take before the next endpoint is tried.
 	public let requestTimeout: TimeInterval
 	let credentials: Credentials?
-	let session: URLSession
+	/// One per endpoint, in the same order.
+	private let transports: [any GatewayTransport]
 	private let preferred = Atomic<Int>(0)
 	private let token = Mutex<String?>(nil)
+	/// How many tokens the client fetched: one, plus one per renewal.
+	let authentications = Atomic<Int>(0)
 
 	/// Creates a client for the cluster at `endpoints`, such as `["http://127.0.0.1:2379"]`.
 	///
@@ -71,14 +70,7 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		self.endpoints = urls
 		self.credentials = credentials
 		self.requestTimeout = requestTimeout
-		let configuration = URLSessionConfiguration.ephemeral
-		configuration.timeoutIntervalForRequest = requestTimeout
-		configuration.timeoutIntervalForResource = requestTimeout * 2
-		self.session = URLSession(configuration: configuration)
-	}
-
-	deinit {
-		session.invalidateAndCancel()
+		self.transports = urls.map(gatewayTransport(for:))
 	}
 
 	// MARK: RemoteKeyValueService
@@ -163,12 +155,28 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 					]
 				]
 				let index = preferred.load(ordering: .relaxed) % endpoints.count
-				var request = try await makeRequest(endpoint: endpoints[index], path: "/v3/watch", body: body)
-				// A watch is idle for as long as nothing changes; etcd's progress notifications keep it from timing out.
-				request.timeoutInterval = 24 * 60 * 60
-				let watch = EtcdWatch(continuation: continuation)
-				watch.start(request) { [weak self] in self?.failOver(from: index) }
-				continuation.onTermination = { _ in watch.cancel() }
+				let request = try await makeRequest(endpoint: index, path: "/v3/watch", body: body)
+				let watch = EtcdWatch(continuation: continuation) { [weak self] ending in
+					guard let self else {
+						return Defaults.RemoteServiceError.unreachable("the etcd client was released")
+					}
+					switch ending {
+					case .closed:
+						return Defaults.RemoteServiceError.unreachable("the watch stream ended")
+					case .broken(let error):
+						self.failOver(from: index)
+						return Defaults.RemoteServiceError.unreachable("the watch stream broke: \(error)")
+					case .errorReply(let status, let body):
+						return self.failure(status: status, reply: body, path: "/v3/watch", endpoint: index).error
+					case .cancelled(let reason):
+						return self.failure(
+							status: 0, message: "etcd cancelled the watch: \(reason)", code: nil, path: "/v3/watch",
+							endpoint: index
+						).error
+					}
+				}
+				let stream = transports[index].open(request, to: watch)
+				continuation.onTermination = { _ in stream.cancel() }
 			} catch {
 				continuation.finish(throwing: error)
 			}
@@ -185,7 +193,7 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		for offset in 0..<endpoints.count {
 			let index = (start + offset) % endpoints.count
 			do {
-				let answer = try await call(path, body, endpoint: endpoints[index], renewingToken: true)
+				let answer = try await call(path, body, endpoint: index, renewingToken: true)
 				if offset != 0 {
 					preferred.store(index, ordering: .relaxed)
 				}
@@ -201,85 +209,115 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 	}
 
 	private func call(
-		_ path: String, _ body: [String: Any], endpoint: URL, renewingToken: Bool
+		_ path: String, _ body: [String: Any], endpoint index: Int, renewingToken: Bool
 	) async throws
 		-> [String: Any]
 	{
-		let request = try await makeRequest(endpoint: endpoint, path: path, body: body)
-		let (data, response): (Data, URLResponse)
-		do {
-			(data, response) = try await Self.send(request, with: session)
-		} catch {
-			throw Defaults.RemoteServiceError.unreachable("\(endpoint.absoluteString): \(error.localizedDescription)")
-		}
-		let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-		let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
-		if status == 200 {
+		let request = try await makeRequest(endpoint: index, path: path, body: body)
+		let reply = try await send(request, endpoint: index)
+		if reply.status == 200 {
+			guard let object = (try? JSONSerialization.jsonObject(with: reply.body)) as? [String: Any] else {
+				throw Defaults.RemoteServiceError.invalidResponse(
+					"\(path): a reply that is not a JSON object: \(String(decoding: reply.body.prefix(200), as: UTF8.self))"
+				)
+			}
 			return object
 		}
+		let failure = failure(status: reply.status, reply: reply.body, path: path, endpoint: index)
+		if failure.isTokenRefused, renewingToken {
+			return try await call(path, body, endpoint: index, renewingToken: false)
+		}
+		throw failure.error
+	}
+
+	private func send(_ request: GatewayRequest, endpoint index: Int) async throws -> GatewayReply {
+		do {
+			return try await transports[index].send(request)
+		} catch let error as Defaults.RemoteServiceError {
+			throw error
+		} catch {
+			throw Defaults.RemoteServiceError.unreachable("\(endpoints[index].absoluteString): \(error)")
+		}
+	}
+
+	/// What an answer other than 200 means, from etcd's JSON error (`{"error", "message", "code"}` with a gRPC code).
+	///
+	/// A token etcd no longer accepts (expired, or issued before a change of roles) is forgotten here, so that the
+	/// next request authenticates again.
+	func failure(
+		status: Int, reply: Data, path: String, endpoint index: Int
+	) -> (
+		error: Defaults.RemoteServiceError, isTokenRefused: Bool
+	) {
+		let object = (try? JSONSerialization.jsonObject(with: reply)) as? [String: Any] ?? [:]
 		let message =
-			object["message"] as? String ?? object["error"] as? String ?? String(decoding: data, as: UTF8.self)
-		if renewingToken, credentials != nil, message.contains("token") || status == 401 {
+			object["message"] as? String ?? object["error"] as? String
+			?? String(decoding: reply.prefix(500), as: UTF8.self)
+		return failure(
+			status: status, message: message, code: (object["code"] as? NSNumber)?.intValue, path: path, endpoint: index
+		)
+	}
+
+	/// What etcd's `message` and gRPC `code` mean, with the HTTP `status` (0 when the error came inside a stream).
+	func failure(
+		status: Int, message: String, code: Int?, path: String, endpoint index: Int
+	) -> (
+		error: Defaults.RemoteServiceError, isTokenRefused: Bool
+	) {
+		let context = "\(endpoints[index].absoluteString)\(path): \(status == 0 ? "" : "HTTP \(status) ")\(message)"
+		if credentials != nil,
+			status == 401 || code == 16 || message.contains("invalid auth token")
+				|| message.contains("revision of auth store is old")
+		{
 			token.withLock { $0 = nil }
-			return try await call(path, body, endpoint: endpoint, renewingToken: false)
+			return (.refused(context), true)
 		}
-		if status >= 500 || status == 0 {
-			throw Defaults.RemoteServiceError.unreachable("\(endpoint.absoluteString): HTTP \(status) \(message)")
+		// Unavailable, deadline exceeded, or a server error: the next endpoint may answer.
+		if status >= 500 || code == 14 || code == 4 {
+			return (.unreachable(context), false)
 		}
-		throw Defaults.RemoteServiceError.invalidResponse("\(path): HTTP \(status) \(message)")
+		// Permission denied, unauthenticated, a user name missing, or a request etcd will never accept (too large).
+		if status == 401 || status == 403 || code == 7 || code == 16 || message.contains("user name is empty")
+			|| message.contains("permission denied") || message.contains("request is too large")
+		{
+			return (.refused(context), false)
+		}
+		return (.invalidResponse(context), false)
 	}
 
-	private func makeRequest(endpoint: URL, path: String, body: [String: Any]) async throws -> URLRequest {
-		var request = URLRequest(url: endpoint.appending(path: path))
-		request.httpMethod = "POST"
-		request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-		request.httpBody = try JSONSerialization.data(withJSONObject: body)
-		if let token = try await currentToken(endpoint: endpoint) {
-			request.setValue(token, forHTTPHeaderField: "Authorization")
-		}
-		return request
+	private func makeRequest(endpoint index: Int, path: String, body: [String: Any]) async throws -> GatewayRequest {
+		GatewayRequest(
+			url: endpoints[index].appending(path: path), body: try JSONSerialization.data(withJSONObject: body),
+			token: try await currentToken(endpoint: index), timeout: requestTimeout)
 	}
 
-	private func currentToken(endpoint: URL) async throws -> String? {
+	private func currentToken(endpoint index: Int) async throws -> String? {
 		guard let credentials else {
 			return nil
 		}
 		if let token = token.withLock({ $0 }) {
 			return token
 		}
-		var request = URLRequest(url: endpoint.appending(path: "/v3/auth/authenticate"))
-		request.httpMethod = "POST"
-		request.httpBody = try JSONSerialization.data(withJSONObject: [
-			"name": credentials.user, "password": credentials.password,
-		])
-		let data: Data
-		do {
-			(data, _) = try await Self.send(request, with: session)
-		} catch {
-			throw Defaults.RemoteServiceError.unreachable("\(endpoint.absoluteString): \(error.localizedDescription)")
-		}
-		guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
-			let fresh = object["token"] as? String
-		else {
-			throw Defaults.RemoteServiceError.invalidResponse(
-				"authentication as '\(credentials.user)' failed: \(String(decoding: data, as: UTF8.self))")
+		let request = GatewayRequest(
+			url: endpoints[index].appending(path: "/v3/auth/authenticate"),
+			body: try JSONSerialization.data(withJSONObject: [
+				"name": credentials.user, "password": credentials.password,
+			]),
+			token: nil, timeout: requestTimeout)
+		let reply = try await send(request, endpoint: index)
+		let object = (try? JSONSerialization.jsonObject(with: reply.body)) as? [String: Any]
+		guard reply.status == 200, let fresh = object?["token"] as? String else {
+			let failure = failure(
+				status: reply.status, reply: reply.body, path: "/v3/auth/authenticate", endpoint: index)
+			if case .unreachable = failure.error {
+				throw failure.error
+			}
+			let reason = object?["message"] as? String ?? String(decoding: reply.body.prefix(500), as: UTF8.self)
+			throw Defaults.RemoteServiceError.refused("authentication as '\(credentials.user)' failed: \(reason)")
 		}
 		token.withLock { $0 = fresh }
+		authentications.add(1, ordering: .relaxed)
 		return fresh
-	}
-
-	/// A request through a completion handler: FoundationNetworking's `data(for:)` can trap when a connection
-	/// fails while others are in flight.
-	private static func send(_ request: URLRequest, with session: URLSession) async throws -> (Data, URLResponse) {
-		try await withCheckedThrowingContinuation { continuation in
-			session.dataTask(with: request) { data, response, error in
-				if let data, let response {
-					continuation.resume(returning: (data, response))
-				} else {
-					continuation.resume(throwing: error ?? URLError(.badServerResponse))
-				}
-			}.resume()
-		}
 	}
 
 	private func failOver(from index: Int) {

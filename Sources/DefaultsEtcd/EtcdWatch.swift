@@ -1,74 +1,51 @@
 import Defaults
 import Foundation
 
-#if canImport(FoundationNetworking)
-	import FoundationNetworking
-#endif
-
-/// One streamed `/v3/watch` response, read chunk by chunk with a data delegate: etcd's gateway writes one JSON object
-/// per watch response, and the stream stays open for as long as the watch runs.
-final class EtcdWatch: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+/// One streamed `/v3/watch` reply turned into events: etcd's gateway writes one JSON object per watch response, and
+/// the reply stays open for as long as the watch runs. Fed by a ``GatewayTransport``, one call at a time.
+final class EtcdWatch: GatewayStreamReceiver, @unchecked Sendable {
 	private let continuation: AsyncThrowingStream<[Defaults.RemoteEvent], any Error>.Continuation
-	// Touched only on the session's serial delegate queue.
+	/// Why a watch stopped delivering events, other than a compacted history.
+	enum Ending {
+		/// The reply ended normally: etcd closed it.
+		case closed
+		/// The connection broke.
+		case broken(any Error)
+		/// etcd answered with an error instead of a stream (status and JSON body), or wrote one into the stream.
+		case errorReply(status: Int, body: Data)
+		/// etcd cancelled the watch, saying why (such as a permission it no longer grants).
+		case cancelled(reason: String)
+	}
+
+	private let makeError: @Sendable (Ending) -> any Error
+	// Touched only by the transport's calls, which come one at a time.
+	private var status = 0
 	private var buffer = Data()
-	private var session: URLSession?
-	private var task: URLSessionDataTask?
-	private var onConnectionFailure: (@Sendable () -> Void)?
-	private let lock = NSLock()
 
-	init(continuation: AsyncThrowingStream<[Defaults.RemoteEvent], any Error>.Continuation) {
-		self.continuation = continuation
-	}
-
-	func start(_ request: URLRequest, onConnectionFailure: @escaping @Sendable () -> Void) {
-		let queue = OperationQueue()
-		queue.maxConcurrentOperationCount = 1
-		let session = URLSession(configuration: .ephemeral, delegate: self, delegateQueue: queue)
-		let task = session.dataTask(with: request)
-		lock.withLock {
-			self.session = session
-			self.task = task
-			self.onConnectionFailure = onConnectionFailure
-		}
-		task.resume()
-	}
-
-	func cancel() {
-		// Later, and only if the task has not completed by then: FoundationNetworking traps when a task is cancelled
-		// while its completion is being delivered, and a watch is mostly ended because its connection just broke
-		// (its task then completes by itself within moments).
-		DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [self] in
-			let (session, task) = lock.withLock {
-				defer {
-					self.session = nil
-					self.task = nil
-				}
-				return (self.session, self.task)
-			}
-			guard let session, let task else {
-				return
-			}
-			task.cancel()
-			// Invalidating releases the session's strong reference to this delegate.
-			session.finishTasksAndInvalidate()
-		}
-	}
-
-	func urlSession(
-		_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-		completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+	/// - Parameter makeError: The error the stream ends with, for each way it can end (the client uses it to fail
+	///   over, or to forget a token etcd refused).
+	init(
+		continuation: AsyncThrowingStream<[Defaults.RemoteEvent], any Error>.Continuation,
+		makeError: @escaping @Sendable (Ending) -> any Error
 	) {
-		let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-		if status != 200 {
-			continuation.finish(throwing: Defaults.RemoteServiceError.invalidResponse("watch: HTTP \(status)"))
-			completionHandler(.cancel)
+		self.continuation = continuation
+		self.makeError = makeError
+	}
+
+	func receive(status: Int) -> Bool {
+		self.status = status
+		return true
+	}
+
+	func receive(_ bytes: Data) {
+		buffer.append(bytes)
+		guard status == 200 else {
+			// An error reply is one small JSON object, read whole when the reply ends.
+			if buffer.count > 64 << 10 {
+				buffer.removeLast(buffer.count - (64 << 10))
+			}
 			return
 		}
-		completionHandler(.allow)
-	}
-
-	func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-		buffer.append(data)
 		while let end = Self.endOfFirstObject(in: buffer) {
 			let message = buffer[buffer.startIndex..<end]
 			buffer = Data(buffer[end...])
@@ -76,22 +53,16 @@ final class EtcdWatch: NSObject, URLSessionDataDelegate, @unchecked Sendable {
 		}
 	}
 
-	func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-		// Forgotten first: finishing the stream below cancels the watch, which must not touch a completed task.
-		let (session, onConnectionFailure) = lock.withLock {
-			defer {
-				self.session = nil
-				self.task = nil
+	func streamEnded(error: (any Error)?) {
+		let ending: Ending =
+			if let error {
+				.broken(error)
+			} else if status != 200 {
+				.errorReply(status: status, body: buffer)
+			} else {
+				.closed
 			}
-			return (self.session, self.onConnectionFailure)
-		}
-		if error != nil {
-			onConnectionFailure?()
-		}
-		continuation.finish(
-			throwing: Defaults.RemoteServiceError.unreachable(
-				"the watch stream ended\(error.map { ": \($0.localizedDescription)" } ?? "")"))
-		session?.finishTasksAndInvalidate()
+		continuation.finish(throwing: makeError(ending))
 	}
 
 	private func handle(_ message: Data) {
@@ -99,8 +70,13 @@ final class EtcdWatch: NSObject, URLSessionDataDelegate, @unchecked Sendable {
 			return
 		}
 		if let error = object["error"] as? [String: Any] {
+			// The gateway's error inside a stream: {"grpc_code", "http_code", "message", "http_status"}.
+			let body =
+				(try? JSONSerialization.data(withJSONObject: [
+					"message": error["message"] ?? "", "code": error["grpc_code"] ?? 0,
+				])) ?? Data()
 			continuation.finish(
-				throwing: Defaults.RemoteServiceError.invalidResponse("watch: \(error["message"] ?? error)"))
+				throwing: makeError(.errorReply(status: (error["http_code"] as? NSNumber)?.intValue ?? 0, body: body)))
 			return
 		}
 		guard let result = object["result"] as? [String: Any] else {
@@ -113,8 +89,7 @@ final class EtcdWatch: NSObject, URLSessionDataDelegate, @unchecked Sendable {
 		}
 		if result["canceled"] as? Bool == true {
 			continuation.finish(
-				throwing: Defaults.RemoteServiceError.unreachable(
-					"etcd cancelled the watch: \(result["cancel_reason"] ?? "no reason given")"))
+				throwing: makeError(.cancelled(reason: result["cancel_reason"] as? String ?? "no reason given")))
 			return
 		}
 		let events = (result["events"] as? [[String: Any]] ?? []).compactMap { event -> Defaults.RemoteEvent? in

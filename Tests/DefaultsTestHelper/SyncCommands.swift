@@ -123,7 +123,12 @@ enum SyncCommand {
 			keys[name] = key
 			Defaults.iCloud.add(key)
 		}
-		Defaults.iCloud.configure(remote: try! EtcdClient(endpoints: [endpoint], requestTimeout: 2), prefix: prefix)
+		let environment = ProcessInfo.processInfo.environment
+		let credentials = environment["DEFAULTS_TEST_ETCD_USER"].map {
+			EtcdClient.Credentials(user: $0, password: environment["DEFAULTS_TEST_ETCD_PASSWORD"] ?? "")
+		}
+		Defaults.iCloud.configure(
+			remote: try! EtcdClient(endpoints: [endpoint], credentials: credentials, requestTimeout: 2), prefix: prefix)
 		return keys
 	}
 

@@ -99,6 +99,10 @@ extension Defaults {
 		case unreachable(String)
 		/// An endpoint answered with something that is not what the protocol says.
 		case invalidResponse(String)
+		/// The remote understood the request and will not do it: wrong credentials, no permission for the prefix, a
+		/// value over its size limit, or a server this client cannot talk to safely. Retrying the same request does not
+		/// help; the message says what to change.
+		case refused(String)
 
 		/// A sentence describing the error.
 		public var description: String {
@@ -106,6 +110,7 @@ extension Defaults {
 			case .compacted(let revision): "the watched history was compacted up to revision \(revision)"
 			case .unreachable(let reason): "the remote cannot be reached: \(reason)"
 			case .invalidResponse(let reason): "the remote answered unexpectedly: \(reason)"
+			case .refused(let reason): "the remote refused the request: \(reason)"
 			}
 		}
 	}

@@ -31,18 +31,23 @@ final class EtcdServer: @unchecked Sendable {
 	let folder: TemporaryDirectory
 	let clientPort: Int
 	let peerPort: Int
+	/// Options added to etcd's command line, such as `--auth-token-ttl`.
+	let extraArguments: [String]
 	private var process: ChildProcess?
 
 	var endpoint: String { "http://127.0.0.1:\(clientPort)" }
 
-	private init(folder: TemporaryDirectory, clientPort: Int, peerPort: Int) {
+	private init(folder: TemporaryDirectory, clientPort: Int, peerPort: Int, extraArguments: [String]) {
 		self.folder = folder
 		self.clientPort = clientPort
 		self.peerPort = peerPort
+		self.extraArguments = extraArguments
 	}
 
-	static func start() async throws -> EtcdServer {
-		let server = EtcdServer(folder: try TemporaryDirectory(), clientPort: try freePort(), peerPort: try freePort())
+	static func start(_ extraArguments: [String] = []) async throws -> EtcdServer {
+		let server = EtcdServer(
+			folder: try TemporaryDirectory(), clientPort: try freePort(), peerPort: try freePort(),
+			extraArguments: extraArguments)
 		try await server.restart()
 		return server
 	}
@@ -67,13 +72,17 @@ final class EtcdServer: @unchecked Sendable {
 				"--listen-client-urls", endpoint, "--advertise-client-urls", endpoint,
 				"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
 				"--initial-cluster", "test=\(peer)", "--log-level", "error",
-			], executable: try Self.executable().path)
+			] + extraArguments, executable: try Self.executable().path)
 		let client = try EtcdClient(endpoints: [endpoint], requestTimeout: 1)
 		let deadline = Date().addingTimeInterval(15)
 		while Date() < deadline {
-			if (try? await client.read(prefix: "/")) != nil {
+			do {
+				_ = try await client.read(prefix: "/")
 				return
-			}
+			} catch Defaults.RemoteServiceError.refused {
+				// Authentication is on: etcd answers, and says no.
+				return
+			} catch {}
 			try await Task.sleep(for: .milliseconds(50))
 		}
 		let log = process?.standardErrorSoFar ?? ""
@@ -138,14 +147,24 @@ struct Machine {
 	let folder: TemporaryDirectory
 	let etcd: EtcdServer
 	let prefix: String
+	let credentials: EtcdClient.Credentials?
 
-	init(etcd: EtcdServer, prefix: String) throws {
+	init(etcd: EtcdServer, prefix: String, credentials: EtcdClient.Credentials? = nil) throws {
 		self.folder = try TemporaryDirectory()
 		self.etcd = etcd
 		self.prefix = prefix
+		self.credentials = credentials
 	}
 
-	var environment: [String: String] { ["XDG_CONFIG_HOME": folder.url.path] }
+	/// The helper reads its etcd credentials, if any, from `DEFAULTS_TEST_ETCD_USER` and `DEFAULTS_TEST_ETCD_PASSWORD`.
+	var environment: [String: String] {
+		var environment = ["XDG_CONFIG_HOME": folder.url.path]
+		if let credentials {
+			environment["DEFAULTS_TEST_ETCD_USER"] = credentials.user
+			environment["DEFAULTS_TEST_ETCD_PASSWORD"] = credentials.password
+		}
+		return environment
+	}
 
 	func run(_ command: String, _ arguments: [String], timeout: TimeInterval = 20) throws -> ChildProcess.Result {
 		try ChildProcess.run(

@@ -1,0 +1,40 @@
+import Defaults
+import Foundation
+
+@testable import DefaultsEtcd
+
+extension EtcdServer {
+	/// Turns on etcd's authentication: a `root` user (which etcd requires first) and `user`, allowed to read and write
+	/// the keys under `prefix` and nothing else.
+	func enableAuthentication(user: EtcdClient.Credentials, prefix: String) async throws {
+		let rangeEnd = EtcdClient.base64(EtcdClient.rangeEnd(of: prefix))
+		let steps: [(String, [String: Any])] = [
+			("/v3/auth/role/add", ["name": "root"]),
+			("/v3/auth/user/add", ["name": "root", "password": "root-password"]),
+			("/v3/auth/user/grant", ["user": "root", "role": "root"]),
+			("/v3/auth/role/add", ["name": "syncing"]),
+			(
+				"/v3/auth/role/grant",
+				[
+					"name": "syncing",
+					"perm": ["permType": "READWRITE", "key": EtcdClient.base64(prefix), "range_end": rangeEnd],
+				]
+			),
+			("/v3/auth/user/add", ["name": user.user, "password": user.password]),
+			("/v3/auth/user/grant", ["user": user.user, "role": "syncing"]),
+			("/v3/auth/enable", [:]),
+		]
+		let url = URL(string: endpoint)!
+		let transport = gatewayTransport(for: url)
+		for (path, body) in steps {
+			let reply = try await transport.send(
+				GatewayRequest(
+					url: url.appending(path: path), body: try JSONSerialization.data(withJSONObject: body), token: nil,
+					timeout: 5))
+			guard reply.status == 200 else {
+				throw Defaults.RemoteServiceError.invalidResponse(
+					"\(path): HTTP \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+			}
+		}
+	}
+}
