@@ -276,9 +276,13 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		if status >= 500 || code == 14 || code == 4 {
 			return (.unreachable(context), false)
 		}
-		// Permission denied, unauthenticated, a user name missing, or a request etcd will never accept (too large).
+		// Larger than etcd's --max-request-bytes (1.5 MiB unless set).
+		if message.contains("request is too large") {
+			return (.valueTooLarge(context), false)
+		}
+		// Permission denied, unauthenticated, or a user name missing: the set-up, not the request, must change.
 		if status == 401 || status == 403 || code == 7 || code == 16 || message.contains("user name is empty")
-			|| message.contains("permission denied") || message.contains("request is too large")
+			|| message.contains("permission denied")
 		{
 			return (.refused(context), false)
 		}

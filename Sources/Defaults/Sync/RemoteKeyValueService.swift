@@ -103,6 +103,8 @@ extension Defaults {
 		/// value over its size limit, or a server this client cannot talk to safely. Retrying the same request does not
 		/// help; the message says what to change.
 		case refused(String)
+		/// The remote will not store a value this large. Only this one write failed; the others can go on.
+		case valueTooLarge(String)
 
 		/// A sentence describing the error.
 		public var description: String {
@@ -111,6 +113,7 @@ extension Defaults {
 			case .unreachable(let reason): "the remote cannot be reached: \(reason)"
 			case .invalidResponse(let reason): "the remote answered unexpectedly: \(reason)"
 			case .refused(let reason): "the remote refused the request: \(reason)"
+			case .valueTooLarge(let reason): "the remote will not store a value this large: \(reason)"
 			}
 		}
 	}

@@ -269,13 +269,7 @@ actor SyncWorker {
 			let batch = pushes[start..<min(start + Self.pushBatchSize, pushes.count)]
 			// All at once when none conflicts (the common case: many keys written at once); else one by one, so that
 			// each conflict is settled on its own.
-			if batch.count > 1,
-				let revision = try await remote.compareAndSwap(
-					all: batch.map {
-						Defaults.RemoteWrite(
-							key: prefix + $0.name, value: $0.bytes, expectedModRevision: $0.expectedModRevision)
-					})
-			{
+			if batch.count > 1, let revision = try await pushAll(batch) {
 				for push in batch {
 					didWrite(push, at: revision, localChanges: localChanges)
 				}
@@ -295,9 +289,37 @@ actor SyncWorker {
 		Self.forget(push.name, generation: push.generation, in: localChanges)
 	}
 
+	/// The batch in one transaction; `nil` when a key conflicts or the whole is over the remote's size limit, so that
+	/// each is pushed on its own.
+	private func pushAll(_ batch: ArraySlice<Push>) async throws -> Int64? {
+		do {
+			return try await remote.compareAndSwap(
+				all: batch.map {
+					Defaults.RemoteWrite(
+						key: prefix + $0.name, value: $0.bytes, expectedModRevision: $0.expectedModRevision)
+				})
+		} catch Defaults.RemoteServiceError.valueTooLarge {
+			return nil
+		}
+	}
+
 	private func pushOne(_ push: Push, localChanges: LocalChanges) async throws {
-		let result = try await remote.compareAndSwap(
-			key: prefix + push.name, value: push.bytes, expectedModRevision: push.expectedModRevision)
+		let result: Defaults.RemoteWriteResult
+		do {
+			result = try await remote.compareAndSwap(
+				key: prefix + push.name, value: push.bytes, expectedModRevision: push.expectedModRevision)
+		} catch Defaults.RemoteServiceError.valueTooLarge(let reason) {
+			// This value will never fit: say so and let the others through. The local value stays as it is, and a
+			// later change of the key is pushed again.
+			Self.forget(push.name, generation: push.generation, in: localChanges)
+			Defaults.report(
+				Defaults.Failure(
+					keyName: push.name, reason: .storage,
+					message:
+						"The value of '\(push.name)' (\(push.bytes?.count ?? 0) bytes stored) was not synced: the remote will not store a value this large (\(reason)). It is kept on this machine."
+				))
+			return
+		}
 		switch result {
 		case .written(let revision):
 			didWrite(push, at: revision, localChanges: localChanges)

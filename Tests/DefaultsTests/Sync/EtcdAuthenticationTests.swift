@@ -97,11 +97,15 @@ import Testing
 		defer { etcd.stop() }
 		let client = try EtcdClient(endpoints: [etcd.endpoint], requestTimeout: 2)
 
-		let reason = await refusal {
-			_ = try await client.compareAndSwap(
-				key: "/big/k", value: Data(repeating: 7, count: 8192), expectedModRevision: 0)
+		await #expect(throws: Defaults.RemoteServiceError.self) {
+			do {
+				_ = try await client.compareAndSwap(
+					key: "/big/k", value: Data(repeating: 7, count: 8192), expectedModRevision: 0)
+			} catch Defaults.RemoteServiceError.valueTooLarge(let reason) {
+				#expect(reason.contains("request is too large"))
+				throw Defaults.RemoteServiceError.valueTooLarge(reason)
+			}
 		}
-		#expect(reason?.contains("request is too large") == true, "\(reason ?? "no error")")
 		let small = try await client.compareAndSwap(key: "/big/k", value: Data("v".utf8), expectedModRevision: 0)
 		guard case .written = small else {
 			Issue.record("a small write after the refusal was not applied: \(small)")

@@ -137,4 +137,20 @@ import Testing
 		#expect(result.standardError.contains("not a synced stored form"), "\(result)")
 		#expect(try await client.read(prefix: "/test/bad/color").entries.first?.value == planted)
 	}
+
+	@Test func aValueTooLargeForEtcdIsReportedKeptLocallyAndDoesNotHoldUpTheOthers() async throws {
+		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		defer { etcd.stop() }
+		let writer = try Machine(etcd: etcd, prefix: "/test/large/")
+		let reader = try Machine(etcd: etcd, prefix: "/test/large/")
+		let large = String(repeating: "x", count: 8192)
+
+		let result = try writer.run("sync-write", ["notes=\(large)", "theme=dark"])
+		#expect(result.lines == ["synced"], "\(result)")
+		#expect(result.standardError.contains("will not store a value this large"), "\(result)")
+		#expect(try writer.values(["notes"]).values == ["notes": large])
+		let (isSynced, values) = try reader.values(["notes", "theme"])
+		#expect(isSynced)
+		#expect(values == ["theme": "dark"])
+	}
 }
