@@ -19,8 +19,14 @@ import Synchronization
 ///
 /// Requests go to one endpoint; when it cannot be reached the next one is tried, and the one that answered is used
 /// from then on. With credentials, a token from `/v3/auth/authenticate` is sent with every request and fetched
-/// again when etcd says it expired. https endpoints are verified against the system's trusted certificates (on
-/// Linux: add a private CA to the system store, `update-ca-certificates`; Foundation on Linux has no per-session CA).
+/// again (and the request retried once) when etcd no longer accepts it. etcd's refusals end as
+/// ``Defaults/RemoteServiceError/refused(_:)`` or ``Defaults/RemoteServiceError/valueTooLarge(_:)`` with etcd's own
+/// sentence.
+///
+/// https endpoints go through `URLSession` and are verified against the system's trusted certificates (on Linux: add
+/// a private CA to the system store, `update-ca-certificates`; Foundation on Linux has no per-session CA). On Linux
+/// they need etcd 3.5 or later, and plain-http endpoints are spoken to in HTTP/1.0 on a socket: FoundationNetworking
+/// traps on the HTTP trailer that etcd 3.4's gateway ends every error reply with (Docs/Sync.md has the details).
 public final class EtcdClient: Defaults.RemoteKeyValueService {
 	/// A user name and password for etcd's authentication.
 	public struct Credentials: Sendable {

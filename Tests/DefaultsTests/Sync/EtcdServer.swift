@@ -45,6 +45,7 @@ final class EtcdServer: @unchecked Sendable {
 	}
 
 	static func start(_ extraArguments: [String] = []) async throws -> EtcdServer {
+		_ = leftoversStopped
 		let server = EtcdServer(
 			folder: try TemporaryDirectory(), clientPort: try freePort(), peerPort: try freePort(),
 			extraArguments: extraArguments)
@@ -73,6 +74,9 @@ final class EtcdServer: @unchecked Sendable {
 				"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
 				"--initial-cluster", "test=\(peer)", "--log-level", "error",
 			] + extraArguments, executable: try Self.executable().path)
+		if let process {
+			Self.register(etcd: process.processIdentifier, dataFolder: folder.file("data").path)
+		}
 		let client = try EtcdClient(endpoints: [endpoint], requestTimeout: 1)
 		let deadline = Date().addingTimeInterval(15)
 		while Date() < deadline {
@@ -96,6 +100,7 @@ final class EtcdServer: @unchecked Sendable {
 			return
 		}
 		self.process = nil
+		Self.unregister(etcd: process.processIdentifier)
 		process.kill(SIGTERM)
 		if (try? process.wait(timeout: 5)) == nil {
 			process.kill(SIGKILL)
@@ -108,6 +113,7 @@ final class EtcdServer: @unchecked Sendable {
 			return
 		}
 		self.process = nil
+		Self.unregister(etcd: process.processIdentifier)
 		process.kill(SIGKILL)
 		_ = try? process.wait(timeout: 5)
 	}
@@ -115,6 +121,52 @@ final class EtcdServer: @unchecked Sendable {
 	deinit {
 		stop()
 	}
+
+	// MARK: Leftovers of a crashed test run
+
+	/// Each running test etcd is written down here (its process id, the test process's, and its data folder), so that
+	/// one left running by a test process that crashed is stopped, by its process id, when the next run starts one.
+	private static let registry = FileManager.default.temporaryDirectory.appending(path: "defaults-test-etcd")
+
+	private static func register(etcd: Int32, dataFolder: String) {
+		try? FileManager.default.createDirectory(at: registry, withIntermediateDirectories: true)
+		try? "\(etcd)\n\(getpid())\n\(dataFolder)".write(
+			to: registry.appending(path: "\(etcd)"), atomically: true, encoding: .utf8)
+	}
+
+	private static func unregister(etcd: Int32) {
+		try? FileManager.default.removeItem(at: registry.appending(path: "\(etcd)"))
+	}
+
+	/// Stops every etcd written down by a test process that is gone, once per test process. Linux only: a process is
+	/// recognised by its command line in /proc, so that a reused process id is never signalled.
+	private static let leftoversStopped: Void = {
+		#if os(Linux)
+			let files =
+				(try? FileManager.default.contentsOfDirectory(at: registry, includingPropertiesForKeys: nil)) ?? []
+			for file in files {
+				guard let lines = try? String(contentsOf: file, encoding: .utf8).split(separator: "\n"),
+					lines.count == 3, let etcd = Int32(lines[0]), let owner = Int32(lines[1])
+				else {
+					continue
+				}
+				// Another test run still going owns it.
+				if Foundation.kill(owner, 0) == 0 {
+					continue
+				}
+				let commandLine = (try? Data(contentsOf: URL(filePath: "/proc/\(etcd)/cmdline"))) ?? Data()
+				if String(decoding: commandLine, as: UTF8.self).contains(String(lines[2])) {
+					_ = Foundation.kill(etcd, SIGKILL)
+				}
+				// The crashed run's temporary folder, which its deinit never removed.
+				let folder = URL(filePath: String(lines[2])).deletingLastPathComponent()
+				if folder.lastPathComponent.hasPrefix("DefaultsTests-") {
+					try? FileManager.default.removeItem(at: folder)
+				}
+				try? FileManager.default.removeItem(at: file)
+			}
+		#endif
+	}()
 
 	/// A loopback port nobody listens on now: the kernel picks it for a socket bound to port 0.
 	static func freePort() throws -> Int {
