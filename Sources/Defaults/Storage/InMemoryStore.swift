@@ -21,19 +21,15 @@ extension Defaults {
 		/// Advanced after every write, removal and registration.
 		public let changeCounter: ChangeCounter? = ChangeCounter()
 
-		/// Creates a store holding `values`, which are normalised first.
-		///
-		/// - Throws: ``Defaults/PropertyList/Error`` if a value is not a property-list value.
-		public init(values: [String: Any] = [:]) throws {
-			let normalized = try Defaults.PropertyList.normalize(values) as? [String: Any] ?? [:]
+		/// Creates a store holding `values`, already in their normalised property-list shape.
+		init(normalizedValues values: [String: Any]) {
 			self.state = LockedState(
-				State(values: normalized.mapValues { VersionedValue(value: $0, version: Defaults.nextStoreVersion()) }))
+				State(values: values.mapValues { VersionedValue(value: $0, version: Defaults.nextStoreVersion()) }))
 		}
 
 		/// Creates an empty store.
 		public convenience init() {
-			// An empty dictionary always normalises.
-			try! self.init(values: [:])
+			self.init(normalizedValues: [:])
 		}
 
 		/// The stored value for `key`, or the registered default.

@@ -39,23 +39,18 @@ extension Defaults {
 		/// the file unreadable. Foundation's own readers stop at 511 levels.
 		public static let maximumDepth = 255
 
-		/// Converts `value` to its normalised property-list shape.
+		/// Converts a value met where a property-list value is expected (a ``Defaults/Serializable`` value inside a
+		/// collection written to a store) to its property-list form; `nil` when it does not know the value.
 		///
-		/// Integers of every width become `Int` (or `UInt64` above `Int.max`), `Float` and `CGFloat` become
-		/// `Double`, arrays and dictionaries are converted element by element, and a ``Defaults/Serializable``
-		/// value met inside a collection is serialised through its bridge.
-		///
-		/// - Throws: ``Error`` for anything else: `Decimal`, `nil` inside a collection, a dictionary with keys that
-		///   are not strings, a type with no property-list form, a date that is not a number of seconds (NaN or
-		///   infinite), containers nested deeper than ``maximumDepth``. Nothing is converted silently into another
-		///   form.
-		public static func normalize(_ value: Any) throws(Error) -> Any {
-			try normalize(value, depth: 0)
-		}
+		/// Storage knows only property-list values: the conversion is handed in by the layer that knows bridges
+		/// (see `PropertyList+Serializable.swift`), and the normaliser of stored values read back passes none.
+		typealias OtherValueConversion = (Any) throws(Error) -> Any?
 
 		/// `value` normalised, where `depth` containers enclose it: checked at each container, so that a value
 		/// nested far too deep is refused after `maximumDepth` levels of recursion, not a stack overflow.
-		static func normalize(_ value: Any, depth: Int) throws(Error) -> Any {
+		static func normalize(
+			_ value: Any, depth: Int, convertingOther convert: OtherValueConversion? = nil
+		) throws(Error) -> Any {
 			// Foundation's parsers hand numbers back as `NSNumber`, which casts to `Int` even when it holds a real:
 			// its own type code is the only reliable account of what was stored.
 			// The type test comes first: on Linux `as? NSNumber` also succeeds for a Swift `Int`, by boxing it.
@@ -69,8 +64,9 @@ extension Defaults {
 			case let value as Double: return value
 			case let value as Data: return value
 			case let value as Date: return try checked(value)
-			case let value as [Any]: return try normalize(array: value, depth: depth + 1)
-			case let value as [String: Any]: return try normalize(dictionary: value, depth: depth + 1)
+			case let value as [Any]: return try normalize(array: value, depth: depth + 1, convertingOther: convert)
+			case let value as [String: Any]:
+				return try normalize(dictionary: value, depth: depth + 1, convertingOther: convert)
 			default: break
 			}
 			if let number = normalizeNumber(value) {
@@ -88,23 +84,22 @@ extension Defaults {
 					}
 					strings[key] = element
 				}
-				return try normalize(dictionary: strings, depth: depth + 1)
+				return try normalize(dictionary: strings, depth: depth + 1, convertingOther: convert)
 			}
 			#if canImport(ObjectiveC)
 				if let array = value as? NSArray {
-					return try normalize(array: array.map { $0 }, depth: depth + 1)
+					return try normalize(array: array.map { $0 }, depth: depth + 1, convertingOther: convert)
 				}
 			#endif
 			if let optional = value as? any OptionalProtocol {
 				guard let wrapped = optional.wrappedAny else {
 					throw Error(path: "", reason: "nil has no property-list form; remove the key instead")
 				}
-				return try normalize(wrapped, depth: depth)
+				return try normalize(wrapped, depth: depth, convertingOther: convert)
 			}
-			if let serializable = value as? any Serializable {
-				let stored = try normalize(serializable: serializable)
-				try checkDepth(depth + nestingDepth(of: stored))
-				return stored
+			if let convert, let converted = try convert(value) {
+				try checkDepth(depth + nestingDepth(of: converted))
+				return converted
 			}
 			if let uid = FoundationUID.value(value) {
 				// A keyed archive's object reference, in the form XML property lists spell it.
@@ -139,13 +134,15 @@ extension Defaults {
 			return date
 		}
 
-		private static func normalize(array: [Any], depth: Int) throws(Error) -> [Any] {
+		private static func normalize(
+			array: [Any], depth: Int, convertingOther convert: OtherValueConversion?
+		) throws(Error) -> [Any] {
 			try checkDepth(depth)
 			var result = [Any]()
 			result.reserveCapacity(array.count)
 			for (index, element) in array.enumerated() {
 				do {
-					result.append(try normalize(element, depth: depth))
+					result.append(try normalize(element, depth: depth, convertingOther: convert))
 				} catch {
 					throw error.nested(in: "[\(index)]")
 				}
@@ -153,30 +150,19 @@ extension Defaults {
 			return result
 		}
 
-		private static func normalize(dictionary: [String: Any], depth: Int) throws(Error) -> [String: Any] {
+		private static func normalize(
+			dictionary: [String: Any], depth: Int, convertingOther convert: OtherValueConversion?
+		) throws(Error) -> [String: Any] {
 			try checkDepth(depth)
 			var result = [String: Any](minimumCapacity: dictionary.count)
 			for (key, element) in dictionary {
 				do {
-					result[key] = try normalize(element, depth: depth)
+					result[key] = try normalize(element, depth: depth, convertingOther: convert)
 				} catch {
 					throw error.nested(in: "[\"\(key)\"]")
 				}
 			}
 			return result
-		}
-
-		private static func normalize<Value: Serializable>(serializable: Value) throws(Error) -> Any {
-			do {
-				guard let stored = try Value.storedForm(of: serializable) else {
-					throw Error(path: "", reason: "nil has no property-list form inside a collection")
-				}
-				return stored
-			} catch let error as Error {
-				throw error
-			} catch {
-				throw Error(path: "", reason: "\(error)")
-			}
 		}
 
 		/// Every integer width, `Float`, `CGFloat` and Foundation's `NSNumber` in their normalised shape.

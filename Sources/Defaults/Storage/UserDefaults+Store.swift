@@ -34,7 +34,7 @@ extension UserDefaults: Defaults.Store {
 		guard let object = object(forKey: key) else {
 			return nil
 		}
-		return try? Defaults.PropertyList.normalize(object)
+		return try? Defaults.PropertyList.normalize(object, depth: 0)
 	}
 
 	/// Stores `value` for `key` and schedules a flush to disk.
@@ -79,8 +79,8 @@ extension UserDefaults: Defaults.Store {
 			guard let registeredValue = registered[key] else {
 				return key
 			}
-			guard let stored = try? Defaults.PropertyList.normalize(value),
-				let registeredForm = try? Defaults.PropertyList.normalize(registeredValue),
+			guard let stored = try? Defaults.PropertyList.normalize(value, depth: 0),
+				let registeredForm = try? Defaults.PropertyList.normalize(registeredValue, depth: 0),
 				Defaults.PropertyList.isEqual(stored, registeredForm)
 			else {
 				return key
