@@ -1,0 +1,138 @@
+import Foundation
+
+// Writing the keys this process changed into the file, merged with what other processes wrote meanwhile.
+extension Defaults.FileStore {
+	/// Writes this process's changes to the file now, and takes in changes other processes made to it.
+	///
+	/// Writes reach the file without this call (within about 100 ms and at exit); call it where a value must be
+	/// on disk at a known point, before handing the file to another program for example.
+	///
+	/// - Returns: `false` if the file could not be written; the changes stay pending and are tried again at the next
+	///   flush.
+	@discardableResult
+	public func flush() -> Bool {
+		var failures: [Defaults.Failure] = []
+		let (isWritten, changedKeys) = disk.withLock { disk in
+			flushLocked(disk: &disk, failures: &failures)
+		}
+		failures.forEach(Defaults.report)
+		if !changedKeys.isEmpty {
+			didChangeExternally(keys: changedKeys)
+		}
+		if isWritten {
+			memory.withLock { $0.failedFlushes = 0 }
+		} else {
+			scheduleRetry()
+		}
+		return isWritten
+	}
+
+	func flushLocked(disk: inout DiskState, failures: inout [Defaults.Failure]) -> (Bool, Set<String>) {
+		let changes = memory.withLock { memory in
+			memory.isFlushScheduled = false
+			defer { memory.dirtyKeys.removeAll(keepingCapacity: true) }
+			return memory.dirtyKeys.map { key in (key: key, value: memory.values[key]) }
+		}
+		guard !changes.isEmpty else {
+			return (true, reloadLocked(disk: &disk, failures: &failures))
+		}
+		file.createFolderIfMissing()
+		guard lock(&disk, failures: &failures) else {
+			restoreDirtyKeys(changes)
+			return (false, [])
+		}
+		defer { file.unlock(disk.lockDescriptor) }
+		if !disk.hasRemovedStaleTemporaryFiles {
+			disk.hasRemovedStaleTemporaryFiles = true
+			file.removeStaleTemporaryFiles()
+		}
+
+		var externallyChanged: Set<String> = []
+		var isReread = false
+		var values = disk.persisted
+		if file.identity != disk.identity {
+			let reread = take(file.readSettled(), failures: &failures)
+			guard reread.mayReplaceFile else {
+				restoreDirtyKeys(changes)
+				return (false, [])
+			}
+			externallyChanged = Self.changedKeys(from: values, to: reread.values)
+			values = reread.values
+			disk.identity = reread.identity
+			isReread = true
+		}
+		// The store's own copy goes, so that applying the changes does not copy every value; what they replace is
+		// kept, to put the file's values back together if the write fails.
+		disk.persisted = [:]
+		var replaced: [(key: String, value: Any?)] = []
+		replaced.reserveCapacity(changes.count)
+		for change in changes {
+			replaced.append((change.key, values[change.key]))
+			values[change.key] = change.value
+			externallyChanged.remove(change.key)
+		}
+		do {
+			disk.identity = try file.replace(with: values)
+		} catch {
+			for original in replaced.reversed() {
+				values[original.key] = original.value
+			}
+			disk.persisted = values
+			restoreDirtyKeys(changes)
+			failures.append(storageFailure("The file \(path) could not be written: \(error)."))
+			// What was read from the file is taken in all the same: memory must not go on showing values the file
+			// no longer holds.
+			return (false, isReread ? install(values, changedKeys: externallyChanged) : [])
+		}
+		disk.persisted = values
+		if isReread {
+			externallyChanged = install(values, changedKeys: externallyChanged)
+		}
+		return (true, externallyChanged)
+	}
+
+	func restoreDirtyKeys(_ changes: [(key: String, value: Any?)]) {
+		memory.withLock { memory in
+			memory.dirtyKeys.formUnion(changes.lazy.map(\.key))
+		}
+	}
+
+	/// Makes `values` the stored values, keeping this process's unflushed changes on top.
+	///
+	/// - Returns: the keys among `changedKeys` that this process has not changed since.
+	func install(_ values: [String: Any], changedKeys: Set<String>) -> Set<String> {
+		memory.withLock { memory in
+			var installed = values
+			for key in memory.dirtyKeys {
+				installed[key] = memory.values[key]
+			}
+			memory.values = installed
+			return changedKeys.subtracting(memory.dirtyKeys)
+		}
+	}
+
+	static func changedKeys(from old: [String: Any], to new: [String: Any]) -> Set<String> {
+		var changed: Set<String> = []
+		for (key, value) in new {
+			guard let previous = old[key], Defaults.PropertyList.isEqual(previous, value) else {
+				changed.insert(key)
+				continue
+			}
+		}
+		for key in old.keys where new[key] == nil {
+			changed.insert(key)
+		}
+		return changed
+	}
+
+	/// Whether this process has changes that have not reached the file.
+	var hasPendingChanges: Bool {
+		memory.withLock { !$0.dirtyKeys.isEmpty }
+	}
+
+	/// Waits for a flush that is under way: it took the changes it writes out of the pending set, so they are not
+	/// pending, but not on disk either. Bounded, as a flush's wait for the lock is.
+	func waitForFlushUnderWay() {
+		disk.withLock { _ in }
+	}
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+// Taking in what another process wrote to the file, and telling observers about the keys that changed.
+extension Defaults.FileStore {
+	/// Takes in the file if another process changed it since this one last read or wrote it.
+	func reloadIfChanged() {
+		var failures: [Defaults.Failure] = []
+		let changedKeys = disk.withLock { disk in
+			reloadLocked(disk: &disk, failures: &failures)
+		}
+		failures.forEach(Defaults.report)
+		if !changedKeys.isEmpty {
+			didChangeExternally(keys: changedKeys)
+		}
+	}
+
+	func reloadLocked(disk: inout DiskState, failures: inout [Defaults.Failure]) -> Set<String> {
+		guard file.identity != disk.identity else {
+			return []
+		}
+		let reread = readSettled(disk: &disk, failures: &failures)
+		guard reread.mayReplaceFile else {
+			// Nothing trustworthy was read: memory keeps what it had rather than going empty.
+			return []
+		}
+		let changed = Self.changedKeys(from: disk.persisted, to: reread.values)
+		disk.persisted = reread.values
+		disk.identity = reread.identity
+		guard !changed.isEmpty else {
+			return []
+		}
+		return install(reread.values, changedKeys: changed)
+	}
+}
+
+extension Defaults.FileStore {
+	/// Reloads the file soon; many change events in a row cost one reload.
+	func scheduleReload() {
+		let shouldSchedule = memory.withLock { memory in
+			defer { memory.isReloadScheduled = true }
+			return !memory.isReloadScheduled
+		}
+		guard shouldSchedule else {
+			return
+		}
+		DispatchQueue.global(qos: .utility).async { [self] in
+			// Cleared first, so that a change during the reload schedules another one.
+			memory.withLock { $0.isReloadScheduled = false }
+			reloadIfChanged()
+		}
+	}
+}
