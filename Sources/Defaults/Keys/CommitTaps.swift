@@ -4,15 +4,56 @@ import Synchronization
 /// to know that a key changed but not how: far cheaper per write than an observation, which reads the old value and
 /// builds a change for each write.
 ///
-/// While no tap exists, a write pays one relaxed atomic load for it.
+/// While no tap exists, a write pays one relaxed atomic load for it. With taps, a write takes one lock to fetch its
+/// store's table (an immutable object, rebuilt whenever a tap is added or removed), hashes its key name once to find
+/// the handlers, and calls them with no lock held and nothing allocated.
 enum CommitTaps {
+	private final class Handler: Sendable {
+		let call: @Sendable (String) -> Void
+
+		init(_ call: @escaping @Sendable (String) -> Void) {
+			self.call = call
+		}
+	}
+
 	private struct Tap {
 		let names: Set<String>
-		let handler: @Sendable (String) -> Void
+		let handler: Handler
+	}
+
+	/// The handlers of one store by key name, in the order the taps were added. Never mutated.
+	private final class StoreTable: Sendable {
+		let handlers: [String: [Handler]]
+
+		init(_ taps: [UInt64: Tap]) {
+			var handlers: [String: [Handler]] = [:]
+			for id in taps.keys.sorted() {
+				let tap = taps[id]!
+				for name in tap.names {
+					handlers[name, default: []].append(tap.handler)
+				}
+			}
+			self.handlers = handlers
+		}
+	}
+
+	private struct Registry {
+		var nextID: UInt64 = 0
+		var byStore: [ObjectIdentifier: [UInt64: Tap]] = [:]
+		var tables: [ObjectIdentifier: StoreTable] = [:]
+
+		mutating func rebuild(_ storeID: ObjectIdentifier) {
+			if let taps = byStore[storeID], !taps.isEmpty {
+				tables[storeID] = StoreTable(taps)
+			} else {
+				byStore[storeID] = nil
+				tables[storeID] = nil
+			}
+		}
 	}
 
 	private static let count = Atomic<Int>(0)
-	private static let taps = Mutex<(nextID: UInt64, byStore: [ObjectIdentifier: [UInt64: Tap]])>((0, [:]))
+	private static let registry = Mutex(Registry())
 
 	@inline(__always)
 	static var isActive: Bool {
@@ -25,20 +66,18 @@ enum CommitTaps {
 		names: Set<String>, in store: any Defaults.Store, handler: @escaping @Sendable (String) -> Void
 	) -> @Sendable () -> Void {
 		let storeID = ObjectIdentifier(store)
-		let id = taps.withLock { taps in
-			taps.nextID += 1
-			taps.byStore[storeID, default: [:]][taps.nextID] = Tap(names: names, handler: handler)
-			return taps.nextID
+		let tap = Tap(names: names, handler: Handler(handler))
+		let id = registry.withLock { registry in
+			registry.nextID += 1
+			registry.byStore[storeID, default: [:]][registry.nextID] = tap
+			registry.rebuild(storeID)
+			return registry.nextID
 		}
 		count.add(1, ordering: .relaxed)
 		return {
-			let removed = taps.withLock { taps in
-				defer {
-					if taps.byStore[storeID]?.isEmpty == true {
-						taps.byStore[storeID] = nil
-					}
-				}
-				return taps.byStore[storeID]?.removeValue(forKey: id)
+			let removed = registry.withLock { registry in
+				defer { registry.rebuild(storeID) }
+				return registry.byStore[storeID]?.removeValue(forKey: id)
 			}
 			if removed != nil {
 				count.subtract(1, ordering: .relaxed)
@@ -48,14 +87,12 @@ enum CommitTaps {
 
 	/// Tells the taps of `store` that `key` was written.
 	static func note(_ key: String, in store: some Defaults.Store) {
-		let handlers = taps.withLock { taps -> [@Sendable (String) -> Void] in
-			guard let storeTaps = taps.byStore[ObjectIdentifier(store)] else {
-				return []
-			}
-			return storeTaps.values.compactMap { $0.names.contains(key) ? $0.handler : nil }
+		let storeID = ObjectIdentifier(store)
+		guard let table = registry.withLock({ $0.tables[storeID] }), let handlers = table.handlers[key] else {
+			return
 		}
 		for handler in handlers {
-			handler(key)
+			handler.call(key)
 		}
 	}
 }
