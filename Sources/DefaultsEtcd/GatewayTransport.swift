@@ -50,5 +50,5 @@ func gatewayTransport(for endpoint: URL) -> any GatewayTransport {
 			return PlainHTTPGatewayTransport()
 		}
 	#endif
-	return URLSessionGatewayTransport(endpoint: endpoint)
+	return URLSessionGatewayTransport()
 }

@@ -1,6 +1,5 @@
 import Defaults
 import Foundation
-import Synchronization
 
 #if canImport(FoundationNetworking)
 	import FoundationNetworking
@@ -8,20 +7,15 @@ import Synchronization
 
 /// etcd's gateway through `URLSession`: every endpoint on Apple platforms, https endpoints on Linux.
 ///
-/// On Linux, FoundationNetworking traps on the HTTP trailer that etcd's gateway before 3.5 ends every error reply
-/// with (see `PlainHTTPGatewayTransport`, which http endpoints use instead). etcd 3.5's gateway (grpc-gateway 1.16)
-/// sends trailers only to clients that ask for them, so on Linux this transport first asks the endpoint's version
-/// (`/version`, which is not the gateway and has no trailer) and refuses an etcd older than 3.5 with an error that says
-/// so, rather than risk ending the app at its first error reply.
+/// On Linux, FoundationNetworking traps on an HTTP trailer, which etcd 3.4's gateway ends its error replies with on
+/// plain http (see `PlainHTTPGatewayTransport`, which http endpoints use instead). Over TLS the same gateway answers
+/// errors with a `Content-Length` and no trailer (checked with curl over HTTP/1.1 and HTTP/2 for a missing key, a
+/// bad token and a wrong password), and etcd 3.5's gateway sends trailers only to clients that ask for them, so
+/// https endpoints are safe here.
 final class URLSessionGatewayTransport: GatewayTransport {
-	private let endpoint: URL
 	private let session: URLSession
-	#if canImport(FoundationNetworking)
-		private let isVersionChecked = Atomic<Bool>(false)
-	#endif
 
-	init(endpoint: URL) {
-		self.endpoint = endpoint
+	init() {
 		session = URLSession(configuration: .ephemeral)
 	}
 
@@ -30,24 +24,16 @@ final class URLSessionGatewayTransport: GatewayTransport {
 	}
 
 	func send(_ request: GatewayRequest) async throws -> GatewayReply {
-		try await checkVersion()
 		let (data, response) = try await Self.load(urlRequest(for: request), with: session)
 		return GatewayReply(status: (response as? HTTPURLResponse)?.statusCode ?? 0, body: data)
 	}
 
 	func open(_ request: GatewayRequest, to receiver: any GatewayStreamReceiver) -> any GatewayStream {
 		let stream = URLSessionStream(receiver: receiver)
-		Task {
-			do {
-				try await checkVersion()
-				var urlRequest = urlRequest(for: request)
-				// A watch is idle for as long as nothing changes; etcd's progress notifications keep it from timing out.
-				urlRequest.timeoutInterval = 24 * 60 * 60
-				stream.start(urlRequest)
-			} catch {
-				receiver.streamEnded(error: error)
-			}
-		}
+		var urlRequest = urlRequest(for: request)
+		// A watch is idle for as long as nothing changes; etcd's progress notifications keep it from timing out.
+		urlRequest.timeoutInterval = 24 * 60 * 60
+		stream.start(urlRequest)
 		return stream
 	}
 
@@ -63,27 +49,6 @@ final class URLSessionGatewayTransport: GatewayTransport {
 			urlRequest.timeoutInterval = timeout
 		}
 		return urlRequest
-	}
-
-	/// Refuses, on Linux, an etcd whose gateway answers errors with trailers. Elsewhere it does nothing.
-	private func checkVersion() async throws {
-		#if canImport(FoundationNetworking)
-			guard !isVersionChecked.load(ordering: .relaxed) else {
-				return
-			}
-			var request = URLRequest(url: endpoint.appending(path: "version"))
-			request.timeoutInterval = 5
-			let (data, _) = try await Self.load(request, with: session)
-			let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-			let version = object?["etcdserver"] as? String ?? "unknown"
-			let parts = version.split(separator: ".").compactMap { Int($0) }
-			guard parts.count >= 2, (parts[0], parts[1]) >= (3, 5) else {
-				throw Defaults.RemoteServiceError.refused(
-					"\(endpoint.absoluteString) runs etcd \(version): on Linux, https endpoints need etcd 3.5 or later, whose gateway does not end error replies with an HTTP trailer (FoundationNetworking cannot read one); use etcd 3.5 or later, or an http endpoint on a trusted network"
-				)
-			}
-			isVersionChecked.store(true, ordering: .relaxed)
-		#endif
 	}
 
 	/// A request through a completion handler: FoundationNetworking's `data(for:)` can trap when a connection

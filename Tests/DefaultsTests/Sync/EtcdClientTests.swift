@@ -1,8 +1,7 @@
 import Defaults
+import DefaultsEtcd
 import Foundation
 import Testing
-
-@testable import DefaultsEtcd
 
 /// The etcd client against a real etcd: failing over to the next endpoint.
 @Suite(.serialized, .timeLimit(.minutes(1))) struct EtcdClientTests {
@@ -22,25 +21,18 @@ import Testing
 	}
 }
 
-#if canImport(FoundationNetworking)
-	/// The URLSession transport, which https endpoints use on Linux, against the etcd 3.4 the tests run.
-	@Suite(.serialized, .timeLimit(.minutes(1))) struct URLSessionGatewayTransportTests {
-		@Test func anEtcdOlderThan35IsRefusedBeforeAnyGatewayRequest() async throws {
-			let etcd = try await EtcdServer.start()
-			defer { etcd.stop() }
-			let endpoint = try #require(URL(string: etcd.endpoint))
-			let transport = URLSessionGatewayTransport(endpoint: endpoint)
-			// An error reply from etcd 3.4's gateway would end this process in FoundationNetworking; the transport must
-			// refuse before it sends one.
-			let request = GatewayRequest(
-				url: endpoint.appending(path: "/v3/kv/range"), body: Data(#"{"key":""}"#.utf8), token: nil, timeout: 2)
-			do {
-				_ = try await transport.send(request)
-				Issue.record("the request was sent to etcd 3.4 through URLSession")
-			} catch Defaults.RemoteServiceError.refused(let reason) {
-				#expect(reason.contains("runs etcd 3.4"), "\(reason)")
-				#expect(reason.contains("etcd 3.5 or later"), "\(reason)")
-			}
+/// https endpoints: TLS through URLSession, with the server's certificate verified.
+@Suite(.serialized, .timeLimit(.minutes(1))) struct EtcdTLSTests {
+	@Test func anEndpointWhoseCertificateIsNotTrustedIsNeverSpokenToInTheClear() async throws {
+		let etcd = try await EtcdServer.start(["--auto-tls"])
+		defer { etcd.stop() }
+		#expect(etcd.endpoint.hasPrefix("https://"))
+		let client = try EtcdClient(endpoints: [etcd.endpoint], requestTimeout: 2)
+		do {
+			_ = try await client.read(prefix: "/")
+			Issue.record("a read succeeded against a certificate nothing trusts")
+		} catch Defaults.RemoteServiceError.unreachable(let reason) {
+			#expect(EtcdServer.isCertificateRefusal(reason), "\(reason)")
 		}
 	}
-#endif
+}
