@@ -211,7 +211,7 @@ final class ChangePrinter: @unchecked Sendable {
 			let value = value.map { "\"value\":" + JSONFormat.encode($0, pretty: false) } ?? "\"removed\":true"
 			return "{\"key\":\(JSONFormat.string(key)),\(value)}"
 		}
-		let name = TextFormat.quotedIfNeeded(key)
+		let name = TextFormat.compact(key)
 		return value.map { "\(name) = \(TextFormat.compact($0))" } ?? "\(name) (removed)"
 	}
 }
