@@ -79,15 +79,17 @@ struct VerbArguments {
 		var index = tokens.startIndex
 		var isPositionalOnly = false
 		while index < tokens.endIndex {
-			if let valuesAfter, positionals.count + (has(OptionSpec.app.name) ? 1 : 0) >= valuesAfter {
+			// `-app <path>` stands for the domain, the first positional argument.
+			let argumentCount = positionals.count + (has(OptionSpec.app.name) ? 1 : 0)
+			if let valuesAfter, argumentCount >= valuesAfter {
 				values = Array(tokens[index...])
 				break
 			}
 			let token = tokens[index]
 			index += 1
-			// A verb that reads its own values takes options only until the domain is known.
-			let isDomainKnown = valuesAfter != nil && (!positionals.isEmpty || has(OptionSpec.app.name))
-			if isPositionalOnly || isDomainKnown || token == "-" || !token.hasPrefix("-") {
+			// A verb that reads its own values takes options only before its domain: its key may look like a flag.
+			let isOption = token.hasPrefix("-") && token != "-" && (valuesAfter == nil || argumentCount == 0)
+			if isPositionalOnly || !isOption {
 				positionals.append(token)
 				continue
 			}

@@ -153,4 +153,27 @@ import Testing
 		#expect(try VerbArguments(["app", "-x", "v"], for: .write).positionals == ["app", "-x"])
 		#expect(throws: ToolError.self) { try VerbArguments(["--frob", "app", "k", "v"], for: .write) }
 	}
+
+	/// The command lines that verbs' help pages show as examples (`defaults write app sizes -array -int 10`).
+	static var helpExamples: [(verb: Verb, line: String)] {
+		Verb.all.flatMap { verb in
+			verb.declaration.details.split(separator: "\n").compactMap { line in
+				line.range(of: "defaults ").map { (verb, String(line[$0.lowerBound...])) }
+			}
+		}
+	}
+
+	@Test func everyExampleInAVerbsHelpParses() throws {
+		#expect(!Self.helpExamples.isEmpty)
+		for (verb, line) in Self.helpExamples {
+			let invocation = try Invocation(parsing: line.split(separator: " ").dropFirst().map(String.init))
+			#expect(invocation.verb == verb.name, "\(line)")
+			var arguments = try VerbArguments(invocation.arguments, for: verb)
+			_ = try arguments.takeDomain()
+			if verb == .write {
+				_ = try arguments.take("key")
+				_ = try WriteRequest(tokens: arguments.values)
+			}
+		}
+	}
 }
