@@ -101,7 +101,10 @@ extension Defaults.PropertyList {
 			}
 			text += syntax.open
 			for index in 0..<count {
-				text += (index == 0 ? "" : syntax.separator) + lead(syntax, level: level + 1)
+				if index > 0 {
+					text += syntax.separator
+				}
+				appendLead(syntax, level: level + 1, to: &text)
 				element(index, &text)
 				text += syntax.terminator
 				if isFull(text) {
@@ -109,13 +112,18 @@ extension Defaults.PropertyList {
 				}
 			}
 			if count > 0 || syntax.breaksWhenEmpty {
-				text += lead(syntax, level: level)
+				appendLead(syntax, level: level, to: &text)
 			}
 			text += syntax.close
 		}
 
-		private func lead(_ syntax: Syntax, level: Int) -> String {
-			indent.map { "\n" + String(repeating: " ", count: $0 * level) } ?? syntax.inlineLead
+		private func appendLead(_ syntax: Syntax, level: Int, to text: inout String) {
+			if let indent {
+				text += "\n"
+				text += String(repeating: " ", count: indent * level)
+			} else {
+				text += syntax.inlineLead
+			}
 		}
 
 		private var arraySyntax: Syntax {
