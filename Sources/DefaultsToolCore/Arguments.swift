@@ -34,14 +34,25 @@ extension Invocation {
 	}
 }
 
-/// An option a verb takes after its name.
-struct OptionSpec {
+/// An option a verb takes after its name: how it is typed, and its line in the verb's help.
+struct OptionSpec: Sendable {
 	let name: String
-	let takesValue: Bool
+	/// What the value stands for, as the usage shows it (`n` for `--count <n>`); `nil` for a flag.
+	var valueName: String?
+	/// The option's help; lines after the first are indented under it.
+	var help = ""
 
-	static let json = OptionSpec(name: "--json", takesValue: false)
-	static let count = OptionSpec(name: "--count", takesValue: true)
-	static let timeout = OptionSpec(name: "--timeout", takesValue: true)
+	var takesValue: Bool { valueName != nil }
+
+	/// The option as the usage line shows it: `--count <n>`.
+	var usage: String {
+		valueName.map { "\(name) <\($0)>" } ?? name
+	}
+
+	/// `--json`, which every verb takes, as if it came before the verb.
+	static let json = OptionSpec(name: "--json")
+	/// `-app <path>`, which every verb takes: the domain is that file.
+	static let app = OptionSpec(name: "-app", valueName: "path")
 }
 
 /// A verb's arguments: its positional arguments in order, and its options.
@@ -53,16 +64,32 @@ struct VerbArguments {
 	let verb: String
 	var positionals: [String] = []
 	var options: [String: String] = [:]
+	/// The tokens after the leading arguments of a verb that reads its values itself
+	/// (``Verb/Declaration/valuesAfter``).
+	var values: [String] = []
+	/// `--json` came before the verb or among its arguments.
+	var isJSON: Bool
 
-	init(_ tokens: [String], verb: String, options specs: [OptionSpec]) throws(ToolError) {
-		self.verb = verb
-		let specs = specs + [OptionSpec(name: "-app", takesValue: true)]
+	/// Parses `tokens` for `verb`, with the options it declares.
+	init(_ tokens: [String], for verb: Verb, isJSON: Bool = false) throws(ToolError) {
+		let valuesAfter = verb.declaration.valuesAfter
+		let specs = verb.declaration.options + [.json, .app]
+		self.verb = verb.name
+		self.isJSON = isJSON
 		var index = tokens.startIndex
 		var isPositionalOnly = false
 		while index < tokens.endIndex {
+			// `-app <path>` stands for the domain, the first positional argument.
+			let argumentCount = positionals.count + (has(OptionSpec.app.name) ? 1 : 0)
+			if let valuesAfter, argumentCount >= valuesAfter {
+				values = Array(tokens[index...])
+				break
+			}
 			let token = tokens[index]
 			index += 1
-			if isPositionalOnly || token == "-" || !token.hasPrefix("-") {
+			// A verb that reads its own values takes options only before its domain: its key may look like a flag.
+			let isOption = token.hasPrefix("-") && token != "-" && (valuesAfter == nil || argumentCount == 0)
+			if isPositionalOnly || !isOption {
 				positionals.append(token)
 				continue
 			}
@@ -71,17 +98,20 @@ struct VerbArguments {
 				continue
 			}
 			guard let spec = specs.first(where: { $0.name == token }) else {
-				throw .usage("Unknown option \"\(token)\" for \(verb).", verb: verb)
+				throw .usage("Unknown option \"\(token)\" for \(verb.name).", verb: verb.name)
 			}
 			if spec.takesValue {
 				guard index < tokens.endIndex else {
-					throw .usage("\(token) needs a value.", verb: verb)
+					throw .usage("\(token) needs a value.", verb: verb.name)
 				}
 				options[token] = tokens[index]
 				index += 1
 			} else {
 				options[token] = ""
 			}
+		}
+		if has(OptionSpec.json.name) {
+			self.isJSON = true
 		}
 	}
 
@@ -92,13 +122,18 @@ struct VerbArguments {
 
 	/// Takes the domain: `-app <path>` if it was given, else the first positional argument.
 	mutating func takeDomain() throws(ToolError) -> DomainReference {
-		if let path = options["-app"] {
+		if let path = options[OptionSpec.app.name] {
 			return .file(path)
 		}
 		guard !positionals.isEmpty else {
 			throw .usage("Missing domain.", verb: verb)
 		}
 		return DomainReference(argument: positionals.removeFirst())
+	}
+
+	/// Takes the domain and finds its file.
+	mutating func takeDomainFile() throws(ToolError) -> Domain {
+		try Domain(takeDomain(), verb: verb)
 	}
 
 	/// Takes the next positional argument, `what` naming it in the error when it is missing.

@@ -3,7 +3,7 @@ enum Help {
 	static var overview: String {
 		let width = Verb.all.map { $0.name.count }.max() ?? 0
 		let verbs = Verb.all.map { verb in
-			"  " + verb.name + String(repeating: " ", count: width - verb.name.count + 2) + verb.summary
+			"  " + verb.name + String(repeating: " ", count: width - verb.name.count + 2) + verb.declaration.summary
 		}
 		return """
 			usage: defaults [--json] <verb> [<arguments>]
@@ -41,6 +41,16 @@ enum Help {
 		"""
 
 	static func page(for verb: Verb) -> String {
-		"usage: \(verb.usage)\n\n\(verb.details)\n\n\(exitStatuses)"
+		"usage: \(verb.usage)\n\n\(verb.declaration.details)\(optionLines(verb.declaration.options))\n\n\(exitStatuses)"
+	}
+
+	/// A verb's options, one a line after two spaces, their help aligned in a column; empty when it has none.
+	private static func optionLines(_ options: [OptionSpec]) -> String {
+		let width = (options.map(\.usage.count).max() ?? 0) + 2
+		return options.map { option in
+			let help = option.help.split(separator: "\n", omittingEmptySubsequences: false)
+				.joined(separator: "\n" + String(repeating: " ", count: width + 2))
+			return "\n  " + option.usage + String(repeating: " ", count: width - option.usage.count) + help
+		}.joined()
 	}
 }

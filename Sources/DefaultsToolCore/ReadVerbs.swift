@@ -2,9 +2,9 @@ import Foundation
 
 // `read`, `read-type`, `domains` and `find`: they parse files and never open a store, so they change nothing on disk.
 
-extension Verb {
-	static let read = Verb(
-		name: "read", synopsis: "[<domain> [<key>]]",
+extension Verb.Declaration {
+	static let read = Verb.Declaration(
+		synopsis: "[<domain> [<key>]]",
 		summary: "print a domain, one key of it, or every domain",
 		details: """
 			With no domain, prints every domain of the configuration folder. With a domain, prints its keys and
@@ -12,30 +12,28 @@ extension Verb {
 			--json prints JSON instead: dates as ISO 8601 text, data as Base64.
 			Exits 1 when the domain or key does not exist.
 			"""
-	) { context, tokens throws(ToolError) in
-		var context = context
-		var arguments = try VerbArguments(tokens, verb: "read", context: &context)
-		guard !arguments.positionals.isEmpty || arguments.has("-app") else {
+	) { arguments throws(ToolError) in
+		guard !arguments.positionals.isEmpty || arguments.has(OptionSpec.app.name) else {
 			try arguments.finish()
-			return try readAll(context: context)
+			return try readAll(isJSON: arguments.isJSON)
 		}
-		let domain = try Domain(arguments.takeDomain(), verb: "read")
+		let domain = try arguments.takeDomainFile()
 		let key = arguments.takeIfPresent()
 		try arguments.finish()
 		let values = try domain.values(mustExist: true)
 		guard let key else {
-			Output.line(context.isJSON ? JSONFormat.encode(values) : TextFormat.describe(values))
+			Output.line(arguments.isJSON ? JSONFormat.encode(values) : TextFormat.describe(values))
 			return .success
 		}
 		guard let value = values[key] else {
 			throw .notFound("The domain/default pair of (\(domain.name), \(key)) does not exist.")
 		}
-		Output.line(context.isJSON ? JSONFormat.encode(value) : TextFormat.topLevel(value))
+		Output.line(arguments.isJSON ? JSONFormat.encode(value) : TextFormat.topLevel(value))
 		return .success
 	}
 
 	/// Every named domain as one dictionary; a corrupt file is reported and left out.
-	private static func readAll(context: Context) throws(ToolError) -> ExitStatus {
+	private static func readAll(isJSON: Bool) throws(ToolError) -> ExitStatus {
 		var all: [String: Any] = [:]
 		var status = ExitStatus.success
 		for domain in Domain.allNamed() {
@@ -46,58 +44,52 @@ extension Verb {
 				status = error.status
 			}
 		}
-		Output.line(context.isJSON ? JSONFormat.encode(all) : TextFormat.describe(all))
+		Output.line(isJSON ? JSONFormat.encode(all) : TextFormat.describe(all))
 		return status
 	}
 
-	static let readType = Verb(
-		name: "read-type", synopsis: "<domain> <key>",
+	static let readType = Verb.Declaration(
+		synopsis: "<domain> <key>",
 		summary: "print the type of a key's value",
 		details: """
 			Prints "Type is <type>", the type being one of string, integer, float, boolean, date, data, array and
 			dictionary. --json prints the type as a JSON string. Exits 1 when the key does not exist.
 			"""
-	) { context, tokens throws(ToolError) in
-		var context = context
-		var arguments = try VerbArguments(tokens, verb: "read-type", context: &context)
-		let domain = try Domain(arguments.takeDomain(), verb: "read-type")
+	) { arguments throws(ToolError) in
+		let domain = try arguments.takeDomainFile()
 		let key = try arguments.take("key")
 		try arguments.finish()
 		guard let value = try domain.values(mustExist: true)[key] else {
 			throw .notFound("The domain/default pair of (\(domain.name), \(key)) does not exist.")
 		}
 		let type = TextFormat.typeName(value)
-		Output.line(context.isJSON ? JSONFormat.string(type) : "Type is \(type)")
+		Output.line(arguments.isJSON ? JSONFormat.string(type) : "Type is \(type)")
 		return .success
 	}
 
-	static let domains = Verb(
-		name: "domains", synopsis: "",
+	static let domains = Verb.Declaration(
+		synopsis: "",
 		summary: "list the domains of the configuration folder",
 		details: """
 			Lists the names of the *.plist files in $XDG_CONFIG_HOME (else ~/.config), separated by commas as on
 			macOS. --json prints a JSON array.
 			"""
-	) { context, tokens throws(ToolError) in
-		var context = context
-		let arguments = try VerbArguments(tokens, verb: "domains", context: &context)
+	) { arguments throws(ToolError) in
 		try arguments.finish()
 		let names = Domain.allNamed().map(\.name)
-		Output.line(context.isJSON ? JSONFormat.encode(names, pretty: false) : names.joined(separator: ", "))
+		Output.line(arguments.isJSON ? JSONFormat.encode(names, pretty: false) : names.joined(separator: ", "))
 		return .success
 	}
 
-	static let find = Verb(
-		name: "find", synopsis: "<word>",
+	static let find = Verb.Declaration(
+		synopsis: "<word>",
 		summary: "search every domain's keys and values for a word",
 		details: """
 			Prints, for each domain whose name, keys or values contain <word> (ignoring case), the matching keys and
 			their values (every key, when the domain name matches). --json prints an object of domains. Exits 1
 			when nothing matches.
 			"""
-	) { context, tokens throws(ToolError) in
-		var context = context
-		var arguments = try VerbArguments(tokens, verb: "find", context: &context)
+	) { arguments throws(ToolError) in
 		let word = try arguments.take("word")
 		try arguments.finish()
 		var found: [String: [String: Any]] = [:]
@@ -119,7 +111,7 @@ extension Verb {
 		guard !found.isEmpty else {
 			throw .notFound("No domain, key or value contains \"\(word)\".")
 		}
-		if context.isJSON {
+		if arguments.isJSON {
 			Output.line(JSONFormat.encode(found))
 		} else {
 			for name in found.keys.sorted() {

@@ -4,19 +4,17 @@ import Foundation
 // `snapshot` and `verify`: pin a domain's stored forms in a file with `Defaults.Snapshot`, and check them later.
 // The domain's file is read into an in-memory store, so that neither verb touches the settings file.
 
-extension Verb {
-	static let snapshot = Verb(
-		name: "snapshot", synopsis: "<domain> <path | -> [<key>...]",
+extension Verb.Declaration {
+	static let snapshot = Verb.Declaration(
+		synopsis: "<domain> <path | -> [<key>...]",
 		summary: "write a snapshot of a domain's stored forms",
 		details: """
 			Writes the stored forms of the domain's keys (only the given keys, if any) to <path>, or to standard
 			output for "-", as an XML property list with sorted keys: the file Defaults.Snapshot writes and checks,
 			for review and version control. Exits 1 when the domain does not exist.
 			"""
-	) { context, tokens throws(ToolError) in
-		var context = context
-		var arguments = try VerbArguments(tokens, verb: "snapshot", context: &context)
-		let domain = try Domain(arguments.takeDomain(), verb: "snapshot")
+	) { arguments throws(ToolError) in
+		let domain = try arguments.takeDomainFile()
 		let destination = try arguments.take("snapshot path (or - for standard output)")
 		let keys = arguments.positionals.isEmpty ? nil : arguments.positionals
 		let store = try snapshotStore(of: domain)
@@ -36,8 +34,8 @@ extension Verb {
 		return .success
 	}
 
-	static let verify = Verb(
-		name: "verify", synopsis: "<domain> <path> [<key>...]",
+	static let verify = Verb.Declaration(
+		synopsis: "<domain> <path> [<key>...]",
 		summary: "check a domain against a snapshot",
 		details: """
 			Compares the stored forms of the domain's keys (only the given keys, if any) with the snapshot at <path>
@@ -46,10 +44,8 @@ extension Verb {
 			array. Exits 0 when they match, 1 when they differ, 66 when the snapshot cannot be read, 65 when it is
 			not a snapshot.
 			"""
-	) { context, tokens throws(ToolError) in
-		var context = context
-		var arguments = try VerbArguments(tokens, verb: "verify", context: &context)
-		let domain = try Domain(arguments.takeDomain(), verb: "verify")
+	) { arguments throws(ToolError) in
+		let domain = try arguments.takeDomainFile()
 		let path = try arguments.take("snapshot path")
 		let keys = arguments.positionals.isEmpty ? nil : arguments.positionals
 		let url = URL(filePath: path)
@@ -63,7 +59,7 @@ extension Verb {
 		} catch {
 			throw .badValue(error.description)
 		}
-		if context.isJSON {
+		if arguments.isJSON {
 			let entries: [Any] = differences.map { difference in
 				var entry: [String: Any] = ["key": difference.key, "kind": "\(difference.kind)"]
 				entry["snapshot"] = difference.snapshotForm

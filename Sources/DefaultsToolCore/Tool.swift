@@ -43,7 +43,7 @@ package enum Tool {
 			Output.line(Help.page(for: verb))
 			return .success
 		}
-		return try verb.run(Context(isJSON: invocation.isJSON), invocation.arguments)
+		return try verb.run(invocation.arguments, isJSON: invocation.isJSON)
 	}
 
 	/// `defaults help [<verb>]`.

@@ -3,18 +3,16 @@ import Foundation
 
 // `export` and `import`: a whole domain to and from a property-list file or a pipe.
 
-extension Verb {
-	static let exportDomain = Verb(
-		name: "export", synopsis: "<domain> <path | ->",
+extension Verb.Declaration {
+	static let exportDomain = Verb.Declaration(
+		synopsis: "<domain> <path | ->",
 		summary: "write a domain to an XML property list",
 		details: """
 			Writes every key of the domain to <path> (replaced atomically), or to standard output for "-", as an
 			XML property list. Exits 1 when the domain does not exist, 73 when <path> cannot be written.
 			"""
-	) { context, tokens throws(ToolError) in
-		var context = context
-		var arguments = try VerbArguments(tokens, verb: "export", context: &context)
-		let domain = try Domain(arguments.takeDomain(), verb: "export")
+	) { arguments throws(ToolError) in
+		let domain = try arguments.takeDomainFile()
 		let destination = try arguments.take("output path (or - for standard output)")
 		try arguments.finish()
 		let values = try domain.values(mustExist: true)
@@ -36,18 +34,16 @@ extension Verb {
 		return .success
 	}
 
-	static let importDomain = Verb(
-		name: "import", synopsis: "<domain> <path | ->",
+	static let importDomain = Verb.Declaration(
+		synopsis: "<domain> <path | ->",
 		summary: "replace a domain with a property list",
 		details: """
 			Reads a property list (XML, binary or OpenStep text) with a dictionary at the top from <path>, or from
 			standard input for "-", and makes it the domain's contents: keys it lacks are removed. Exits 65 when
 			the input is not such a property list, 66 when <path> cannot be read.
 			"""
-	) { context, tokens throws(ToolError) in
-		var context = context
-		var arguments = try VerbArguments(tokens, verb: "import", context: &context)
-		let domain = try Domain(arguments.takeDomain(), verb: "import")
+	) { arguments throws(ToolError) in
+		let domain = try arguments.takeDomainFile()
 		let source = try arguments.take("input path (or - for standard input)")
 		try arguments.finish()
 		// A corrupt domain is refused before the input is read.

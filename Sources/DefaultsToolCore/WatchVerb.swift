@@ -8,9 +8,9 @@ import Foundation
 	import Darwin
 #endif
 
-extension Verb {
-	static let watch = Verb(
-		name: "watch", synopsis: "<domain> [<key>...] [--count <n>] [--timeout <seconds>]",
+extension Verb.Declaration {
+	static let watch = Verb.Declaration(
+		synopsis: "<domain> [<key>...]",
 		summary: "print each change to a domain as it happens, from any process",
 		details: """
 			Prints "key = value" (on one line) each time a key of the domain changes, or "key (removed)", until
@@ -20,25 +20,31 @@ extension Verb {
 			changed are printed. The file is only read: never locked, moved or changed. If it stops
 			parsing during the watch, a warning goes to standard error and the watch goes on until it is rewritten.
 			--json prints one JSON object a line: {"key": …, "value": …} or {"key": …, "removed": true}.
-			  --count <n>          exit after <n> changes
-			  --timeout <seconds>  exit after that long: with status 0, or 1 when --count was given and fewer
-			                       changes came
 			A line "Watching <file>" goes to standard error once the watch is in place.
-			"""
-	) { context, tokens throws(ToolError) in
-		var context = context
-		var arguments = try VerbArguments(tokens, verb: "watch", context: &context, options: [.count, .timeout])
-		let domain = try Domain(arguments.takeDomain(), verb: "watch")
+			""",
+		options: [.count, .timeout]
+	) { arguments throws(ToolError) in
+		let domain = try arguments.takeDomainFile()
 		let keys = arguments.positionals
-		let count = try arguments.number("--count").map { Int(exactly: $0) }
+		let count = try arguments.number(OptionSpec.count.name).map { Int(exactly: $0) }
 		if count == .some(nil) || count == 0 {
-			throw .usage("--count needs a positive whole number.", verb: "watch")
+			throw .usage("\(OptionSpec.count.name) needs a positive whole number.", verb: arguments.verb)
 		}
-		let timeout = try arguments.number("--timeout")
+		let timeout = try arguments.number(OptionSpec.timeout.name)
 		let watcher = ChangePrinter(
-			domain: domain, keys: keys.isEmpty ? nil : Set(keys), isJSON: context.isJSON, limit: count ?? nil)
+			domain: domain, keys: keys.isEmpty ? nil : Set(keys), isJSON: arguments.isJSON, limit: count ?? nil)
 		try watcher.run(timeout: timeout)
 	}
+}
+
+extension OptionSpec {
+	static let count = OptionSpec(name: "--count", valueName: "n", help: "exit after <n> changes")
+	static let timeout = OptionSpec(
+		name: "--timeout", valueName: "seconds",
+		help: """
+			exit after that long: with status 0, or 1 when --count was given and fewer
+			changes came
+			""")
 }
 
 /// Prints the changes of a domain's keys, woken by the settings file's watch, without ever opening a store on it.
@@ -205,7 +211,7 @@ final class ChangePrinter: @unchecked Sendable {
 			let value = value.map { "\"value\":" + JSONFormat.encode($0, pretty: false) } ?? "\"removed\":true"
 			return "{\"key\":\(JSONFormat.string(key)),\(value)}"
 		}
-		let name = TextFormat.quotedIfNeeded(key)
+		let name = TextFormat.compact(key)
 		return value.map { "\(name) = \(TextFormat.compact($0))" } ?? "\(name) (removed)"
 	}
 }

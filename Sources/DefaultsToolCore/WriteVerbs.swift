@@ -4,9 +4,9 @@ import Foundation
 // `write`, `delete` and `rename`: they change a domain through its file store, so that the file is replaced
 // atomically, other processes' changes to it are kept, and observers in every process hear of the change.
 
-extension Verb {
-	static let write = Verb(
-		name: "write", synopsis: "<domain> <key> [<type flag>] <value>...",
+extension Verb.Declaration {
+	static let write = Verb.Declaration(
+		synopsis: "<domain> <key> [<type flag>] <value>...",
 		summary: "write a value",
 		details: """
 			A bare value is written as text, unless it is a property list in text form ('(a, b)', '{ a = 1; }',
@@ -26,11 +26,12 @@ extension Verb {
 			  defaults write app sizes -array -int 10 -int 20
 			Text that looks like a flag follows --: defaults write app key -- -h
 			Exits 65 when a value does not parse as its type.
-			"""
-	) { context, tokens throws(ToolError) in
-		let (domainReference, key, valueTokens) = try writeArguments(tokens)
-		let request = try WriteRequest(tokens: valueTokens)
-		let domain = try Domain(domainReference, verb: "write")
+			""",
+		valuesAfter: 2
+	) { arguments throws(ToolError) in
+		let domain = try arguments.takeDomainFile()
+		let key = try arguments.take("key")
+		let request = try WriteRequest(tokens: arguments.values)
 		let store = try domain.openStore()
 		let value: Any
 		switch request {
@@ -62,46 +63,15 @@ extension Verb {
 		return .success
 	}
 
-	/// Splits `write`'s arguments: the domain (or `-app <path>`) and the key, then the value part, which is left
-	/// for ``WriteRequest`` because values may start with `-`.
-	private static func writeArguments(
-		_ tokens: [String]
-	) throws(ToolError) -> (DomainReference, String, [String]) {
-		var rest = tokens[...]
-		var domain: DomainReference?
-		if rest.first == "-app" {
-			rest = rest.dropFirst()
-			guard let path = rest.popFirst() else {
-				throw .usage("-app needs a value.", verb: "write")
-			}
-			domain = .file(path)
-		}
-		if domain == nil {
-			guard let name = rest.popFirst() else {
-				throw .usage("Missing domain.", verb: "write")
-			}
-			if name.hasPrefix("-"), name != "-" {
-				throw .usage("Unknown option \"\(name)\" for write.", verb: "write")
-			}
-			domain = DomainReference(argument: name)
-		}
-		guard let key = rest.popFirst() else {
-			throw .usage("Missing key.", verb: "write")
-		}
-		return (domain!, key, Array(rest))
-	}
-
-	static let delete = Verb(
-		name: "delete", synopsis: "<domain> [<key>]",
+	static let delete = Verb.Declaration(
+		synopsis: "<domain> [<key>]",
 		summary: "delete a key, or every key of a domain",
 		details: """
 			With a key, removes it; with none, removes every key of the domain (the file stays, empty, so that
 			programs that have it open keep a consistent view). Exits 1 when the domain or key does not exist.
 			"""
-	) { context, tokens throws(ToolError) in
-		var context = context
-		var arguments = try VerbArguments(tokens, verb: "delete", context: &context)
-		let domain = try Domain(arguments.takeDomain(), verb: "delete")
+	) { arguments throws(ToolError) in
+		let domain = try arguments.takeDomainFile()
 		let key = arguments.takeIfPresent()
 		try arguments.finish()
 		let values = try domain.values(mustExist: true)
@@ -117,17 +87,15 @@ extension Verb {
 		return .success
 	}
 
-	static let rename = Verb(
-		name: "rename", synopsis: "<domain> <old key> <new key>",
+	static let rename = Verb.Declaration(
+		synopsis: "<domain> <old key> <new key>",
 		summary: "rename a key, keeping its value",
 		details: """
 			Moves the value of <old key> to <new key>, replacing any value there. Exits 1 when <old key> does not
 			exist.
 			"""
-	) { context, tokens throws(ToolError) in
-		var context = context
-		var arguments = try VerbArguments(tokens, verb: "rename", context: &context)
-		let domain = try Domain(arguments.takeDomain(), verb: "rename")
+	) { arguments throws(ToolError) in
+		let domain = try arguments.takeDomainFile()
 		let oldKey = try arguments.take("old key")
 		let newKey = try arguments.take("new key")
 		try arguments.finish()

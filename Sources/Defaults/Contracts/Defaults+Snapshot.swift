@@ -296,28 +296,9 @@ extension Defaults {
 		/// A stored form in a short, readable text that shows its property-list type: `string "dark"`,
 		/// `integer 3`, `keyed archive of Bookmark (312 bytes)`.
 		static func text(of value: Any) -> String {
-			switch value {
-			case let value as Bool: return "boolean \(value)"
-			case let value as Int: return "integer \(value)"
-			case let value as UInt64: return "integer \(value)"
-			case let value as Double: return "real \(value)"
-			case let value as String:
-				let shown = value.count > 200 ? String(value.prefix(200)) + "…" : value
-				return "string \(shown.debugDescription)"
-			case let value as Date: return "date \(value.ISO8601Format())"
-			case let value as Data:
-				if let className = KeyedArchive.rootClassName(of: value) {
-					return "keyed archive of \(className) (\(value.count) bytes)"
-				}
-				let hex = value.prefix(16).map { String(format: "%02x", $0) }.joined()
-				return "data (\(value.count) bytes: \(hex)\(value.count > 16 ? "…" : ""))"
-			case let value as [Any]:
-				return "[" + value.map(text(of:)).joined(separator: ", ") + "]"
-			case let value as [String: Any]:
-				return "{" + value.keys.sorted().map { "\($0): \(text(of: value[$0]!))" }.joined(separator: ", ") + "}"
-			default:
-				return "\(type(of: value)) \(value)"
-			}
+			Defaults.PropertyList.Printer(.typed) { data in
+				KeyedArchive.rootClassName(of: data).map { "keyed archive of \($0) (\(data.count) bytes)" }
+			}.text(of: value)
 		}
 	}
 }

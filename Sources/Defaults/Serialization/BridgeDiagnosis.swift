@@ -75,7 +75,7 @@ enum BridgeDiagnosis {
 
 	/// The stored value's type and a prefix of its contents.
 	static func describe(_ stored: Any) -> String {
-		"a \(Swift.type(of: stored)) (\(Defaults.PropertyList.describe(stored)))"
+		"a \(Swift.type(of: stored)) (\(Defaults.PropertyList.Printer(.swift, limit: 120).text(of: stored)))"
 	}
 }
 

@@ -264,45 +264,6 @@ extension Defaults {
 			}
 		}
 
-		/// A short text of a normalised value for messages, safe for any value a file can hold: Foundation traps when
-		/// it describes a date whose time interval is NaN, so dates are printed here.
-		static func describe(_ value: Any, limit: Int = 120) -> String {
-			var text = ""
-			append(value, to: &text, limit: limit)
-			return text.count > limit ? text.prefix(limit) + "…" : text
-		}
-
-		private static func append(_ value: Any, to text: inout String, limit: Int) {
-			guard text.count <= limit else {
-				return
-			}
-			switch value {
-			case let date as Date:
-				let seconds = date.timeIntervalSinceReferenceDate
-				text += seconds.isFinite ? date.formatted(.iso8601) : "an invalid date (\(seconds) seconds)"
-			case let array as [Any]:
-				text += "["
-				for (index, element) in array.enumerated() {
-					text += index == 0 ? "" : ", "
-					append(element, to: &text, limit: limit)
-					if text.count > limit { break }
-				}
-				text += "]"
-			case let dictionary as [String: Any]:
-				text += "["
-				for (index, key) in dictionary.keys.sorted().enumerated() {
-					text += (index == 0 ? "" : ", ") + key.debugDescription + ": "
-					append(dictionary[key]!, to: &text, limit: limit)
-					if text.count > limit { break }
-				}
-				text += dictionary.isEmpty ? ":]" : "]"
-			case let string as String:
-				text += string.debugDescription
-			default:
-				text += String(describing: value)
-			}
-		}
-
 		/// How many containers deep `value` nests, counted without recursion.
 		static func nestingDepth(of value: Any) -> Int {
 			var deepest = 0

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import DefaultsToolCore
@@ -25,7 +26,7 @@ import Testing
 
 	@Test func anUnknownOptionOfAVerbIsAUsageErrorNamingTheVerb() {
 		do {
-			_ = try VerbArguments(["app", "--force"], verb: "delete", options: [])
+			_ = try VerbArguments(["app", "--force"], for: .delete)
 			Issue.record("--force was accepted")
 		} catch {
 			#expect(error.status == .usage)
@@ -35,33 +36,33 @@ import Testing
 	}
 
 	@Test func aDoubleDashMakesEverythingAfterItPositionalEvenFlagsAndHelp() throws {
-		let arguments = try VerbArguments(["app", "--", "-x", "--help", "-"], verb: "read", options: [])
+		let arguments = try VerbArguments(["app", "--", "-x", "--help", "-"], for: .read)
 		#expect(arguments.positionals == ["app", "-x", "--help", "-"])
 	}
 
 	@Test func aLoneDashIsAPositionalArgument() throws {
-		#expect(try VerbArguments(["app", "-"], verb: "export", options: []).positionals == ["app", "-"])
+		#expect(try VerbArguments(["app", "-"], for: .exportDomain).positionals == ["app", "-"])
 	}
 
 	@Test func anOptionTakesTheNextWordAsItsValueEvenWhenItLooksLikeAFlag() throws {
-		let arguments = try VerbArguments(["app", "--count", "-5"], verb: "watch", options: [.count])
+		let arguments = try VerbArguments(["app", "--count", "-5"], for: .watch)
 		#expect(arguments.options["--count"] == "-5")
 		#expect(arguments.positionals == ["app"])
 		#expect(throws: ToolError.self) { try arguments.number("--count") }
 	}
 
 	@Test func anOptionWithoutItsValueIsAUsageError() {
-		#expect(throws: ToolError.self) { try VerbArguments(["app", "--timeout"], verb: "watch", options: [.timeout]) }
+		#expect(throws: ToolError.self) { try VerbArguments(["app", "--timeout"], for: .watch) }
 	}
 
 	@Test func theDomainComesFromAppOrTheFirstPositional() throws {
-		var byFile = try VerbArguments(["-app", "/tmp/x.plist", "key"], verb: "read", options: [])
+		var byFile = try VerbArguments(["-app", "/tmp/x.plist", "key"], for: .read)
 		guard case .file("/tmp/x.plist") = try byFile.takeDomain() else {
 			Issue.record("-app did not name the file")
 			return
 		}
 		#expect(try byFile.take("key") == "key")
-		var byName = try VerbArguments(["editor"], verb: "read", options: [])
+		var byName = try VerbArguments(["editor"], for: .read)
 		guard case .named("editor") = try byName.takeDomain() else {
 			Issue.record("the first positional is not the domain")
 			return
@@ -69,16 +70,15 @@ import Testing
 	}
 
 	@Test func argumentsNobodyTookAreRefused() throws {
-		var arguments = try VerbArguments(["app", "key", "extra"], verb: "read", options: [])
+		var arguments = try VerbArguments(["app", "key", "extra"], for: .read)
 		_ = try arguments.takeDomain()
 		_ = try arguments.take("key")
 		#expect(throws: ToolError.self) { try arguments.finish() }
 	}
 
 	@Test func jsonAfterTheVerbCountsAsIfItCameBefore() throws {
-		var context = Context(isJSON: false)
-		_ = try VerbArguments(["app", "--json"], verb: "read", context: &context)
-		#expect(context.isJSON)
+		#expect(try VerbArguments(["app", "--json"], for: .read, isJSON: false).isJSON)
+		#expect(try VerbArguments(["app"], for: .read, isJSON: true).isJSON)
 	}
 
 	@Test func everyVerbHasOneEntryAndItsHelpNamesIt() {
@@ -87,6 +87,93 @@ import Testing
 		for verb in Verb.all {
 			#expect(Verb.named(verb.name)?.name == verb.name)
 			#expect(Help.page(for: verb).contains("defaults \(verb.name)"))
+		}
+	}
+
+	@Test func aVerbTakesOnlyTheOptionsItDeclares() throws {
+		#expect(throws: ToolError.self) { try VerbArguments(["app", "--count", "1"], for: .read) }
+		#expect(try VerbArguments(["app", "--count", "1"], for: .watch).options["--count"] == "1")
+	}
+
+	@Test(arguments: Verb.all)
+	func everyOptionAVerbDeclaresParsesAndIsInItsUsageAndHelp(verb: Verb) throws {
+		for option in verb.declaration.options {
+			let tokens = ["app"] + [option.name] + (option.takesValue ? ["1"] : [])
+			let arguments = try VerbArguments(tokens, for: verb)
+			#expect(arguments.has(option.name), "\(verb.name) \(option.name)")
+			#expect(verb.usage.contains("[\(option.usage)]"))
+			#expect(Help.page(for: verb).contains("\n  \(option.usage)  "))
+		}
+		// Every verb takes the options common to all, at least before its domain.
+		#expect(try VerbArguments(["--json", "-app", "/tmp/x.plist"], for: verb).isJSON)
+	}
+
+	@Test func optionHelpIsAlignedInAColumnUnderTheDetails() {
+		let page = Help.page(for: .watch)
+		#expect(page.contains("\n  --count <n>          exit after <n> changes\n"))
+		#expect(page.contains("\n                       changes came\n"))
+		#expect(Verb.watch.usage == "defaults watch <domain> [<key>...] [--count <n>] [--timeout <seconds>]")
+		#expect(Verb.domains.usage == "defaults domains ")
+	}
+
+	@Test func theOverviewListsEveryVerbWithItsSummaryOnce() {
+		let lines = Help.overview.split(separator: "\n")
+		for verb in Verb.all {
+			let entries = lines.filter { $0.hasPrefix("  \(verb.name) ") && $0.hasSuffix(verb.declaration.summary) }
+			#expect(entries.count == 1, "\(verb.name)")
+		}
+	}
+
+	@Test func theCommandLineGuideListsEveryVerb() throws {
+		let guide = try String(
+			contentsOf: Fixtures.folder.deletingLastPathComponent().appending(path: "Docs/CommandLine.md"),
+			encoding: .utf8)
+		for verb in Verb.all {
+			#expect(guide.contains("| `\(verb.name)"), "\(verb.name) is missing from Docs/CommandLine.md")
+		}
+	}
+
+	@Test func writeLeavesItsValuesUnparsedEvenWhenTheyLookLikeFlags() throws {
+		let typed = try VerbArguments(["app", "key", "-int", "5", "--json"], for: .write)
+		#expect(typed.positionals == ["app", "key"])
+		#expect(typed.values == ["-int", "5", "--json"])
+		#expect(!typed.isJSON)
+		let escaped = try VerbArguments(["app", "key", "--", "-h"], for: .write)
+		#expect(escaped.values == ["--", "-h"])
+	}
+
+	@Test func writeTakesOptionsOnlyUntilTheDomainIsKnown() throws {
+		var byFile = try VerbArguments(["-app", "/tmp/x.plist", "-x", "v"], for: .write)
+		guard case .file("/tmp/x.plist") = try byFile.takeDomain() else {
+			Issue.record("-app did not name the file")
+			return
+		}
+		#expect(try byFile.take("key") == "-x")
+		#expect(byFile.values == ["v"])
+		#expect(try VerbArguments(["app", "-x", "v"], for: .write).positionals == ["app", "-x"])
+		#expect(throws: ToolError.self) { try VerbArguments(["--frob", "app", "k", "v"], for: .write) }
+	}
+
+	/// The command lines that verbs' help pages show as examples (`defaults write app sizes -array -int 10`).
+	static var helpExamples: [(verb: Verb, line: String)] {
+		Verb.all.flatMap { verb in
+			verb.declaration.details.split(separator: "\n").compactMap { line in
+				line.range(of: "defaults ").map { (verb, String(line[$0.lowerBound...])) }
+			}
+		}
+	}
+
+	@Test func everyExampleInAVerbsHelpParses() throws {
+		#expect(!Self.helpExamples.isEmpty)
+		for (verb, line) in Self.helpExamples {
+			let invocation = try Invocation(parsing: line.split(separator: " ").dropFirst().map(String.init))
+			#expect(invocation.verb == verb.name, "\(line)")
+			var arguments = try VerbArguments(invocation.arguments, for: verb)
+			_ = try arguments.takeDomain()
+			if verb == .write {
+				_ = try arguments.take("key")
+				_ = try WriteRequest(tokens: arguments.values)
+			}
 		}
 	}
 }
