@@ -131,3 +131,7 @@ extension Defaults.AnyBridge {
 			diagnose: { bridge.reasonForFailure(decoding: $0) })
 	}
 }
+
+// MARK: Why a stored value does not decode
+
+extension Defaults.AnyBridge: DiagnosingBridge {}

@@ -2,6 +2,10 @@ import Foundation
 
 /// A bridge that can say why a stored value does not decode. Only asked after a decode failed, so it costs the
 /// read path nothing.
+///
+/// Every built-in bridge conforms in its own file, beside its `serialize` and `deserialize` (under "Why a stored value
+/// does not decode"), so that adding a bridge is one file; `BuiltInBridgeDiagnosisTests` fails for a built-in bridge
+/// without it. A bridge that does not conform (a user's own) gets `BridgeDiagnosis`'s generic sentence.
 protocol DiagnosingBridge {
 	func reasonForFailure(decoding stored: Any) -> String
 }
@@ -76,141 +80,5 @@ enum BridgeDiagnosis {
 	/// The stored value's type and a prefix of its contents.
 	static func describe(_ stored: Any) -> String {
 		"a \(Swift.type(of: stored)) (\(Defaults.PropertyList.Printer(.swift, limit: 120).text(of: stored)))"
-	}
-}
-
-extension Defaults.TopLevelCodableBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		guard let text = stored as? String else {
-			return "JSON text is stored as a String, and found \(BridgeDiagnosis.describe(stored))"
-		}
-		return BridgeDiagnosis.jsonFailure(decoding: Data(text.utf8), as: Value.self)
-	}
-}
-
-extension JSONDataBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		guard let data = stored as? Data else {
-			return "JSON data is stored as Data, and found \(BridgeDiagnosis.describe(stored))"
-		}
-		return BridgeDiagnosis.jsonFailure(decoding: data, as: Value.self)
-	}
-}
-
-extension Defaults.IntegerBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		switch stored {
-		case is Int, is UInt64, is Double:
-			"\(stored) is not a whole number in the range of \(Value.self) (\(Value.min)…\(Value.max))"
-		default: "expected an integer, found \(BridgeDiagnosis.describe(stored))"
-		}
-	}
-}
-
-extension Defaults.FloatingPointBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		"expected a number, found \(BridgeDiagnosis.describe(stored))"
-	}
-}
-
-extension Defaults.BoolBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		"expected a boolean, found \(BridgeDiagnosis.describe(stored))"
-	}
-}
-
-extension Defaults.NativeBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		"expected a \(Value.self), found \(BridgeDiagnosis.describe(stored))"
-	}
-}
-
-extension Defaults.UUIDBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		"expected a UUID string such as E621E1F8-C36C-495A-93FC-0C247A3E6E5F, found \(BridgeDiagnosis.describe(stored))"
-	}
-}
-
-extension Defaults.RawRepresentableBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		guard let raw = Value.RawValue.value(fromStoredForm: stored) else {
-			return "the raw value: " + BridgeDiagnosis.reason(decoding: stored, as: Value.RawValue.self)
-		}
-		return "\(Value.self) has no value with the raw value \(raw)"
-	}
-}
-
-extension Defaults.NSSecureCodingBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		guard let data = stored as? Data else {
-			return "a keyed archive is stored as Data, and found \(BridgeDiagnosis.describe(stored))"
-		}
-		guard let className = KeyedArchive.rootClassName(of: data) else {
-			return "the data is not a keyed archive"
-		}
-		let expected = NSStringFromClass(Value.self)
-		if className != expected {
-			return "the archive holds a \(className), not a \(expected)"
-		}
-		return "the \(className) archive did not unarchive with secure coding"
-	}
-}
-
-extension Defaults.ArrayBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		BridgeDiagnosis.reason(decodingElements: stored, as: Element.self)
-	}
-}
-
-extension Defaults.SetBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		BridgeDiagnosis.reason(decodingElements: stored, as: Element.self)
-	}
-}
-
-extension Defaults.CollectionBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		BridgeDiagnosis.reason(decodingElements: stored, as: Value.Element.self)
-	}
-}
-
-extension Defaults.SetAlgebraBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		BridgeDiagnosis.reason(decodingElements: stored, as: Value.Element.self)
-	}
-}
-
-extension Defaults.DictionaryBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		guard let dictionary = stored as? [String: Any] else {
-			return "expected a dictionary, found \(BridgeDiagnosis.describe(stored))"
-		}
-		for (name, element) in dictionary.sorted(by: { $0.key < $1.key }) {
-			if Key(name) == nil {
-				return "the key '\(name)' is not a \(Key.self)"
-			}
-			if Element.value(fromStoredForm: element) == nil {
-				return "value for '\(name)': " + BridgeDiagnosis.reason(decoding: element, as: Element.self)
-			}
-		}
-		return "every entry decodes"
-	}
-}
-
-extension Defaults.RangeBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		guard let bounds = stored as? [Any], bounds.count == 2 else {
-			return "expected [lowerBound, upperBound], found \(BridgeDiagnosis.describe(stored))"
-		}
-		for bound in bounds where Value.Bound.value(fromStoredForm: bound) == nil {
-			return "bound: " + BridgeDiagnosis.reason(decoding: bound, as: Value.Bound.self)
-		}
-		return "the lower bound is above the upper bound"
-	}
-}
-
-extension Defaults.OptionalBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		BridgeDiagnosis.reason(decoding: stored, as: Wrapped.self)
 	}
 }

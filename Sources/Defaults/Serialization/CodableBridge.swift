@@ -76,3 +76,23 @@ extension Defaults.Serializable where Self: Codable {
 	/// ``Defaults/TopLevelCodableBridge``: JSON text.
 	public static var bridge: Defaults.TopLevelCodableBridge<Self> { .init() }
 }
+
+// MARK: Why a stored value does not decode
+
+extension Defaults.TopLevelCodableBridge: DiagnosingBridge {
+	func reasonForFailure(decoding stored: Any) -> String {
+		guard let text = stored as? String else {
+			return "JSON text is stored as a String, and found \(BridgeDiagnosis.describe(stored))"
+		}
+		return BridgeDiagnosis.jsonFailure(decoding: Data(text.utf8), as: Value.self)
+	}
+}
+
+extension JSONDataBridge: DiagnosingBridge {
+	func reasonForFailure(decoding stored: Any) -> String {
+		guard let data = stored as? Data else {
+			return "JSON data is stored as Data, and found \(BridgeDiagnosis.describe(stored))"
+		}
+		return BridgeDiagnosis.jsonFailure(decoding: data, as: Value.self)
+	}
+}

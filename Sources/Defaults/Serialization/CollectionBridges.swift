@@ -207,3 +207,46 @@ extension Defaults.SetAlgebraSerializable where Element: Defaults.Serializable {
 	/// ``Defaults/SetAlgebraBridge``.
 	public static var bridge: Defaults.SetAlgebraBridge<Self> { .init() }
 }
+
+// MARK: Why a stored value does not decode
+
+extension Defaults.ArrayBridge: DiagnosingBridge {
+	func reasonForFailure(decoding stored: Any) -> String {
+		BridgeDiagnosis.reason(decodingElements: stored, as: Element.self)
+	}
+}
+
+extension Defaults.SetBridge: DiagnosingBridge {
+	func reasonForFailure(decoding stored: Any) -> String {
+		BridgeDiagnosis.reason(decodingElements: stored, as: Element.self)
+	}
+}
+
+extension Defaults.CollectionBridge: DiagnosingBridge {
+	func reasonForFailure(decoding stored: Any) -> String {
+		BridgeDiagnosis.reason(decodingElements: stored, as: Value.Element.self)
+	}
+}
+
+extension Defaults.SetAlgebraBridge: DiagnosingBridge {
+	func reasonForFailure(decoding stored: Any) -> String {
+		BridgeDiagnosis.reason(decodingElements: stored, as: Value.Element.self)
+	}
+}
+
+extension Defaults.DictionaryBridge: DiagnosingBridge {
+	func reasonForFailure(decoding stored: Any) -> String {
+		guard let dictionary = stored as? [String: Any] else {
+			return "expected a dictionary, found \(BridgeDiagnosis.describe(stored))"
+		}
+		for (name, element) in dictionary.sorted(by: { $0.key < $1.key }) {
+			if Key(name) == nil {
+				return "the key '\(name)' is not a \(Key.self)"
+			}
+			if Element.value(fromStoredForm: element) == nil {
+				return "value for '\(name)': " + BridgeDiagnosis.reason(decoding: element, as: Element.self)
+			}
+		}
+		return "every entry decodes"
+	}
+}

@@ -39,3 +39,11 @@ extension UUID: Defaults.Serializable {
 	/// ``Defaults/UUIDBridge``: the `uuidString`.
 	public static let bridge = Defaults.UUIDBridge()
 }
+
+// MARK: Why a stored value does not decode
+
+extension Defaults.UUIDBridge: DiagnosingBridge {
+	func reasonForFailure(decoding stored: Any) -> String {
+		"expected a UUID string such as E621E1F8-C36C-495A-93FC-0C247A3E6E5F, found \(BridgeDiagnosis.describe(stored))"
+	}
+}

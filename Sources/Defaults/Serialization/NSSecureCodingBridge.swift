@@ -96,3 +96,21 @@ extension Defaults.Serializable where Self: Codable & Defaults.PreferNSSecureCod
 	/// ``Defaults/NSSecureCodingBridge``: a keyed archive, as ``Defaults/PreferNSSecureCoding`` asks.
 	public static var bridge: Defaults.NSSecureCodingBridge<Self> { .init() }
 }
+
+// MARK: Why a stored value does not decode
+
+extension Defaults.NSSecureCodingBridge: DiagnosingBridge {
+	func reasonForFailure(decoding stored: Any) -> String {
+		guard let data = stored as? Data else {
+			return "a keyed archive is stored as Data, and found \(BridgeDiagnosis.describe(stored))"
+		}
+		guard let className = KeyedArchive.rootClassName(of: data) else {
+			return "the data is not a keyed archive"
+		}
+		let expected = NSStringFromClass(Value.self)
+		if className != expected {
+			return "the archive holds a \(className), not a \(expected)"
+		}
+		return "the \(className) archive did not unarchive with secure coding"
+	}
+}

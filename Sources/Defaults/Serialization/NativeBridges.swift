@@ -233,3 +233,33 @@ extension CGFloat: Defaults.Serializable {
 	/// ``Defaults/FloatingPointBridge``.
 	public static let bridge = Defaults.FloatingPointBridge<CGFloat>()
 }
+
+// MARK: Why a stored value does not decode
+
+extension Defaults.IntegerBridge: DiagnosingBridge {
+	func reasonForFailure(decoding stored: Any) -> String {
+		switch stored {
+		case is Int, is UInt64, is Double:
+			"\(stored) is not a whole number in the range of \(Value.self) (\(Value.min)…\(Value.max))"
+		default: "expected an integer, found \(BridgeDiagnosis.describe(stored))"
+		}
+	}
+}
+
+extension Defaults.FloatingPointBridge: DiagnosingBridge {
+	func reasonForFailure(decoding stored: Any) -> String {
+		"expected a number, found \(BridgeDiagnosis.describe(stored))"
+	}
+}
+
+extension Defaults.BoolBridge: DiagnosingBridge {
+	func reasonForFailure(decoding stored: Any) -> String {
+		"expected a boolean, found \(BridgeDiagnosis.describe(stored))"
+	}
+}
+
+extension Defaults.NativeBridge: DiagnosingBridge {
+	func reasonForFailure(decoding stored: Any) -> String {
+		"expected a \(Value.self), found \(BridgeDiagnosis.describe(stored))"
+	}
+}

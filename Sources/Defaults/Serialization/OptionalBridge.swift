@@ -30,3 +30,11 @@ extension Optional: Defaults.Serializable where Wrapped: Defaults.Serializable {
 	/// ``Defaults/OptionalBridge``.
 	public static var bridge: Defaults.OptionalBridge<Wrapped> { .init() }
 }
+
+// MARK: Why a stored value does not decode
+
+extension Defaults.OptionalBridge: DiagnosingBridge {
+	func reasonForFailure(decoding stored: Any) -> String {
+		BridgeDiagnosis.reason(decoding: stored, as: Wrapped.self)
+	}
+}

@@ -66,3 +66,17 @@ extension ClosedRange: Defaults.Serializable where Bound: Defaults.Serializable 
 	/// ``Defaults/RangeBridge``.
 	public static var bridge: Defaults.RangeBridge<ClosedRange> { .init() }
 }
+
+// MARK: Why a stored value does not decode
+
+extension Defaults.RangeBridge: DiagnosingBridge {
+	func reasonForFailure(decoding stored: Any) -> String {
+		guard let bounds = stored as? [Any], bounds.count == 2 else {
+			return "expected [lowerBound, upperBound], found \(BridgeDiagnosis.describe(stored))"
+		}
+		for bound in bounds where Value.Bound.value(fromStoredForm: bound) == nil {
+			return "bound: " + BridgeDiagnosis.reason(decoding: bound, as: Value.Bound.self)
+		}
+		return "the lower bound is above the upper bound"
+	}
+}

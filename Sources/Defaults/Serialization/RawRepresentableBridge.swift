@@ -45,3 +45,14 @@ where Self: Codable & RawRepresentable & Defaults.PreferRawRepresentable, RawVal
 	/// ``Defaults/RawRepresentableBridge``: the raw value, as ``Defaults/PreferRawRepresentable`` asks.
 	public static var bridge: Defaults.RawRepresentableBridge<Self> { .init() }
 }
+
+// MARK: Why a stored value does not decode
+
+extension Defaults.RawRepresentableBridge: DiagnosingBridge {
+	func reasonForFailure(decoding stored: Any) -> String {
+		guard let raw = Value.RawValue.value(fromStoredForm: stored) else {
+			return "the raw value: " + BridgeDiagnosis.reason(decoding: stored, as: Value.RawValue.self)
+		}
+		return "\(Value.self) has no value with the raw value \(raw)"
+	}
+}
