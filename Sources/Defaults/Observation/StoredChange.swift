@@ -27,16 +27,26 @@ struct StoredChange {
 
 	/// `decode()`, or what it returned for an earlier observer with the same `key` object.
 	///
-	/// A change is delivered on one thread, one observer after the other, so the memo needs no lock.
+	/// A change is delivered on one thread, one observer after the other, so the memo needs no lock. Observers of one
+	/// key ask one after the other, so the last result answers them with one comparison, no hashing and no cast from
+	/// `Any`.
 	func decoded<Result>(for key: Defaults.Keys, _ decode: () -> Result) -> Result {
 		let id = Decodings.ID(key: ObjectIdentifier(key), result: ObjectIdentifier(Result.self))
-		// Unwrapped before the cast: a missing entry cast to an optional `Result` would succeed as `nil`.
-		if let cached = decodings.results[id], let result = cached as? Result {
-			return result
+		if let box = decodings.box(for: id) {
+			// The identifier names `Result`, so the box under it is a `Decoded<Result>`.
+			return unsafeDowncast(box, to: Decoded<Result>.self).value
 		}
 		let result = decode()
-		decodings.results[id] = result
+		decodings.insert(Decoded(result), for: id)
 		return result
+	}
+
+	private final class Decoded<Value> {
+		let value: Value
+
+		init(_ value: Value) {
+			self.value = value
+		}
 	}
 
 	private final class Decodings {
@@ -45,6 +55,25 @@ struct StoredChange {
 			let result: ObjectIdentifier
 		}
 
-		var results: [ID: Any] = [:]
+		private var lastID: ID?
+		private var last: AnyObject?
+		/// Results before the last one, for observers of several key objects or result types of one change.
+		private var earlier: [ID: AnyObject] = [:]
+
+		@inline(__always)
+		func box(for id: ID) -> AnyObject? {
+			if id == lastID {
+				return last
+			}
+			return earlier[id]
+		}
+
+		func insert(_ box: AnyObject, for id: ID) {
+			if let lastID, let last {
+				earlier[lastID] = last
+			}
+			lastID = id
+			last = box
+		}
 	}
 }
