@@ -72,7 +72,9 @@ struct FanOutTests {
 				observations.append(Defaults.observe(plain, options: []) { heard.append("plain \($0.newValue)") })
 			} else {
 				observations.append(
-					Defaults.observe(optional, options: []) { heard.append("optional \(String(describing: $0.newValue))") })
+					Defaults.observe(optional, options: []) {
+						heard.append("optional \(String(describing: $0.newValue))")
+					})
 			}
 		}
 		Defaults[plain] = 5
