@@ -146,6 +146,14 @@ extension Defaults.Key {
 				alsoTried: alsoReading.map { ($0.name, $0.reasonForFailure(decoding: stored)) }))
 	}
 
+	/// `change` decoded with this key: not inlined, since it runs once per change, not once per observer.
+	@usableFromInline
+	func change(decoding change: StoredChange) -> Defaults.KeyChange<Value> {
+		Defaults.KeyChange(
+			oldValue: decodedValue(from: change.oldValue), newValue: decodedValue(from: change.newValue),
+			isPrior: change.isPrior)
+	}
+
 	/// The decoded value of `stored`, or the default when it is absent or does not decode.
 	func decodedValue(from stored: Any?) -> Value {
 		guard let stored else {

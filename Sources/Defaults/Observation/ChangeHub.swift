@@ -7,9 +7,10 @@ import Synchronization
 ///
 /// Handlers run synchronously on the writing thread, before the write returns. A write while nothing is observed
 /// anywhere costs one atomic load more than the store's own work.
+@usableFromInline
 final class ChangeHub: Sendable {
 	private let externalDeliveries = NSRecursiveLock()
-	static let shared = ChangeHub()
+	@usableFromInline static let shared = ChangeHub()
 
 	private struct Slot {
 		/// Replaced, never changed in place: a delivery holds the list it found while the hub's lock is free again.

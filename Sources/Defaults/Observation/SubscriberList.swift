@@ -48,15 +48,15 @@ final class SubscriberList: @unchecked Sendable {
 	/// Calls the handler of every subscriber that is still active (and, for `change.isPrior`, wants prior changes),
 	/// in the order they subscribed, on the calling thread.
 	func deliver(_ change: StoredChange) {
-		if change.isPrior {
-			for subscriber in subscribers where subscriber.subscription.wantsPrior {
-				if subscriber.subscription.admitsDelivery() {
-					subscriber.handler.call(change)
-				}
+		// The list holds every subscriber for as long as this runs, so each is used as a guaranteed reference: no
+		// retain and release per observer (four atomic operations, more than all the rest of an observer's share).
+		let isPrior = change.isPrior
+		for index in subscribers.indices {
+			let admits = Unmanaged.passUnretained(subscribers[index].subscription)._withUnsafeGuaranteedRef {
+				(!isPrior || $0.wantsPrior) && $0.admitsDelivery()
 			}
-		} else {
-			for subscriber in subscribers where subscriber.subscription.admitsDelivery() {
-				subscriber.handler.call(change)
+			if admits {
+				Unmanaged.passUnretained(subscribers[index].handler)._withUnsafeGuaranteedRef { $0.call(change) }
 			}
 		}
 	}
