@@ -68,8 +68,9 @@ extension Defaults.Key {
 	/// default (reporting the failure once).
 	@inlinable
 	func value(in store: any Defaults.Store) -> Value {
-		if let suiteChanges, store === suite {
-			let current = suiteChanges.value
+		// The count is loaded through the optional in place, not bound to a name: a binding would retain the counter
+		// for the rest of the read, an atomic write to a cache line that every reading thread shares.
+		if store === suite, let current = suiteChanges?.value {
 			if let value = readCache.value(at: current) {
 				return value
 			}
