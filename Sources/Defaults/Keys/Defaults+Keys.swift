@@ -77,7 +77,7 @@ extension Defaults {
 		public let alsoReading: [AnyBridge<Value>]
 
 		// Scalars stored as they are are read with a cast; only the type's own bridge allows it.
-		let readsByCast: Bool
+		@usableFromInline let readsByCast: Bool
 		/// Whether a value is its own stored form (`Int`, `Bool`, `Double`, `String`, `Data`, `Date` through their own
 		/// bridges): a write then stores it without going through the bridge, whose generic path casts and looks up
 		/// metadata on every write.

@@ -147,15 +147,26 @@ extension Defaults.Key {
 				alsoTried: alsoReading.map { ($0.name, $0.reasonForFailure(decoding: stored)) }))
 	}
 
-	/// `change` decoded with this key: not inlined, since it runs once per change, not once per observer.
-	@usableFromInline
+	/// `change` decoded with this key, once per change for all of its observers.
+	@inlinable
 	func change(decoding change: StoredChange) -> Defaults.KeyChange<Value> {
 		Defaults.KeyChange(
-			oldValue: decodedValue(from: change.oldValue), newValue: decodedValue(from: change.newValue),
+			oldValue: castOrDecodedValue(from: change.oldValue), newValue: castOrDecodedValue(from: change.newValue),
 			isPrior: change.isPrior)
 	}
 
+	/// ``decodedValue(from:)``, with the cast that reads use for scalars stored as they are done in the caller's
+	/// specialised code: the generic decoding looks up metadata for every value it decodes.
+	@inlinable
+	func castOrDecodedValue(from stored: Any?) -> Value {
+		if readsByCast, let value = stored as? Value {
+			return value
+		}
+		return decodedValue(from: stored)
+	}
+
 	/// The decoded value of `stored`, or the default when it is absent or does not decode.
+	@usableFromInline
 	func decodedValue(from stored: Any?) -> Value {
 		guard let stored else {
 			return defaultValue

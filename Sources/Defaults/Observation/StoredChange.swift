@@ -13,10 +13,10 @@ final class StoredChange {
 	/// The key's name.
 	let name: String
 	/// The stored form before the change; `nil` when nothing was stored.
-	let oldValue: Any?
+	@usableFromInline let oldValue: Any?
 	/// The stored form after the change (for a prior notification: the one about to be written); `nil` when nothing
 	/// is stored.
-	let newValue: Any?
+	@usableFromInline let newValue: Any?
 	/// Whether this is the notification sent before the change is made.
 	@usableFromInline let isPrior: Bool
 
