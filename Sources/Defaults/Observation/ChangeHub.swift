@@ -201,9 +201,8 @@ final class ChangeHub: Sendable {
 
 	private func remember(_ value: Any?, for key: ObservedKey) {
 		slots.withLock { slots in
-			if slots[key] != nil {
-				slots[key]!.lastKnownValue = value
-			}
+			// Changed in place through the optional: one lookup, and the slot is not copied out and back.
+			slots[key]?.lastKnownValue = value
 		}
 	}
 
