@@ -7,23 +7,12 @@ import Synchronization
 /// While no tap exists, a write pays one relaxed atomic load for it.
 enum CommitTaps {
 	private struct Tap {
-		let id: UInt64
 		let names: Set<String>
 		let handler: @Sendable (String) -> Void
 	}
 
-	/// The taps of one store, replaced (never changed) when one is added or removed, so that a write takes the list
-	/// out of the lock and calls its handlers without copying them into a new array.
-	private final class TapList: Sendable {
-		let taps: [Tap]
-
-		init(_ taps: [Tap]) {
-			self.taps = taps
-		}
-	}
-
 	private static let count = Atomic<Int>(0)
-	private static let taps = Mutex<(nextID: UInt64, byStore: [ObjectIdentifier: TapList])>((0, [:]))
+	private static let taps = Mutex<(nextID: UInt64, byStore: [ObjectIdentifier: [UInt64: Tap]])>((0, [:]))
 
 	@inline(__always)
 	static var isActive: Bool {
@@ -38,21 +27,20 @@ enum CommitTaps {
 		let storeID = ObjectIdentifier(store)
 		let id = taps.withLock { taps in
 			taps.nextID += 1
-			let tap = Tap(id: taps.nextID, names: names, handler: handler)
-			taps.byStore[storeID] = TapList((taps.byStore[storeID]?.taps ?? []) + [tap])
+			taps.byStore[storeID, default: [:]][taps.nextID] = Tap(names: names, handler: handler)
 			return taps.nextID
 		}
 		count.add(1, ordering: .relaxed)
 		return {
-			let isRemoved = taps.withLock { taps in
-				guard let list = taps.byStore[storeID], list.taps.contains(where: { $0.id == id }) else {
-					return false
+			let removed = taps.withLock { taps in
+				defer {
+					if taps.byStore[storeID]?.isEmpty == true {
+						taps.byStore[storeID] = nil
+					}
 				}
-				let remaining = list.taps.filter { $0.id != id }
-				taps.byStore[storeID] = remaining.isEmpty ? nil : TapList(remaining)
-				return true
+				return taps.byStore[storeID]?.removeValue(forKey: id)
 			}
-			if isRemoved {
+			if removed != nil {
 				count.subtract(1, ordering: .relaxed)
 			}
 		}
@@ -60,11 +48,14 @@ enum CommitTaps {
 
 	/// Tells the taps of `store` that `key` was written.
 	static func note(_ key: String, in store: some Defaults.Store) {
-		guard let list = taps.withLock({ $0.byStore[ObjectIdentifier(store)] }) else {
-			return
+		let handlers = taps.withLock { taps -> [@Sendable (String) -> Void] in
+			guard let storeTaps = taps.byStore[ObjectIdentifier(store)] else {
+				return []
+			}
+			return storeTaps.values.compactMap { $0.names.contains(key) ? $0.handler : nil }
 		}
-		for tap in list.taps where tap.names.contains(key) {
-			tap.handler(key)
+		for handler in handlers {
+			handler(key)
 		}
 	}
 }

@@ -23,22 +23,4 @@ import Testing
 		store[a] = 6
 		#expect(heard.withLock { $0 }.count == 4)
 	}
-
-	@Test func removingOneTapOfAStoreLeavesTheOthersAndRemovingTwiceIsHarmless() throws {
-		let store = Defaults.InMemoryStore()
-		let heard = Mutex<[String]>([])
-		let removeFirst = CommitTaps.add(names: ["a"], in: store) { name in heard.withLock { $0.append("1 \(name)") } }
-		let removeSecond = CommitTaps.add(names: ["a", "b"], in: store) { name in
-			heard.withLock { $0.append("2 \(name)") }
-		}
-		try store.write(1, forKey: "a")
-		removeFirst()
-		removeFirst()
-		try store.write(2, forKey: "a")
-		try store.write(3, forKey: "b")
-		#expect(heard.withLock { $0 } == ["1 a", "2 a", "2 a", "2 b"])
-		removeSecond()
-		try store.write(4, forKey: "b")
-		#expect(heard.withLock { $0 }.count == 4)
-	}
 }
