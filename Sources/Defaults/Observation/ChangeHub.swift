@@ -201,8 +201,9 @@ final class ChangeHub: Sendable {
 
 	private func remember(_ value: Any?, for key: ObservedKey) {
 		slots.withLock { slots in
-			// Changed in place through the optional: one lookup, and the slot is not copied out and back.
-			slots[key]?.lastKnownValue = value
+			if slots[key] != nil {
+				slots[key]!.lastKnownValue = value
+			}
 		}
 	}
 
