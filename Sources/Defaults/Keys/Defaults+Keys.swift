@@ -31,6 +31,16 @@ extension Defaults {
 		public func reset() {
 			suite.removeValue(forKey: name)
 		}
+
+		/// Writes `stored`, already the stored form, to the key's own store through the package's write primitive.
+		///
+		/// A method of the key rather than `suite.commit` at the call site, so that the store is used through the
+		/// key's reference to it and not retained for the write (the store's count is on the slow side-table path:
+		/// stores are held weakly elsewhere).
+		@usableFromInline
+		final func commit(storedForm stored: Any) {
+			suite.commit(stored, forKey: name)
+		}
 	}
 
 	/// The type-erased key under the name the well-known Defaults package also uses, so that code that spells it out
@@ -67,7 +77,11 @@ extension Defaults {
 		public let alsoReading: [AnyBridge<Value>]
 
 		// Scalars stored as they are are read with a cast; only the type's own bridge allows it.
-		let readsByCast: Bool
+		@usableFromInline let readsByCast: Bool
+		/// Whether a value is its own stored form (`Int`, `Bool`, `Double`, `String`, `Data`, `Date` through their own
+		/// bridges): a write then stores it without going through the bridge, whose generic path casts and looks up
+		/// metadata on every write.
+		@usableFromInline let storesAsIs: Bool
 		let cache = DecodedValueCache<Value>()
 		/// The suite's change counter, if it has one: reads of an unchanged suite are answered by `readCache`.
 		@usableFromInline let suiteChanges: Defaults.ChangeCounter?
@@ -97,6 +111,9 @@ extension Defaults {
 			self.readsByCast =
 				bridge == nil && alsoReading.isEmpty && Value.isNativelySupportedType
 				&& StoredForm.isNormalizedScalarType(StoredForm.unwrappingOptional(Value.self))
+			// What `Serializable.storedForm(of:)` returns such a value as: the value itself.
+			self.storesAsIs =
+				bridge == nil && Value.isNativelySupportedType && StoredForm.isNormalizedScalarType(Value.self)
 			super.init(name: name, suite: suite)
 			if let staticDefault {
 				register(staticDefault)

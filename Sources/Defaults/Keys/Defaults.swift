@@ -30,9 +30,15 @@ extension Defaults {
 	/// Defaults[.quality] += 0.1
 	/// ```
 	public static subscript<Value: Serializable>(key: Key<Value>) -> Value {
-		// Inlinable so that callers get the read specialised for `Value` (see `Key.value(in:)`).
+		// Inlinable so that callers get the read specialised for `Value` (see `Key.value(in:)`), and the write too.
 		@inlinable get { key.value(in: key.suite) }
-		set { key.suite[key] = newValue }
+		@inlinable set {
+			if key.storesAsIs {
+				key.commit(storedForm: newValue)
+			} else {
+				key.suite[key] = newValue
+			}
+		}
 	}
 
 	/// Removes the stored values of `keys`, so that each reads as its default again.

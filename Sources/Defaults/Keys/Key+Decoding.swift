@@ -68,8 +68,9 @@ extension Defaults.Key {
 	/// default (reporting the failure once).
 	@inlinable
 	func value(in store: any Defaults.Store) -> Value {
-		if let suiteChanges, store === suite {
-			let current = suiteChanges.value
+		// The count is loaded through the optional in place, not bound to a name: a binding would retain the counter
+		// for the rest of the read, an atomic write to a cache line that every reading thread shares.
+		if store === suite, let current = suiteChanges?.value {
 			if let value = readCache.value(at: current) {
 				return value
 			}
@@ -146,7 +147,26 @@ extension Defaults.Key {
 				alsoTried: alsoReading.map { ($0.name, $0.reasonForFailure(decoding: stored)) }))
 	}
 
+	/// `change` decoded with this key, once per change for all of its observers.
+	@inlinable
+	func change(decoding change: StoredChange) -> Defaults.KeyChange<Value> {
+		Defaults.KeyChange(
+			oldValue: castOrDecodedValue(from: change.oldValue), newValue: castOrDecodedValue(from: change.newValue),
+			isPrior: change.isPrior)
+	}
+
+	/// ``decodedValue(from:)``, with the cast that reads use for scalars stored as they are done in the caller's
+	/// specialised code: the generic decoding looks up metadata for every value it decodes.
+	@inlinable
+	func castOrDecodedValue(from stored: Any?) -> Value {
+		if readsByCast, let value = stored as? Value {
+			return value
+		}
+		return decodedValue(from: stored)
+	}
+
 	/// The decoded value of `stored`, or the default when it is absent or does not decode.
+	@usableFromInline
 	func decodedValue(from stored: Any?) -> Value {
 		guard let stored else {
 			return defaultValue

@@ -11,18 +11,35 @@ extension Defaults.Store {
 		@inlinable get {
 			key.value(in: self)
 		}
-		set {
-			let stored: Any?
-			do {
-				stored = try key.storedForm(of: newValue)
-			} catch {
-				Defaults.report(
-					Defaults.Failure(
-						keyName: key.name, reason: .encodingFailed,
-						message: "Nothing was written for the key '\(key.name)'. \(error.description)"))
-				return
+		@inlinable set {
+			// Inlinable so that a value that is its own stored form reaches the store specialised, boxed in place.
+			if key.storesAsIs {
+				commit(storedForm: newValue, forKey: key.name)
+			} else {
+				write(newValue, through: key)
 			}
-			commit(stored, forKey: key.name)
 		}
+	}
+
+	/// Writes `stored`, already the stored form, for `key`.
+	@usableFromInline
+	func commit(storedForm stored: Any, forKey key: String) {
+		commit(stored, forKey: key)
+	}
+
+	/// Writes `value` in the stored form `key`'s bridge gives it; reports a value that has none.
+	@usableFromInline
+	func write<Value: Defaults.Serializable>(_ value: Value, through key: Defaults.Key<Value>) {
+		let stored: Any?
+		do {
+			stored = try key.storedForm(of: value)
+		} catch {
+			Defaults.report(
+				Defaults.Failure(
+					keyName: key.name, reason: .encodingFailed,
+					message: "Nothing was written for the key '\(key.name)'. \(error.description)"))
+			return
+		}
+		commit(stored, forKey: key.name)
 	}
 }

@@ -7,12 +7,14 @@ import Synchronization
 ///
 /// Handlers run synchronously on the writing thread, before the write returns. A write while nothing is observed
 /// anywhere costs one atomic load more than the store's own work.
+@usableFromInline
 final class ChangeHub: Sendable {
 	private let externalDeliveries = NSRecursiveLock()
-	static let shared = ChangeHub()
+	@usableFromInline static let shared = ChangeHub()
 
 	private struct Slot {
-		var subscriptions: [ChangeSubscription] = []
+		/// Replaced, never changed in place: a delivery holds the list it found while the hub's lock is free again.
+		var subscribers: SubscriberList
 		/// The stored form last seen for the key, so that a change from outside has an old value: by the time a store
 		/// reports it, the store holds only the new one.
 		var lastKnownValue: Any?
@@ -44,38 +46,48 @@ final class ChangeHub: Sendable {
 			keys.append(key)
 			currentValues[key] = target.store.storedValue(forKey: target.name)
 		}
-		let subscription = ChangeSubscription(keys: keys, wantsPrior: wantsPrior, handler: handler)
+		let subscription = ChangeSubscription(keys: keys, wantsPrior: wantsPrior)
+		let subscriber = SubscriberList.Subscriber(subscription: subscription, handler: SubscriberList.Handler(handler))
 		for target in targets where keys.contains(ObservedKey(store: target.store, name: target.name)) {
 			listenToOutsideChanges(of: target.store)
 		}
-		slots.withLock { slots in
+		let replaced = slots.withLock { slots in
+			var replaced: [SubscriberList] = []
 			for key in keys {
-				slots[key, default: Slot(lastKnownValue: currentValues[key])].subscriptions.append(subscription)
+				let list = slots[key]?.subscribers ?? .empty
+				replaced.append(list)
+				slots[key, default: Slot(subscribers: .empty, lastKnownValue: currentValues[key])].subscribers =
+					list.adding(subscriber)
 				registrationCount.add(1, ordering: .releasing)
 			}
+			return replaced
 		}
+		withExtendedLifetime(replaced) {}
 		return subscription
 	}
 
 	func remove(_ subscription: ChangeSubscription) {
-		let removed = slots.withLock { slots in
-			var removed: [ChangeSubscription] = []
+		let (replaced, removedKeys) = slots.withLock { slots in
+			var replaced: [SubscriberList] = []
+			var removedKeys = 0
 			for key in subscription.keys {
-				guard let index = slots[key]?.subscriptions.firstIndex(where: { $0 === subscription }) else {
+				guard let list = slots[key]?.subscribers, let remaining = list.removing(subscription) else {
 					continue
 				}
-				removed.append(slots[key]!.subscriptions.remove(at: index))
+				replaced.append(list)
+				removedKeys += 1
 				registrationCount.subtract(1, ordering: .releasing)
-				if slots[key]!.subscriptions.isEmpty {
+				if remaining.subscribers.isEmpty {
 					slots[key] = nil
+				} else {
+					slots[key]!.subscribers = remaining
 				}
 			}
-			return removed
+			return (replaced, removedKeys)
 		}
-		// Released here, outside the lock: the handler's captures may have deinits that come back to the hub.
 		let ended = outsideObservations.withLock { observations in
 			var ended: [Defaults.OutsideChangeObservation] = []
-			for key in subscription.keys where removed.contains(where: { $0 === subscription }) {
+			for key in subscription.keys where removedKeys > 0 {
 				observations[key.store]?.keys -= 1
 				if let entry = observations[key.store], entry.keys <= 0 {
 					ended.append(entry.observation)
@@ -85,7 +97,9 @@ final class ChangeHub: Sendable {
 			return ended
 		}
 		ended.forEach { $0.cancel() }
-		_ = removed
+		// Released here, outside the lock: the last list holding the handler releases it, and the handler's captures
+		// may have deinits that come back to the hub.
+		withExtendedLifetime(replaced) {}
 	}
 
 	/// Subscribes to the outside changes of `store` if no key of it was observed yet, and counts one more key.
@@ -131,7 +145,7 @@ final class ChangeHub: Sendable {
 	/// `commit`); the hub only brackets it. Call it only when ``isObservingAnything``.
 	func deliver(_ stored: Any?, forKey name: String, in store: some Defaults.Store, around write: () -> Void) {
 		let key = ObservedKey(store: store, name: name)
-		guard let subscriptions = slots.withLock({ $0[key]?.subscriptions }), !subscriptions.isEmpty else {
+		guard let subscribers = slots.withLock({ $0[key]?.subscribers }) else {
 			write()
 			return
 		}
@@ -141,20 +155,16 @@ final class ChangeHub: Sendable {
 			return
 		}
 		let oldValue = store.storedValue(forKey: name)
-		if subscriptions.contains(where: \.wantsPrior) {
-			let prior = StoredChange(store: store, name: name, oldValue: oldValue, newValue: stored, isPrior: true)
-			for subscription in subscriptions where subscription.wantsPrior {
-				subscription.deliver(prior)
-			}
+		if subscribers.wantsPrior {
+			subscribers.deliver(
+				StoredChange(store: store, name: name, oldValue: oldValue, newValue: stored, isPrior: true))
 		}
 		write()
 		// After a removal a registered default shows through; observers see the key as it now reads.
 		let newValue = stored ?? store.storedValue(forKey: name)
 		remember(newValue, for: key)
-		let change = StoredChange(store: store, name: name, oldValue: oldValue, newValue: newValue, isPrior: false)
-		for subscription in subscriptions {
-			subscription.deliver(change)
-		}
+		subscribers.deliver(
+			StoredChange(store: store, name: name, oldValue: oldValue, newValue: newValue, isPrior: false))
 	}
 
 	/// Tells the observers of `names` that `store` changed them from outside; the store already holds the new values.
@@ -173,22 +183,19 @@ final class ChangeHub: Sendable {
 				continue
 			}
 			let newValue = store.storedValue(forKey: name)
-			let found = slots.withLock { slots -> (subscriptions: [ChangeSubscription], oldValue: Any?)? in
+			let found = slots.withLock { slots -> (subscribers: SubscriberList, oldValue: Any?)? in
 				guard let slot = slots[key] else {
 					return nil
 				}
 				let oldValue = slot.lastKnownValue
 				slots[key]!.lastKnownValue = newValue
-				return (slot.subscriptions, oldValue)
+				return (slot.subscribers, oldValue)
 			}
 			guard let found else {
 				continue
 			}
-			let change = StoredChange(
-				store: store, name: name, oldValue: found.oldValue, newValue: newValue, isPrior: false)
-			for subscription in found.subscriptions {
-				subscription.deliver(change)
-			}
+			found.subscribers.deliver(
+				StoredChange(store: store, name: name, oldValue: found.oldValue, newValue: newValue, isPrior: false))
 		}
 	}
 
@@ -207,7 +214,7 @@ final class ChangeHub: Sendable {
 
 	/// The number of subscriptions on `name` in `store`.
 	func subscriptionCount(forKey name: String, in store: any Defaults.Store) -> Int {
-		slots.withLock { $0[ObservedKey(store: store, name: name)]?.subscriptions.count ?? 0 }
+		slots.withLock { $0[ObservedKey(store: store, name: name)]?.subscribers.subscribers.count ?? 0 }
 	}
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A key in a store, as the hub files its subscribers.
 struct ObservedKey: Hashable {
@@ -11,95 +12,106 @@ struct ObservedKey: Hashable {
 	}
 }
 
-/// A handler registered with the hub for one or more keys. Cancelling it removes it from the hub and releases the
-/// handler and everything it captured, also while the subscription object itself is still referenced.
+/// A registration with the hub for one or more keys. Cancelling it removes it from the hub, which alone holds the
+/// handler, so the handler and everything it captured are released also while the subscription object itself is still
+/// referenced.
 ///
-/// The handler is not `Sendable`: like KVO's, it runs on whichever thread made the change. It is only reached under
-/// the lock, and called only while the subscription is active, which is what the unchecked conformance relies on.
-final class ChangeSubscription: @unchecked Sendable {
+/// Delivery asks ``admitsDelivery()`` before each call of the handler: one atomic load while the subscription is
+/// neither cancelled nor tied to an object's lifetime, so that a change heard by many observers takes no lock per
+/// observer.
+final class ChangeSubscription: Sendable {
 	let keys: [ObservedKey]
 	let wantsPrior: Bool
 
-	private struct State {
-		/// `nil` once cancelled. A class rather than a bare closure: handing a closure out of the generic
-		/// `withLock` re-wraps it in a thunk, an allocation per observer per change.
-		var handler: Handler?
-		/// A lifetime tie: `owner` is kept alive until `object` is gone (see `Defaults.Observation.tieToLifetime`).
-		var tie: (owner: AnyObject, object: Weak)?
+	private enum Status {
+		static let cancelled: UInt8 = 1
+		static let tied: UInt8 = 2
 	}
+
+	/// ``Status`` bits. `tied` is set only while `tie` holds something, so that untied deliveries skip its lock.
+	private let status = Atomic<UInt8>(0)
+
+	/// A lifetime tie: `owner` is kept alive until `object` is gone (see `Defaults.Observation.tieToLifetime`).
+	private let tie = LockedState<(owner: AnyObject, object: Weak)?>(nil)
 
 	struct Weak {
 		weak var object: AnyObject?
 	}
 
-	private final class Handler {
-		let call: (StoredChange) -> Void
-
-		init(_ call: @escaping (StoredChange) -> Void) {
-			self.call = call
-		}
-	}
-
-	private let state: LockedState<State>
-
-	init(keys: [ObservedKey], wantsPrior: Bool, handler: @escaping (StoredChange) -> Void) {
+	init(keys: [ObservedKey], wantsPrior: Bool) {
 		self.keys = keys
 		self.wantsPrior = wantsPrior
-		self.state = LockedState(State(handler: Handler(handler)))
 	}
 
 	var isCancelled: Bool {
-		state.withLock { $0.handler == nil }
+		status.load(ordering: .acquiring) & Status.cancelled != 0
 	}
 
-	/// Calls the handler unless the subscription was cancelled or the object it is tied to is gone.
-	func deliver(_ change: StoredChange) {
-		let (handler, isTieBroken) = state.withLock { state in
-			(state.handler, state.tie.map { $0.object.object == nil } ?? false)
+	/// Whether the handler may run for a change now: not cancelled, and the object it is tied to (if any) still alive.
+	@inline(__always)
+	func admitsDelivery() -> Bool {
+		let status = status.load(ordering: .acquiring)
+		if status == 0 {
+			return true
 		}
-		guard let handler else {
-			return
+		if status & Status.cancelled != 0 {
+			return false
 		}
-		if isTieBroken {
+		return isTieIntact()
+	}
+
+	private func isTieIntact() -> Bool {
+		let isBroken = tie.withLock { tie in
+			tie.map { $0.object.object == nil } ?? false
+		}
+		if isBroken {
 			// There is no deinit hook on another object without the Objective-C runtime, so a tie is checked when a
 			// change arrives: the handler never runs once the object is gone.
 			cancel()
-			return
+			return false
 		}
-		handler.call(change)
+		return !isCancelled
 	}
 
-	/// Removes the subscription from the hub and releases the handler; later changes are not delivered. Safe to call
+	/// Removes the subscription from the hub, which releases the handler; later changes are not delivered. Safe to call
 	/// more than once, from any thread.
 	func cancel() {
-		let released = state.withLock { state in
-			defer { state = State() }
-			return state
-		}
-		guard released.handler != nil else {
+		let previous = status.bitwiseOr(Status.cancelled, ordering: .acquiringAndReleasing).oldValue
+		guard previous & Status.cancelled == 0 else {
 			return
 		}
 		ChangeHub.shared.remove(self)
-		// `released` goes out of scope here, outside every lock: the handler's captures and a tied owner may have
-		// deinits that come back to the hub.
+		let released = tie.withLock { tie in
+			defer { tie = nil }
+			return tie
+		}
+		// Released here, outside every lock: a tied owner may have a deinit that comes back to the hub.
 		withExtendedLifetime(released) {}
 	}
 
 	func tie(owner: AnyObject, to object: AnyObject) {
-		let replaced = state.withLock { state -> (owner: AnyObject, object: Weak)? in
-			guard state.handler != nil else {
+		let replaced = tie.withLock { tie -> (owner: AnyObject, object: Weak)? in
+			// `cancel` sets its bit before it empties the tie under this lock, so a tie made after that sees the bit
+			// and a tie made before is emptied: a cancelled subscription never keeps its owner alive.
+			guard !isCancelled else {
 				return nil
 			}
-			defer { state.tie = (owner, Weak(object: object)) }
-			return state.tie
+			defer {
+				tie = (owner, Weak(object: object))
+				status.bitwiseOr(Status.tied, ordering: .releasing)
+			}
+			return tie
 		}
 		withExtendedLifetime(replaced) {}
 	}
 
 	func removeTie() {
-		let released = state.withLock { state in
-			defer { state.tie = nil }
-			return state.tie
+		let released = tie.withLock { tie in
+			defer {
+				tie = nil
+				status.bitwiseAnd(~Status.tied, ordering: .releasing)
+			}
+			return tie
 		}
 		withExtendedLifetime(released) {}
 	}

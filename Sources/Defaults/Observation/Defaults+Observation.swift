@@ -57,22 +57,21 @@ extension Defaults {
 	///     also before each change.
 	///   - handler: Called with each change.
 	/// - Returns: The observation; it ends when you call ``Observation/invalidate()`` or release it.
+	@inlinable
 	public static func observe<Value: Serializable>(
 		_ key: Key<Value>, options: ObservationOptions = [.initial],
 		handler: @escaping (KeyChange<Value>) -> Void
 	) -> Observation {
-		let subscription = ChangeHub.shared.subscribe(
-			to: [(key.suite, key.name)], wantsPrior: options.contains(.prior)
-		) { change in
+		// Inlinable so that the closure below, which runs once per observer per change, is specialised for `Value`.
+		let initial: (() -> Void)? =
+			options.contains(.initial)
+			? {
+				let value = key.suite[key]
+				handler(KeyChange(oldValue: value, newValue: value))
+			} : nil
+		return ChangeHub.shared.observe(key, wantsPrior: options.contains(.prior), initial: initial) { change in
 			handler(KeyChange(change, of: key))
 		}
-		if options.contains(.initial) {
-			let value = key.suite[key]
-			subscription.deliverInitial {
-				handler(KeyChange(oldValue: value, newValue: value))
-			}
-		}
-		return KeyObservation(subscription)
 	}
 
 	/// Calls `handler` each time the value of any of `keys` changes.
@@ -102,6 +101,21 @@ extension Defaults {
 		}
 		if options.contains(.initial) {
 			subscription.deliverInitial(handler)
+		}
+		return KeyObservation(subscription)
+	}
+}
+
+extension ChangeHub {
+	/// Subscribes `handler` to `key`, runs `initial` (the initial notification, if any) unless the subscription has
+	/// already ended, and returns the observation: what `observe` does beside its inlined closures.
+	@usableFromInline
+	func observe(
+		_ key: Defaults.Keys, wantsPrior: Bool, initial: (() -> Void)?, handler: @escaping (StoredChange) -> Void
+	) -> any Defaults.Observation {
+		let subscription = subscribe(to: [(key.suite, key.name)], wantsPrior: wantsPrior, handler: handler)
+		if let initial {
+			subscription.deliverInitial(initial)
 		}
 		return KeyObservation(subscription)
 	}

@@ -32,12 +32,11 @@ extension Defaults {
 			self.isPrior = isPrior
 		}
 
+		/// The change as observers of `key` see it, decoded once per change for all of them.
+		@inlinable
 		init(_ change: StoredChange, of key: Key<Value>) {
 			self = change.decoded(for: key) {
-				KeyChange(
-					oldValue: key.decodedValue(from: change.oldValue),
-					newValue: key.decodedValue(from: change.newValue),
-					isPrior: change.isPrior)
+				key.change(decoding: change)
 			}
 		}
 	}

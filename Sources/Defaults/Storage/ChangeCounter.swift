@@ -20,12 +20,17 @@ extension Defaults {
 	/// }
 	/// ```
 	public final class ChangeCounter: Sendable {
-		private let count = Atomic<UInt64>(0)
+		@usableFromInline let count = Atomic<UInt64>(0)
 
 		/// Creates a counter at zero.
 		public init() {}
 
 		/// The number of changes so far. Reads made after a change see at least that change's count.
+		///
+		/// Inlinable, so that a key's read loads the count in place: a call would make the caller retain and release
+		/// the counter around it, an atomic write to the counter's own cache line on every read, which two threads
+		/// reading at once fight over.
+		@inlinable
 		public var value: UInt64 {
 			count.load(ordering: .acquiring)
 		}

@@ -30,7 +30,7 @@ extension Defaults.FileStore {
 	func flushLocked(disk: inout DiskState, failures: inout [Defaults.Failure]) -> (Bool, Set<String>) {
 		let changes = memory.withLock { memory in
 			memory.isFlushScheduled = false
-			defer { memory.dirtyKeys.removeAll(keepingCapacity: true) }
+			defer { memory.clearDirtyKeys() }
 			return memory.dirtyKeys.map { key in (key: key, value: memory.values[key]) }
 		}
 		guard !changes.isEmpty else {
@@ -93,7 +93,7 @@ extension Defaults.FileStore {
 
 	func restoreDirtyKeys(_ changes: [(key: String, value: Any?)]) {
 		memory.withLock { memory in
-			memory.dirtyKeys.formUnion(changes.lazy.map(\.key))
+			memory.markDirty(changes.lazy.map(\.key))
 		}
 	}
 

@@ -58,7 +58,11 @@ extension Defaults {
 			var registered: [String: Any] = [:]
 			var arguments: [String: Any] = [:]
 			/// Keys this process set or removed since the last flush: the only keys a flush writes.
-			var dirtyKeys: Set<String> = []
+			private(set) var dirtyKeys: Set<String> = []
+			/// The key marked dirty last, while it is still in `dirtyKeys`: a key written again and again between
+			/// flushes (a slider, a counter) is found dirty with one string comparison instead of a second hashing of
+			/// its name per write.
+			private var lastDirtyKey: String?
 			var isFlushScheduled = false
 			var isReloadScheduled = false
 			/// Flushes that failed in a row: the next try waits longer, up to a minute.
@@ -198,7 +202,7 @@ extension Defaults {
 		public func setStoredValue(_ value: Any, forKey key: String) {
 			let shouldSchedule = memory.withLock { memory in
 				memory.values[key] = value
-				memory.dirtyKeys.insert(key)
+				memory.markDirty(key)
 				return memory.markFlushScheduled()
 			}
 			if shouldSchedule {
@@ -210,7 +214,7 @@ extension Defaults {
 		public func removeStoredValue(forKey key: String) {
 			let shouldSchedule = memory.withLock { memory in
 				memory.values.removeValue(forKey: key)
-				memory.dirtyKeys.insert(key)
+				memory.markDirty(key)
 				return memory.markFlushScheduled()
 			}
 			if shouldSchedule {
@@ -285,6 +289,26 @@ extension Defaults {
 }
 
 extension Defaults.FileStore.Memory {
+	/// Adds `key` to the keys the next flush writes.
+	mutating func markDirty(_ key: String) {
+		guard key != lastDirtyKey else {
+			return
+		}
+		dirtyKeys.insert(key)
+		lastDirtyKey = key
+	}
+
+	/// Adds `keys` to the keys the next flush writes.
+	mutating func markDirty(_ keys: some Sequence<String>) {
+		dirtyKeys.formUnion(keys)
+	}
+
+	/// Forgets the dirty keys, once a flush has taken them.
+	mutating func clearDirtyKeys() {
+		dirtyKeys.removeAll(keepingCapacity: true)
+		lastDirtyKey = nil
+	}
+
 	/// Marks a flush as scheduled; `true` when it was not yet, so the caller must schedule it.
 	mutating func markFlushScheduled() -> Bool {
 		if isFlushScheduled {

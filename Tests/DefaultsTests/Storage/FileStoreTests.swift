@@ -70,6 +70,21 @@ import Testing
 		#expect(all["date"] as? Date == date)
 	}
 
+	@Test func aKeyWrittenAgainAfterAFlushIsWrittenByTheNextFlush() throws {
+		// The store remembers the key it marked dirty last, to skip hashing it again; a flush must make it forget.
+		let volume = Defaults.Key<Int>("volume", default: 3, suite: store)
+		Defaults[volume] = 4
+		Defaults[volume] = 5
+		#expect(store.flush())
+		#expect(try fileContents().values["volume"] as? Int == 5)
+		Defaults[volume] = 6
+		#expect(store.flush())
+		#expect(try fileContents().values["volume"] as? Int == 6)
+		Defaults.reset(volume)
+		#expect(store.flush())
+		#expect(try fileContents().values["volume"] == nil)
+	}
+
 	@Test func writesReachTheFileWithoutAFlush() throws {
 		try store.write("soon", forKey: "late")
 		let start = Date()
