@@ -9,16 +9,15 @@ import Synchronization
 /// the handlers, and calls them with no lock held and nothing allocated.
 enum CommitTaps {
 	private final class Handler: Sendable {
-		let call: @Sendable (String) -> Void
+		let call: @Sendable () -> Void
 
-		init(_ call: @escaping @Sendable (String) -> Void) {
+		init(_ call: @escaping @Sendable () -> Void) {
 			self.call = call
 		}
 	}
 
 	private struct Tap {
-		let names: Set<String>
-		let handler: Handler
+		let handlers: [String: Handler]
 	}
 
 	/// The handlers of one store by key name, in the order the taps were added. Never mutated.
@@ -28,9 +27,8 @@ enum CommitTaps {
 		init(_ taps: [UInt64: Tap]) {
 			var handlers: [String: [Handler]] = [:]
 			for id in taps.keys.sorted() {
-				let tap = taps[id]!
-				for name in tap.names {
-					handlers[name, default: []].append(tap.handler)
+				for (name, handler) in taps[id]!.handlers {
+					handlers[name, default: []].append(handler)
 				}
 			}
 			self.handlers = handlers
@@ -65,8 +63,21 @@ enum CommitTaps {
 	static func add(
 		names: Set<String>, in store: any Defaults.Store, handler: @escaping @Sendable (String) -> Void
 	) -> @Sendable () -> Void {
+		var handlers: [String: @Sendable () -> Void] = [:]
+		for name in names {
+			handlers[name] = { handler(name) }
+		}
+		return add(handlers: handlers, in: store)
+	}
+
+	/// Calls the handler of a key's name each time the key is written in `store` through the package, on the writing
+	/// thread, after the write; until the returned closure is called. A handler per name spares the write a lookup
+	/// of its own (sync bumps the key's change counter in it).
+	static func add(
+		handlers: [String: @Sendable () -> Void], in store: any Defaults.Store
+	) -> @Sendable () -> Void {
 		let storeID = ObjectIdentifier(store)
-		let tap = Tap(names: names, handler: Handler(handler))
+		let tap = Tap(handlers: handlers.mapValues(Handler.init))
 		let id = registry.withLock { registry in
 			registry.nextID += 1
 			registry.byStore[storeID, default: [:]][registry.nextID] = tap
@@ -92,7 +103,7 @@ enum CommitTaps {
 			return
 		}
 		for handler in handlers {
-			handler.call(key)
+			handler.call()
 		}
 	}
 }

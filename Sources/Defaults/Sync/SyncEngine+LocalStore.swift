@@ -6,14 +6,26 @@ extension Defaults.SyncEngine {
 	/// Hears every change of `names` in `store`: writes through the package (through a commit tap, which costs a
 	/// write far less than an observation would) and changes the store reports from outside (through the store seam),
 	/// by name only, without decoding anything.
+	/// Counts every change of the keys named `names` in `changes` and wakes the engine: writes in this process
+	/// through a commit tap (the write bumps its key's counter directly), changes from other processes through the
+	/// store's outside-change reports.
 	static func observeLocalChanges(
-		of names: [String], in store: any Defaults.Store, handler: @escaping @Sendable (String) -> Void
+		of names: [String], in store: any Defaults.Store, countingIn changes: LocalChanges, wake: WakeSignal
 	) -> LocalChangeObservation {
 		let watched = Set(names)
-		let removeTap = CommitTaps.add(names: watched, in: store, handler: handler)
+		var handlers: [String: @Sendable () -> Void] = [:]
+		for name in watched {
+			let counter = changes.counter(for: name)
+			handlers[name] = {
+				counter.bump()
+				wake.signal()
+			}
+		}
+		let removeTap = CommitTaps.add(handlers: handlers, in: store)
 		let outside = store.observeOutsideChanges { keys in
 			for name in keys where watched.contains(name) {
-				handler(name)
+				changes.note(name)
+				wake.signal()
 			}
 		}
 		return LocalChangeObservation {
@@ -22,8 +34,6 @@ extension Defaults.SyncEngine {
 		}
 	}
 
-	/// Writes a value received from the remote into the local store (removes it for `nil`), so that observers hear
-	/// it like any other change.
 	static func applyRemoteValue(_ stored: Any?, forKey name: String, in store: any Defaults.Store) {
 		store.commit(stored, forKey: name)
 	}

@@ -74,9 +74,8 @@ extension Defaults {
 			guard !new.isEmpty else {
 				return
 			}
-			let observation = Self.observeLocalChanges(of: new, in: storeReference) { [weak self] name in
-				self?.localDidChange(name)
-			}
+			let observation = Self.observeLocalChanges(
+				of: new, in: storeReference, countingIn: localChanges, wake: wake)
 			observations.withLock { $0.append(observation) }
 			for name in new {
 				localDidChange(name)
@@ -138,7 +137,7 @@ extension Defaults {
 		}
 
 		private func localDidChange(_ name: String) {
-			localChanges.withLock { $0[name, default: 0] += 1 }
+			localChanges.note(name)
 			wake.signal()
 		}
 	}

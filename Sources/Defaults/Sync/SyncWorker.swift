@@ -240,7 +240,7 @@ actor SyncWorker {
 	static let pushBatchSize = 100
 
 	private func pushPending(localChanges: LocalChanges) async throws {
-		let changes = localChanges.withLock { $0 }
+		let changes = localChanges.pending()
 		guard !changes.isEmpty else {
 			updatePendingCount(0)
 			return
@@ -250,12 +250,12 @@ actor SyncWorker {
 		var pushes: [Push] = []
 		for (name, generation) in changes.sorted(by: { $0.key < $1.key }) {
 			guard synced.contains(name) else {
-				Self.forget(name, generation: generation, in: localChanges)
+				localChanges.forget(name, upTo: generation)
 				continue
 			}
 			let local = localValue(of: name, storedNames: storedNames)
 			if Self.isEqual(local, state.agreedLocalValue(forKey: name)) && !staleNames.contains(name) {
-				Self.forget(name, generation: generation, in: localChanges)
+				localChanges.forget(name, upTo: generation)
 				continue
 			}
 			pushes.append(
@@ -280,13 +280,13 @@ actor SyncWorker {
 			}
 			state.save(to: stateFile)
 		}
-		updatePendingCount(localChanges.withLock { $0.count })
+		updatePendingCount(localChanges.pendingCount)
 	}
 
 	private func didWrite(_ push: Push, at revision: Int64, localChanges: LocalChanges) {
 		state.records[push.name] = .init(value: push.bytes, modRevision: revision)
 		staleNames.remove(push.name)
-		Self.forget(push.name, generation: push.generation, in: localChanges)
+		localChanges.forget(push.name, upTo: push.generation)
 	}
 
 	/// The batch in one transaction; `nil` when a key conflicts or the whole is over the remote's size limit, so that
@@ -311,7 +311,7 @@ actor SyncWorker {
 		} catch Defaults.RemoteServiceError.valueTooLarge(let reason) {
 			// This value will never fit: say so and let the others through. The local value stays as it is, and a
 			// later change of the key is pushed again.
-			Self.forget(push.name, generation: push.generation, in: localChanges)
+			localChanges.forget(push.name, upTo: push.generation)
 			Defaults.report(
 				Defaults.Failure(
 					keyName: push.name, reason: .storage,
@@ -326,7 +326,7 @@ actor SyncWorker {
 		case .conflict(let current):
 			// Made without knowing the latest remote value: the remote value wins here too. Taking the local value
 			// as agreed lets `apply` replace it like any remote change.
-			Self.forget(push.name, generation: Int.max, in: localChanges)
+			localChanges.forget(push.name, upTo: nil)
 			staleNames.remove(push.name)
 			let storedNames = Set(store.store.storedKeys())
 			let local = localValue(of: push.name, storedNames: storedNames)
@@ -335,14 +335,6 @@ actor SyncWorker {
 			let event: Defaults.RemoteEvent =
 				current.map { .put($0) } ?? .delete(key: prefix + push.name, modRevision: max(1, state.revision))
 			apply([event], storedNames: storedNames)
-		}
-	}
-
-	private static func forget(_ name: String, generation: Int, in localChanges: LocalChanges) {
-		localChanges.withLock { changes in
-			if let current = changes[name], current <= generation {
-				changes[name] = nil
-			}
 		}
 	}
 

@@ -58,13 +58,3 @@ final class WakeSignal: Sendable {
 		}
 	}
 }
-
-/// The names of synced keys changed locally and not yet looked at, each with a count of its changes, so that a push
-/// forgets a name only if no change came in while it was being pushed.
-final class LocalChanges: Sendable {
-	private let changes = Mutex<[String: Int]>([:])
-
-	func withLock<Result>(_ body: (inout [String: Int]) -> Result) -> Result {
-		changes.withLock { body(&$0) }
-	}
-}

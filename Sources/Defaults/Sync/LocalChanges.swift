@@ -1,0 +1,96 @@
+import Synchronization
+
+/// The synced keys changed locally and not yet pushed.
+///
+/// Each name has a counter of its changes and the count its last push covered; it is pending while they differ, so a
+/// push forgets a name only if no change came in while it was being pushed. A write bumps its key's counter with one
+/// atomic add, handed to it directly by the commit tap: no lock that the pushing task also takes, no hashing of the
+/// name.
+final class LocalChanges: Sendable {
+	final class Counter: Sendable {
+		let name: String
+		private let changes = Atomic<Int>(0)
+		private let pushed = Atomic<Int>(0)
+
+		init(name: String) {
+			self.name = name
+		}
+
+		/// Counts a change; called after the value is in the store.
+		@inline(__always)
+		func bump() {
+			changes.add(1, ordering: .releasing)
+		}
+
+		/// The changes counted so far, when some are not yet pushed.
+		var pendingGeneration: Int? {
+			let current = changes.load(ordering: .acquiring)
+			return current > pushed.load(ordering: .relaxed) ? current : nil
+		}
+
+		/// Marks the changes up to `generation` as pushed (never moving back, whoever pushes concurrently).
+		func forget(upTo generation: Int) {
+			var seen = pushed.load(ordering: .relaxed)
+			while seen < generation {
+				let (exchanged, original) = pushed.compareExchange(
+					expected: seen, desired: generation, ordering: .relaxed)
+				if exchanged {
+					return
+				}
+				seen = original
+			}
+		}
+
+		/// Marks every change counted so far as pushed.
+		func forgetAll() {
+			forget(upTo: changes.load(ordering: .acquiring))
+		}
+	}
+
+	private let counters = Mutex<[String: Counter]>([:])
+
+	/// The counter of `name`, made on first use.
+	func counter(for name: String) -> Counter {
+		counters.withLock { counters in
+			if let counter = counters[name] {
+				return counter
+			}
+			let counter = Counter(name: name)
+			counters[name] = counter
+			return counter
+		}
+	}
+
+	/// Counts a change of `name` (a change heard by name: from another process, or a key newly synced).
+	func note(_ name: String) {
+		counter(for: name).bump()
+	}
+
+	/// Every pending name with the changes counted for it now.
+	func pending() -> [String: Int] {
+		var pending: [String: Int] = [:]
+		for counter in counters.withLock({ Array($0.values) }) {
+			if let generation = counter.pendingGeneration {
+				pending[counter.name] = generation
+			}
+		}
+		return pending
+	}
+
+	/// Forgets `name` if no change came in after its change number `generation`; `nil` forgets it whatever came.
+	func forget(_ name: String, upTo generation: Int?) {
+		guard let counter = counters.withLock({ $0[name] }) else {
+			return
+		}
+		if let generation {
+			counter.forget(upTo: generation)
+		} else {
+			counter.forgetAll()
+		}
+	}
+
+	/// How many names are pending.
+	var pendingCount: Int {
+		counters.withLock { Array($0.values) }.count { $0.pendingGeneration != nil }
+	}
+}
