@@ -152,6 +152,10 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		[Defaults.RemoteEvent], any Error
 	> {
 		let (stream, continuation) = AsyncThrowingStream.makeStream(of: [Defaults.RemoteEvent].self)
+		// Set first: a consumer may stop before the request is even made (while a token is fetched), and its
+		// termination must still reach the stream opened after that.
+		let running = RunningWatch()
+		continuation.onTermination = { _ in running.end() }
 		let task = Task {
 			do {
 				let body: [String: Any] = [
@@ -173,21 +177,22 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 						self.failOver(from: index)
 						return Defaults.RemoteServiceError.unreachable("the watch stream broke: \(error)")
 					case .errorReply(let status, let body):
-						return self.failure(status: status, reply: body, path: "/v3/watch", endpoint: index).error
+						return self.failure(
+							status: status, reply: body, path: "/v3/watch", endpoint: index, sentToken: request.token
+						).error
 					case .cancelled(let reason):
 						return self.failure(
 							status: 0, message: "etcd cancelled the watch: \(reason)", code: nil, path: "/v3/watch",
-							endpoint: index
+							endpoint: index, sentToken: request.token
 						).error
 					}
 				}
-				let stream = transports[index].open(request, to: watch)
-				continuation.onTermination = { _ in stream.cancel() }
+				running.attach(transports[index].open(request, to: watch))
 			} catch {
 				continuation.finish(throwing: error)
 			}
 		}
-		_ = task
+		running.attach(task)
 		return stream
 	}
 
@@ -229,7 +234,8 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 			}
 			return object
 		}
-		let failure = failure(status: reply.status, reply: reply.body, path: path, endpoint: index)
+		let failure = failure(
+			status: reply.status, reply: reply.body, path: path, endpoint: index, sentToken: request.token)
 		if failure.isTokenRefused, renewingToken {
 			return try await call(path, body, endpoint: index, renewingToken: false)
 		}
@@ -251,7 +257,7 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 	/// A token etcd no longer accepts (expired, or issued before a change of roles) is forgotten here, so that the
 	/// next request authenticates again.
 	func failure(
-		status: Int, reply: Data, path: String, endpoint index: Int
+		status: Int, reply: Data, path: String, endpoint index: Int, sentToken: String?
 	) -> (
 		error: Defaults.RemoteServiceError, isTokenRefused: Bool
 	) {
@@ -260,30 +266,37 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 			object["message"] as? String ?? object["error"] as? String
 			?? String(decoding: reply.prefix(500), as: UTF8.self)
 		return failure(
-			status: status, message: message, code: (object["code"] as? NSNumber)?.intValue, path: path, endpoint: index
-		)
+			status: status, message: message, code: (object["code"] as? NSNumber)?.intValue, path: path,
+			endpoint: index,
+			sentToken: sentToken)
 	}
 
 	/// What etcd's `message` and gRPC `code` mean, with the HTTP `status` (0 when the error came inside a stream).
 	func failure(
-		status: Int, message: String, code: Int?, path: String, endpoint index: Int
+		status: Int, message: String, code: Int?, path: String, endpoint index: Int, sentToken: String?
 	) -> (
 		error: Defaults.RemoteServiceError, isTokenRefused: Bool
 	) {
 		let context = "\(endpoints[index].absoluteString)\(path): \(status == 0 ? "" : "HTTP \(status) ")\(message)"
 		if credentials != nil,
 			status == 401 || code == 16 || message.contains("invalid auth token")
-				|| message.contains("revision of auth store is old")
+				|| message.contains("revision of auth store is old") || message.contains("user name is empty")
 		{
-			token.withLock { $0 = nil }
+			// Only the token this request sent: another request may have fetched a fresh one meanwhile.
+			token.withLock { current in
+				if (current ?? "") == (sentToken ?? "") {
+					current = nil
+				}
+			}
 			return (.refused(context), true)
 		}
 		// Unavailable, deadline exceeded, or a server error: the next endpoint may answer.
 		if status >= 500 || code == 14 || code == 4 {
 			return (.unreachable(context), false)
 		}
-		// Larger than etcd's --max-request-bytes (1.5 MiB unless set).
-		if message.contains("request is too large") {
+		// Larger than etcd's --max-request-bytes (1.5 MiB unless set), or than its gRPC message limit (that plus
+		// 512 KiB), which gRPC reports as resource exhausted (code 8).
+		if message.contains("request is too large") || message.contains("larger than max") {
 			return (.valueTooLarge(context), false)
 		}
 		// Permission denied, unauthenticated, or a user name missing: the set-up, not the request, must change.
@@ -306,7 +319,7 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 			return nil
 		}
 		if let token = token.withLock({ $0 }) {
-			return token
+			return token.isEmpty ? nil : token
 		}
 		let request = GatewayRequest(
 			url: endpoints[index].appending(path: "/v3/auth/authenticate"),
@@ -318,9 +331,17 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		let object = (try? JSONSerialization.jsonObject(with: reply.body)) as? [String: Any]
 		guard reply.status == 200, let fresh = object?["token"] as? String else {
 			let failure = failure(
-				status: reply.status, reply: reply.body, path: "/v3/auth/authenticate", endpoint: index)
+				status: reply.status, reply: reply.body, path: "/v3/auth/authenticate", endpoint: index, sentToken: nil)
 			if case .unreachable = failure.error {
 				throw failure.error
+			}
+			if reply.status == 412 || (object?["message"] as? String)?.contains("authentication is not enabled") == true
+			{
+				// Credentials for an etcd that does not check them: go on without a token, as etcd's own client does.
+				// An empty token stands for "none needed"; if etcd turns authentication on, the "user name is empty"
+				// refusal clears it and the next request authenticates.
+				token.withLock { $0 = "" }
+				return nil
 			}
 			let reason = object?["message"] as? String ?? String(decoding: reply.body.prefix(500), as: UTF8.self)
 			throw Defaults.RemoteServiceError.refused("authentication as '\(credentials.user)' failed: \(reason)")
@@ -331,7 +352,7 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 	}
 
 	private func failOver(from index: Int) {
-		_ = preferred.compareExchange(expected: index, desired: index + 1, ordering: .relaxed)
+		_ = preferred.compareExchange(expected: index, desired: (index + 1) % endpoints.count, ordering: .relaxed)
 	}
 
 	// MARK: JSON
@@ -373,5 +394,44 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		let value = (kv["value"] as? String).flatMap { Data(base64Encoded: $0) } ?? Data()
 		return Defaults.RemoteEntry(
 			key: String(decoding: key, as: UTF8.self), value: value, modRevision: int64(kv["mod_revision"]))
+	}
+}
+
+/// The parts of one watch that its consumer's termination must stop: the task that opens it (fetching a token
+/// first), then the stream it opened. Whichever comes after `end()` is stopped at once.
+final class RunningWatch: Sendable {
+	private struct Parts {
+		var task: Task<Void, Never>?
+		var stream: (any GatewayStream)?
+		var isEnded = false
+	}
+
+	private let parts = Mutex(Parts())
+
+	func attach(_ task: Task<Void, Never>) {
+		if parts.withLock({ parts in
+			parts.task = task
+			return parts.isEnded
+		}) {
+			task.cancel()
+		}
+	}
+
+	func attach(_ stream: any GatewayStream) {
+		if parts.withLock({ parts in
+			parts.stream = stream
+			return parts.isEnded
+		}) {
+			stream.cancel()
+		}
+	}
+
+	func end() {
+		let (task, stream) = parts.withLock { parts in
+			parts.isEnded = true
+			return (parts.task, parts.stream)
+		}
+		task?.cancel()
+		stream?.cancel()
 	}
 }

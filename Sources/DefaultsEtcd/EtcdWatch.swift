@@ -101,7 +101,8 @@ final class EtcdWatch: GatewayStreamReceiver, @unchecked Sendable {
 			}
 			return .put(entry)
 		}
-		if !events.isEmpty {
+		// The first reply says the watch was created: an empty batch tells the engine that etcd answered.
+		if !events.isEmpty || result["created"] as? Bool == true {
 			continuation.yield(events)
 		}
 	}

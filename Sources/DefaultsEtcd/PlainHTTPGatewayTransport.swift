@@ -73,8 +73,10 @@
 			let url = request.url
 			let host = url.host ?? "localhost"
 			let hostField = (host.contains(":") ? "[\(host)]" : host) + (url.port.map { ":\($0)" } ?? "")
+			// As sent: percent-encoded, with any query.
+			let path = url.path(percentEncoded: true) + (url.query(percentEncoded: true).map { "?\($0)" } ?? "")
 			var head =
-				"POST \(url.path.isEmpty ? "/" : url.path) HTTP/1.0\r\nHost: \(hostField)\r\n"
+				"POST \(path.isEmpty ? "/" : path) HTTP/1.0\r\nHost: \(hostField)\r\n"
 				+ "Content-Type: application/json\r\nContent-Length: \(request.body.count)\r\n"
 			if let token = request.token {
 				head += "Authorization: \(token)\r\n"

@@ -12,6 +12,9 @@ struct SyncState: Codable, Equatable {
 		/// the key is pending only once the local value moves away from it.
 		var keptLocalValue: Data?
 		var isUnreadable: Bool = false
+		/// When the remote refused the local value (too large): `keptLocalValue` is that value, and `value` and
+		/// `modRevision` the remote's record at the time. Optional, so that older state files still decode.
+		var isHeldLocally: Bool? = nil
 	}
 
 	/// The remote revision everything up to which has been applied; the watch resumes after it.
@@ -39,7 +42,7 @@ struct SyncState: Codable, Equatable {
 		guard let record = records[name] else {
 			return nil
 		}
-		let bytes = record.isUnreadable ? record.keptLocalValue : record.value
+		let bytes = record.isUnreadable || record.isHeldLocally == true ? record.keptLocalValue : record.value
 		return bytes.flatMap(SyncedValueCoding.decode)
 	}
 }

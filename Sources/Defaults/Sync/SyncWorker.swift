@@ -63,8 +63,19 @@ actor SyncWorker {
 	/// Ends a session when keys were added, so that the next one starts with a full read.
 	private struct NewKeysToRead: Error {}
 
+	static let firstRetryDelay: Duration = .milliseconds(50)
+
+	/// Refusals (a wrong password, a missing permission) wait longer between tries: each costs the remote a password
+	/// check, and they end only when someone changes the set-up.
+	static func longestRetryDelay(after error: any Error) -> Duration {
+		if case Defaults.RemoteServiceError.refused = error {
+			return .seconds(30)
+		}
+		return .seconds(2)
+	}
+
 	func run(wake: WakeSignal, localChanges: LocalChanges) async {
-		var delay: Duration = .milliseconds(50)
+		var delay = Self.firstRetryDelay
 		// Resumes the watch from the saved revision when it can; new keys or no revision yet need a full read.
 		var needsFullRead = false
 		while !Task.isCancelled {
@@ -72,9 +83,10 @@ actor SyncWorker {
 				if needsFullRead || names.withLock({ !$0.unread.isEmpty }) || state.revision == 0 {
 					try await readEverything()
 					needsFullRead = false
+					heardFromRemote()
 				}
-				didConnect()
-				delay = .milliseconds(50)
+				// Connected once the remote answers: the watch's first reply, or a push (`heardFromRemote`). Not
+				// before, so that a session refused at once backs off and reports its outage once.
 				try await session(wake: wake, localChanges: localChanges)
 			} catch is CancellationError {
 				return
@@ -89,9 +101,10 @@ actor SyncWorker {
 				if Task.isCancelled {
 					return
 				}
+				// Back to the shortest wait only if the remote answered since the last failure.
+				delay = isConnected ? Self.firstRetryDelay : min(delay * 2, Self.longestRetryDelay(after: error))
 				didDisconnect(error)
 				try? await Task.sleep(for: delay)
-				delay = min(delay * 2, .seconds(2))
 			}
 		}
 	}
@@ -160,6 +173,11 @@ actor SyncWorker {
 	}
 
 	private func receive(_ events: [Defaults.RemoteEvent]) {
+		heardFromRemote()
+		guard !events.isEmpty else {
+			// The watch's first reply: it is running.
+			return
+		}
 		apply(events, storedNames: Set(store.store.storedKeys()))
 		for event in events {
 			switch event {
@@ -238,6 +256,28 @@ actor SyncWorker {
 
 	/// How many keys go into one transaction: etcd refuses more than 128 operations in one by default.
 	static let pushBatchSize = 100
+	/// Well under etcd's default request limit (1.5 MiB) and its gRPC message limit (2 MiB).
+	static let pushBatchBytes = 512 << 10
+
+	/// `pushes` in transactions of at most ``pushBatchSize`` keys and ``pushBatchBytes`` bytes of values.
+	private static func batches(of pushes: [Push]) -> [ArraySlice<Push>] {
+		var batches: [ArraySlice<Push>] = []
+		var start = 0
+		var bytes = 0
+		for (index, push) in pushes.enumerated() {
+			let size = push.bytes?.count ?? 0
+			if index > start, index - start == pushBatchSize || bytes + size > pushBatchBytes {
+				batches.append(pushes[start..<index])
+				start = index
+				bytes = 0
+			}
+			bytes += size
+		}
+		if start < pushes.count {
+			batches.append(pushes[start...])
+		}
+		return batches
+	}
 
 	private func pushPending(localChanges: LocalChanges) async throws {
 		let changes = localChanges.pending()
@@ -265,8 +305,7 @@ actor SyncWorker {
 		}
 		// Before any request: offline, this is the count a status line shows.
 		updatePendingCount(pushes.count)
-		for start in stride(from: 0, to: pushes.count, by: Self.pushBatchSize) {
-			let batch = pushes[start..<min(start + Self.pushBatchSize, pushes.count)]
+		for batch in Self.batches(of: pushes) {
 			// All at once when none conflicts (the common case: many keys written at once); else one by one, so that
 			// each conflict is settled on its own.
 			if batch.count > 1, let revision = try await pushAll(batch) {
@@ -284,13 +323,14 @@ actor SyncWorker {
 	}
 
 	private func didWrite(_ push: Push, at revision: Int64, localChanges: LocalChanges) {
+		heardFromRemote()
 		state.records[push.name] = .init(value: push.bytes, modRevision: revision)
 		staleNames.remove(push.name)
 		localChanges.forget(push.name, upTo: push.generation)
 	}
 
-	/// The batch in one transaction; `nil` when a key conflicts or the whole is over the remote's size limit, so that
-	/// each is pushed on its own.
+	/// The batch in one transaction; `nil` when a key conflicts or the remote refuses the whole (too large, or a key it
+	/// will not take), so that each is pushed on its own.
 	private func pushAll(_ batch: ArraySlice<Push>) async throws -> Int64? {
 		do {
 			return try await remote.compareAndSwap(
@@ -298,7 +338,11 @@ actor SyncWorker {
 					Defaults.RemoteWrite(
 						key: prefix + $0.name, value: $0.bytes, expectedModRevision: $0.expectedModRevision)
 				})
-		} catch Defaults.RemoteServiceError.valueTooLarge {
+		} catch let error as Defaults.RemoteServiceError {
+			// Too large, or refused as a whole: each key on its own says which one it is. An outage stays an outage.
+			if case .unreachable = error {
+				throw error
+			}
 			return nil
 		}
 	}
@@ -309,14 +353,21 @@ actor SyncWorker {
 			result = try await remote.compareAndSwap(
 				key: prefix + push.name, value: push.bytes, expectedModRevision: push.expectedModRevision)
 		} catch Defaults.RemoteServiceError.valueTooLarge(let reason) {
-			// This value will never fit: say so and let the others through. The local value stays as it is, and a
-			// later change of the key is pushed again.
+			// This value will never fit: say so and let the others through. The local value stays as it is, held
+			// against the remote's current record, so that the key syncs again as soon as either side changes it
+			// (a later remote change replaces it, like any later change; a later local change is pushed).
 			localChanges.forget(push.name, upTo: push.generation)
+			let key = prefix + push.name
+			let current = try await remote.read(prefix: key).entries.first { $0.key == key }
+			state.records[push.name] = .init(
+				value: current?.value, modRevision: current?.modRevision ?? 0, keptLocalValue: push.bytes,
+				isHeldLocally: true)
+			staleNames.remove(push.name)
 			Defaults.report(
 				Defaults.Failure(
 					keyName: push.name, reason: .storage,
 					message:
-						"The value of '\(push.name)' (\(push.bytes?.count ?? 0) bytes stored) was not synced: the remote will not store a value this large (\(reason)). It is kept on this machine."
+						"The value of '\(push.name)' (\(push.bytes?.count ?? 0) bytes stored) was not synced: the remote will not store a value this large (\(reason)). It is kept on this machine until the key changes again, here or on another machine."
 				))
 			return
 		}
@@ -356,6 +407,13 @@ actor SyncWorker {
 		case (nil, nil): true
 		case let (lhs?, rhs?): Defaults.PropertyList.isEqual(lhs, rhs)
 		default: false
+		}
+	}
+
+	/// The remote answered: connected, if it was not already.
+	private func heardFromRemote() {
+		if !isConnected {
+			didConnect()
 		}
 	}
 

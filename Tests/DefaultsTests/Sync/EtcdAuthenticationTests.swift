@@ -1,5 +1,6 @@
 import Defaults
 import Foundation
+import Synchronization
 import Testing
 
 @testable import DefaultsEtcd
@@ -97,14 +98,12 @@ import Testing
 		defer { etcd.stop() }
 		let client = try EtcdClient(endpoints: [etcd.endpoint], requestTimeout: 2)
 
-		await #expect(throws: Defaults.RemoteServiceError.self) {
-			do {
-				_ = try await client.compareAndSwap(
-					key: "/big/k", value: Data(repeating: 7, count: 8192), expectedModRevision: 0)
-			} catch Defaults.RemoteServiceError.valueTooLarge(let reason) {
-				#expect(reason.contains("request is too large"))
-				throw Defaults.RemoteServiceError.valueTooLarge(reason)
-			}
+		do {
+			_ = try await client.compareAndSwap(
+				key: "/big/k", value: Data(repeating: 7, count: 8192), expectedModRevision: 0)
+			Issue.record("a value over etcd's limit was written")
+		} catch Defaults.RemoteServiceError.valueTooLarge(let reason) {
+			#expect(reason.contains("request is too large"), "\(reason)")
 		}
 		let small = try await client.compareAndSwap(key: "/big/k", value: Data("v".utf8), expectedModRevision: 0)
 		guard case .written = small else {
@@ -126,5 +125,105 @@ import Testing
 		let (isSynced, values) = try reader.values(["k0", "k1", "k2"])
 		#expect(isSynced)
 		#expect(values.keys.sorted() == ["k0", "k1", "k2"], "\(values)")
+	}
+
+	@Test func aBatchOverGRPCsMessageLimitIsTooLargeNotAnUnexpectedAnswer() async throws {
+		// etcd takes gRPC messages up to --max-request-bytes plus 512 KiB, and answers larger ones itself (code 8).
+		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		defer { etcd.stop() }
+		let client = try EtcdClient(endpoints: [etcd.endpoint], requestTimeout: 5)
+		let writes = (0..<70).map {
+			Defaults.RemoteWrite(key: "/batch/k\($0)", value: Data(repeating: 1, count: 10_000), expectedModRevision: 0)
+		}
+		do {
+			_ = try await client.compareAndSwap(all: writes)
+			Issue.record("a 700 KB transaction was written past a 4 KB limit")
+		} catch Defaults.RemoteServiceError.valueTooLarge(let reason) {
+			#expect(reason.contains("larger than max"), "\(reason)")
+		}
+	}
+
+	@Test func aWatchStoppedWhileItsTokenIsFetchedLeavesNoWatchOnEtcd() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		try await etcd.enableAuthentication(user: Self.editor, prefix: "/team/")
+		for _ in 0..<5 {
+			// A new client each time: no token yet, so the watch first authenticates, and is stopped meanwhile.
+			let client = try EtcdClient(endpoints: [etcd.endpoint], credentials: Self.editor, requestTimeout: 2)
+			let consumer = Task {
+				for try await _ in client.watch(prefix: "/team/", fromRevision: 1) {}
+			}
+			try await Task.sleep(for: .milliseconds(5))
+			consumer.cancel()
+		}
+		// A watch opened after its consumer stopped is closed within a poll slice (250 ms).
+		try await Task.sleep(for: .seconds(1))
+		#expect(try await etcd.watchStreamCount() == 0)
+	}
+
+	@Test func aMachineWithAWrongPasswordBacksOffAndReportsItOnce() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		try await etcd.enableAuthentication(user: Self.editor, prefix: "/team/")
+		FailureRecorder.start()
+		let folder = try TemporaryDirectory()
+		let stateFile = folder.file("sync.json")
+		let prefix = "/team/\(UUID().uuidString)/"
+		// Synced once, so that the next start resumes the watch instead of reading everything first.
+		let good = try EtcdClient(endpoints: [etcd.endpoint], credentials: Self.editor, requestTimeout: 2)
+		let store = Defaults.InMemoryStore()
+		let first = Defaults.SyncEngine(remote: good, prefix: prefix, store: store, stateFile: stateFile)
+		first.add(["theme"])
+		try store.write("dark", forKey: "theme")
+		#expect(await first.synchronize())
+		first.stop()
+
+		let wrong = CountingRemote(
+			try EtcdClient(
+				endpoints: [etcd.endpoint], credentials: .init(user: "editor", password: "stale"), requestTimeout: 2))
+		let second = Defaults.SyncEngine(remote: wrong, prefix: prefix, store: store, stateFile: stateFile)
+		second.add(["theme"])
+		second.start()
+		try await Task.sleep(for: .seconds(3))
+		second.stop()
+		// Waits of 0.1, 0.2, 0.4, 0.8 and 1.6 s: a handful of tries in 3 s, not one every 50 ms.
+		#expect(wrong.calls.load(ordering: .relaxed) <= 8, "\(wrong.calls.load(ordering: .relaxed)) tries")
+		let reports = FailureRecorder.failures(forKey: prefix)
+		#expect(reports.count == 1, "\(reports.map(\.message))")
+		#expect(second.status.isConnected == false)
+	}
+}
+
+/// A remote that counts the requests and watches made through it.
+final class CountingRemote: Defaults.RemoteKeyValueService {
+	let base: any Defaults.RemoteKeyValueService
+	let calls = Atomic<Int>(0)
+
+	init(_ base: any Defaults.RemoteKeyValueService) {
+		self.base = base
+	}
+
+	func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
+		calls.add(1, ordering: .relaxed)
+		return try await base.read(prefix: prefix)
+	}
+
+	func compareAndSwap(
+		key: String, value: Data?, expectedModRevision: Int64
+	) async throws
+		-> Defaults.RemoteWriteResult
+	{
+		calls.add(1, ordering: .relaxed)
+		return try await base.compareAndSwap(key: key, value: value, expectedModRevision: expectedModRevision)
+	}
+
+	func compareAndSwap(all writes: [Defaults.RemoteWrite]) async throws -> Int64? {
+		calls.add(1, ordering: .relaxed)
+		return try await base.compareAndSwap(all: writes)
+	}
+
+	func watch(prefix: String, fromRevision revision: Int64) -> AsyncThrowingStream<[Defaults.RemoteEvent], any Error> {
+		calls.add(1, ordering: .relaxed)
+		return base.watch(prefix: prefix, fromRevision: revision)
 	}
 }

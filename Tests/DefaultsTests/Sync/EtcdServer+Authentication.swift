@@ -3,6 +3,10 @@ import Foundation
 
 @testable import DefaultsEtcd
 
+#if canImport(FoundationNetworking)
+	import FoundationNetworking
+#endif
+
 extension EtcdServer {
 	/// Turns on etcd's authentication: a `root` user (which etcd requires first) and `user`, allowed to read and write
 	/// the keys under `prefix` and nothing else.
@@ -36,5 +40,20 @@ extension EtcdServer {
 					"\(path): HTTP \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
 			}
 		}
+	}
+
+	/// How many watch streams etcd holds open now (its `etcd_debugging_mvcc_watch_stream_total` gauge).
+	func watchStreamCount() async throws -> Int {
+		let url = URL(string: endpoint)!.appending(path: "metrics")
+		let (data, _) = try await URLSession.shared.data(from: url)
+		let text = String(decoding: data, as: UTF8.self)
+		guard
+			let line = text.split(separator: "\n").first(where: {
+				$0.hasPrefix("etcd_debugging_mvcc_watch_stream_total ")
+			}), let value = Double(line.split(separator: " ").last ?? "")
+		else {
+			throw Defaults.RemoteServiceError.invalidResponse("no watch stream count in /metrics")
+		}
+		return Int(value)
 	}
 }

@@ -152,5 +152,13 @@ import Testing
 		let (isSynced, values) = try reader.values(["notes", "theme"])
 		#expect(isSynced)
 		#expect(values == ["theme": "dark"])
+
+		// The key syncs again once it changes: a later change elsewhere replaces the held value, like any later
+		// change, and a later change here is pushed.
+		#expect(try reader.run("sync-write", ["notes=small"]).lines == ["synced"])
+		#expect(try writer.values(["notes"]).values == ["notes": "small"])
+		#expect(try writer.run("sync-write", ["notes=mine"]).lines == ["synced"])
+		#expect(try reader.values(["notes"]).values == ["notes": "mine"])
+		#expect(try writer.values(["notes"]).values == ["notes": "mine"])
 	}
 }
