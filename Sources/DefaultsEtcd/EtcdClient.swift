@@ -157,6 +157,7 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		let running = RunningWatch()
 		continuation.onTermination = { _ in running.end() }
 		let task = Task {
+			let index = preferred.load(ordering: .relaxed) % endpoints.count
 			do {
 				let body: [String: Any] = [
 					"create_request": [
@@ -164,7 +165,6 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 						"start_revision": String(revision), "progress_notify": true,
 					]
 				]
-				let index = preferred.load(ordering: .relaxed) % endpoints.count
 				let request = try await makeRequest(endpoint: index, path: "/v3/watch", body: body)
 				let watch = EtcdWatch(continuation: continuation) { [weak self] ending in
 					guard let self else {
@@ -189,6 +189,10 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 				}
 				running.attach(transports[index].open(request, to: watch))
 			} catch {
+				// Fetching a token could not reach the endpoint: the next watch tries the next one.
+				if case Defaults.RemoteServiceError.unreachable = error {
+					failOver(from: index)
+				}
 				continuation.finish(throwing: error)
 			}
 		}

@@ -24,6 +24,9 @@ extension Defaults {
 
 		/// The changes under `prefix` from `revision` on, as they happen; the stream ends with an error when the
 		/// connection is lost, or with ``RemoteServiceError/compacted(_:)`` when that revision is no longer kept.
+		///
+		/// Yield an empty batch once the watch is established: the engine counts as connected when the remote first
+		/// answers, and a quiet prefix would otherwise show it disconnected until its first change or push.
 		func watch(prefix: String, fromRevision revision: Int64) -> AsyncThrowingStream<[RemoteEvent], any Error>
 	}
 

@@ -12,7 +12,8 @@ extension Defaults {
 	/// pushes their stored forms, and applies remote changes to the store, where observers hear them like any change.
 	/// The rule for conflicts: every push is a compare-and-swap against the key's revision this machine last saw, so
 	/// a push wins only if it was made knowing the latest remote value; otherwise the remote value wins and is applied
-	/// locally. Every machine ends on the value the remote ordered last. See the Sync article.
+	/// locally. Every machine ends on the value the remote ordered last, except for a value the remote refused as too
+	/// large, which stays on its machine until the key changes again. See the Sync article.
 	///
 	/// ```swift
 	/// let engine = Defaults.SyncEngine(remote: etcd, prefix: "/defaults/editor/", store: store)

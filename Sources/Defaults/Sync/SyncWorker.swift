@@ -64,6 +64,8 @@ actor SyncWorker {
 	private struct NewKeysToRead: Error {}
 
 	static let firstRetryDelay: Duration = .milliseconds(50)
+	/// How long a session must run before its failure counts as a new outage rather than the same one going on.
+	static let stableSession: Duration = .seconds(5)
 
 	/// Refusals (a wrong password, a missing permission) wait longer between tries: each costs the remote a password
 	/// check, and they end only when someone changes the set-up.
@@ -79,6 +81,7 @@ actor SyncWorker {
 		// Resumes the watch from the saved revision when it can; new keys or no revision yet need a full read.
 		var needsFullRead = false
 		while !Task.isCancelled {
+			let started = ContinuousClock.now
 			do {
 				if needsFullRead || names.withLock({ !$0.unread.isEmpty }) || state.revision == 0 {
 					try await readEverything()
@@ -101,8 +104,14 @@ actor SyncWorker {
 				if Task.isCancelled {
 					return
 				}
-				// Back to the shortest wait only if the remote answered since the last failure.
-				delay = isConnected ? Self.firstRetryDelay : min(delay * 2, Self.longestRetryDelay(after: error))
+				// Back to the shortest wait, and a new outage to report, only after a session that held: one refused
+				// at once (a push without permission, a wrong password) keeps backing off and is reported once.
+				if isConnected, ContinuousClock.now - started >= Self.stableSession {
+					delay = Self.firstRetryDelay
+					isOutageReported = false
+				} else {
+					delay = min(delay * 2, Self.longestRetryDelay(after: error))
+				}
 				didDisconnect(error)
 				try? await Task.sleep(for: delay)
 			}
@@ -140,6 +149,7 @@ actor SyncWorker {
 			try await readEverything()
 			try await pushPending(localChanges: localChanges)
 			didConnect()
+			isOutageReported = false
 			return true
 		} catch {
 			didDisconnect(error)
@@ -150,7 +160,8 @@ actor SyncWorker {
 	// MARK: Remote to local
 
 	private func readEverything() async throws {
-		names.withLock { $0.unread = [] }
+		// Forgotten only once read and applied: a read that fails leaves them for the next try.
+		let reading = names.withLock { $0.unread }
 		let snapshot = try await remote.read(prefix: prefix)
 		let synced = currentNames
 		var seen: Set<String> = []
@@ -169,6 +180,7 @@ actor SyncWorker {
 		apply(events, storedNames: Set(store.store.storedKeys()))
 		state.revision = max(state.revision, snapshot.revision)
 		state.save(to: stateFile)
+		names.withLock { $0.unread.subtract(reading) }
 		publish()
 	}
 
@@ -356,13 +368,18 @@ actor SyncWorker {
 			// This value will never fit: say so and let the others through. The local value stays as it is, held
 			// against the remote's current record, so that the key syncs again as soon as either side changes it
 			// (a later remote change replaces it, like any later change; a later local change is pushed).
-			localChanges.forget(push.name, upTo: push.generation)
 			let key = prefix + push.name
-			let current = try await remote.read(prefix: key).entries.first { $0.key == key }
-			state.records[push.name] = .init(
-				value: current?.value, modRevision: current?.modRevision ?? 0, keptLocalValue: push.bytes,
-				isHeldLocally: true)
-			staleNames.remove(push.name)
+			let snapshot = try await remote.read(prefix: key)
+			let current = snapshot.entries.first { $0.key == key }
+			localChanges.forget(push.name, upTo: push.generation)
+			// Unless the watch delivered something newer while this read ran: then the key stays marked stale,
+			// and its next push settles it as a conflict.
+			if snapshot.revision >= state.revision {
+				state.records[push.name] = .init(
+					value: current?.value, modRevision: current?.modRevision ?? 0, keptLocalValue: push.bytes,
+					isHeldLocally: true)
+				staleNames.remove(push.name)
+			}
 			Defaults.report(
 				Defaults.Failure(
 					keyName: push.name, reason: .storage,
@@ -419,7 +436,6 @@ actor SyncWorker {
 
 	private func didConnect() {
 		isConnected = true
-		isOutageReported = false
 		lastError = nil
 		publish()
 	}

@@ -10,7 +10,9 @@ import Foundation
 extension EtcdServer {
 	/// Turns on etcd's authentication: a `root` user (which etcd requires first) and `user`, allowed to read and write
 	/// the keys under `prefix` and nothing else.
-	func enableAuthentication(user: EtcdClient.Credentials, prefix: String) async throws {
+	func enableAuthentication(
+		user: EtcdClient.Credentials, prefix: String, permission: String = "READWRITE"
+	) async throws {
 		let rangeEnd = EtcdClient.base64(EtcdClient.rangeEnd(of: prefix))
 		let steps: [(String, [String: Any])] = [
 			("/v3/auth/role/add", ["name": "root"]),
@@ -21,7 +23,7 @@ extension EtcdServer {
 				"/v3/auth/role/grant",
 				[
 					"name": "syncing",
-					"perm": ["permType": "READWRITE", "key": EtcdClient.base64(prefix), "range_end": rangeEnd],
+					"perm": ["permType": permission, "key": EtcdClient.base64(prefix), "range_end": rangeEnd],
 				]
 			),
 			("/v3/auth/user/add", ["name": user.user, "password": user.password]),
