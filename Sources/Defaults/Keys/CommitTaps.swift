@@ -96,6 +96,12 @@ enum CommitTaps {
 		}
 	}
 
+	/// How many handlers a write of `key` in `store` calls now.
+	static func handlerCount(forKey key: String, in store: some Defaults.Store) -> Int {
+		let storeID = ObjectIdentifier(store)
+		return registry.withLock { $0.tables[storeID]?.handlers[key]?.count ?? 0 }
+	}
+
 	/// Tells the taps of `store` that `key` was written.
 	static func note(_ key: String, in store: some Defaults.Store) {
 		let storeID = ObjectIdentifier(store)

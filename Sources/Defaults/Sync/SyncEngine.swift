@@ -86,6 +86,20 @@ extension Defaults {
 		/// Stops syncing the keys named `names`; their local values stay as they are.
 		public func remove(_ names: [String]) {
 			worker.removeNames(names)
+			// Listening again for the names left, so that writes of removed keys no longer wake the engine and a key
+			// added again is not heard twice.
+			let remaining = Array(worker.currentNames)
+			let replacement =
+				remaining.isEmpty
+				? nil
+				: Self.observeLocalChanges(of: remaining, in: storeReference, countingIn: localChanges, wake: wake)
+			let replaced = observations.withLock { observations in
+				defer { observations = replacement.map { [$0] } ?? [] }
+				return observations
+			}
+			for observation in replaced {
+				observation.cancel()
+			}
 		}
 
 		/// The names of the keys synced.

@@ -26,3 +26,48 @@ import Testing
 		#expect(Defaults.PropertyList.isEqual(decoded, stored))
 	}
 }
+
+/// What an engine listens to as keys are added and removed.
+@Suite struct SyncEngineKeysTests {
+	/// A remote never reached: these tests do not start the engine.
+	struct Unreachable: Defaults.RemoteKeyValueService {
+		func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
+			throw Defaults.RemoteServiceError.unreachable("test")
+		}
+
+		func compareAndSwap(
+			key: String, value: Data?, expectedModRevision: Int64
+		) async throws
+			-> Defaults.RemoteWriteResult
+		{
+			throw Defaults.RemoteServiceError.unreachable("test")
+		}
+
+		func compareAndSwap(all writes: [Defaults.RemoteWrite]) async throws -> Int64? {
+			throw Defaults.RemoteServiceError.unreachable("test")
+		}
+
+		func watch(
+			prefix: String, fromRevision revision: Int64
+		) -> AsyncThrowingStream<
+			[Defaults.RemoteEvent], any Error
+		> {
+			AsyncThrowingStream { $0.finish(throwing: Defaults.RemoteServiceError.unreachable("test")) }
+		}
+	}
+
+	@Test func aRemovedKeyIsNoLongerHeardAndOneAddedAgainIsHeardOnce() {
+		let store = Defaults.InMemoryStore()
+		let engine = Defaults.SyncEngine(remote: Unreachable(), prefix: "/test/keys/", store: store)
+		engine.add(["theme", "font"])
+		#expect(CommitTaps.handlerCount(forKey: "theme", in: store) == 1)
+		engine.remove(["theme"])
+		#expect(CommitTaps.handlerCount(forKey: "theme", in: store) == 0)
+		#expect(CommitTaps.handlerCount(forKey: "font", in: store) == 1)
+		engine.add(["theme"])
+		#expect(CommitTaps.handlerCount(forKey: "theme", in: store) == 1)
+		#expect(CommitTaps.handlerCount(forKey: "font", in: store) == 1)
+		engine.remove(["theme", "font"])
+		#expect(CommitTaps.handlerCount(forKey: "font", in: store) == 0)
+	}
+}
