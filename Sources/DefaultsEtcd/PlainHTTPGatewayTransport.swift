@@ -33,32 +33,19 @@
 
 		static func exchange(_ request: GatewayRequest) throws -> GatewayReply {
 			let deadline = request.timeout.map { ContinuousClock.now + .seconds($0) }
-			let connection = try SocketConnection(to: request.url, deadline: deadline)
+			let (connection, head, firstBytes) = try openReply(request, deadline: deadline, isCancelled: { false })
 			defer { connection.close() }
-			try connection.write(requestBytes(for: request), deadline: deadline)
-			var received = Data()
-			var head: ReplyHead?
-			while true {
-				if let head, let length = head.contentLength, received.count - head.bodyStart >= length {
-					break
-				}
+			var body = firstBytes
+			while head.contentLength.map({ body.count < $0 }) ?? true {
 				guard let bytes = try connection.read(deadline: deadline, isCancelled: { false }) else {
 					break
 				}
-				received.append(bytes)
-				guard received.count <= maximumReplySize else {
+				body.append(bytes)
+				guard head.bodyStart + body.count <= maximumReplySize else {
 					throw Defaults.RemoteServiceError.invalidResponse(
 						"\(request.url.absoluteString): the reply is larger than \(maximumReplySize) bytes")
 				}
-				if head == nil {
-					head = try ReplyHead(parsing: received)
-				}
 			}
-			guard let head else {
-				throw Defaults.RemoteServiceError.unreachable(
-					"\(request.url.absoluteString): the connection closed before a reply")
-			}
-			var body = received.dropFirst(head.bodyStart)
 			if let length = head.contentLength {
 				guard body.count >= length else {
 					throw Defaults.RemoteServiceError.unreachable(
@@ -66,7 +53,34 @@
 				}
 				body = body.prefix(length)
 			}
-			return GatewayReply(status: head.status, body: Data(body))
+			return GatewayReply(status: head.status, body: body)
+		}
+
+		/// Connects, sends `request` and reads until the reply's head is in, all before `deadline`: what a request
+		/// and a stream share. The connection is the caller's to close; on a throw it is closed already.
+		///
+		/// - Returns: The connection, the head, and the bytes of the body that came with it.
+		static func openReply(
+			_ request: GatewayRequest, deadline: ContinuousClock.Instant?, isCancelled: () -> Bool
+		) throws -> (connection: SocketConnection, head: ReplyHead, body: Data) {
+			let connection = try SocketConnection(to: request.url, deadline: deadline)
+			do {
+				try connection.write(requestBytes(for: request), deadline: deadline)
+				var received = Data()
+				while true {
+					guard let bytes = try connection.read(deadline: deadline, isCancelled: isCancelled) else {
+						throw Defaults.RemoteServiceError.unreachable(
+							"\(request.url.absoluteString): the connection closed before a reply")
+					}
+					received.append(bytes)
+					if let head = try ReplyHead(parsing: received) {
+						return (connection, head, Data(received.dropFirst(head.bodyStart)))
+					}
+				}
+			} catch {
+				connection.close()
+				throw error
+			}
 		}
 
 		static func requestBytes(for request: GatewayRequest) -> Data {
@@ -149,24 +163,15 @@
 			do {
 				// The timeout bounds the connection and the reply's head; the body flows for as long as the watch runs.
 				let deadline = request.timeout.map { ContinuousClock.now + .seconds($0) }
-				let connection = try SocketConnection(to: request.url, deadline: deadline)
+				let (connection, head, firstBytes) = try PlainHTTPGatewayTransport.openReply(
+					request, deadline: deadline, isCancelled: cancelled)
 				defer { connection.close() }
-				try connection.write(PlainHTTPGatewayTransport.requestBytes(for: request), deadline: deadline)
-				var received = Data()
-				var head: ReplyHead?
-				while head == nil {
-					guard let bytes = try connection.read(deadline: deadline, isCancelled: cancelled) else {
-						throw Defaults.RemoteServiceError.unreachable("the connection closed before a reply")
-					}
-					received.append(bytes)
-					head = try ReplyHead(parsing: received)
-				}
-				guard let head, receiver.receive(status: head.status) else {
+				guard receiver.receive(status: head.status) else {
 					receiver.streamEnded(error: nil)
 					return
 				}
-				if received.count > head.bodyStart {
-					receiver.receive(Data(received.dropFirst(head.bodyStart)))
+				if !firstBytes.isEmpty {
+					receiver.receive(firstBytes)
 				}
 				while let bytes = try connection.read(deadline: nil, isCancelled: cancelled) {
 					receiver.receive(bytes)
