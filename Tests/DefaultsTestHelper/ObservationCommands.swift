@@ -29,8 +29,27 @@ let observationCommands: [String: @Sendable ([String]) -> Int32] = [
 		}
 		let store = Defaults.FileStore.at(URL(filePath: arguments[0]))
 		let key = Defaults.Key<String?>(arguments[1], suite: store)
-		let expected = arguments[2]
-		let outcome = ObservationCommand.Outcome()
+		return ObservationCommand.awaitValue(of: key, equalTo: arguments[2], seconds: seconds)
+	},
+]
+
+enum ObservationCommand {
+	static func parse(_ assignment: String) -> (name: String, value: any Sendable)? {
+		guard let separator = assignment.firstIndex(of: "=") else {
+			return nil
+		}
+		let name = String(assignment[..<separator])
+		let text = String(assignment[assignment.index(after: separator)...])
+		if let number = Int(text) {
+			return (name, number)
+		}
+		return (name, text)
+	}
+
+	/// Observes `key` with `Defaults.updates`, prints `ready` once the observation runs, and returns 0 as soon as the
+	/// key reads `expected`, or 1 after `seconds`.
+	static func awaitValue(of key: Defaults.Key<String?>, equalTo expected: String?, seconds: Double) -> Int32 {
+		let outcome = Outcome()
 		Task {
 			var isFirst = true
 			for await value in Defaults.updates(key) {
@@ -46,20 +65,6 @@ let observationCommands: [String: @Sendable ([String]) -> Int32] = [
 			}
 		}
 		return outcome.wait(seconds: seconds) ?? 1
-	},
-]
-
-enum ObservationCommand {
-	static func parse(_ assignment: String) -> (name: String, value: any Sendable)? {
-		guard let separator = assignment.firstIndex(of: "=") else {
-			return nil
-		}
-		let name = String(assignment[..<separator])
-		let text = String(assignment[assignment.index(after: separator)...])
-		if let number = Int(text) {
-			return (name, number)
-		}
-		return (name, text)
 	}
 
 	static func usage(_ text: String) -> Int32 {

@@ -31,21 +31,7 @@ let syncCommands: [String: @Sendable ([String]) -> Int32] = [
 		let keys = SyncCommand.start(arguments[0], arguments[1], names: [arguments[2]])
 		let key = keys[arguments[2]]!
 		let expected = arguments[3] == "-" ? nil : arguments[3]
-		let outcome = ObservationCommand.Outcome()
-		Task {
-			var isFirst = true
-			for await value in Defaults.updates(key) {
-				if isFirst {
-					isFirst = false
-					FileHandle.standardOutput.write(Data("ready\n".utf8))
-				}
-				if value == expected {
-					outcome.finish(0)
-					return
-				}
-			}
-		}
-		let status = outcome.wait(seconds: seconds) ?? 1
+		let status = ObservationCommand.awaitValue(of: key, equalTo: expected, seconds: seconds)
 		_ = Defaults.standardStore.flush()
 		return status
 	},
