@@ -38,18 +38,21 @@ final class ChangeHub: Sendable {
 		// Read outside the hub's lock: a store takes its own lock, and the two are never nested.
 		var keys: [ObservedKey] = []
 		var currentValues: [ObservedKey: Any] = [:]
+		var storesOfKeys: [any Defaults.Store] = []
 		for target in targets {
 			let key = ObservedKey(store: target.store, name: target.name)
 			guard !keys.contains(key) else {
 				continue
 			}
 			keys.append(key)
+			storesOfKeys.append(target.store)
 			currentValues[key] = target.store.storedValue(forKey: target.name)
 		}
 		let subscription = ChangeSubscription(keys: keys, wantsPrior: wantsPrior)
 		let subscriber = SubscriberList.Subscriber(subscription: subscription, handler: SubscriberList.Handler(handler))
-		for target in targets where keys.contains(ObservedKey(store: target.store, name: target.name)) {
-			listenToOutsideChanges(of: target.store)
+		// Once per distinct key, as `remove` releases: a key named twice must not be counted twice.
+		for store in storesOfKeys {
+			listenToOutsideChanges(of: store)
 		}
 		let replaced = slots.withLock { slots in
 			var replaced: [SubscriberList] = []

@@ -56,7 +56,7 @@ struct ExternalChangeTests {
 /// A store with a change feed of its own: it implements the seam's `observeOutsideChanges` requirement itself.
 private final class FeedStore: InMemoryBackedStore, @unchecked Sendable {
 	let values = Defaults.InMemoryStore()
-	let handlers = Mutex<[@Sendable (Set<String>) -> Void]>([])
+	let handlers = LockedState<[@Sendable (Set<String>) -> Void]>([])
 
 	func observeOutsideChanges(
 		_ onChange: @escaping @Sendable (Set<String>) -> Void
@@ -72,7 +72,7 @@ private final class FeedStore: InMemoryBackedStore, @unchecked Sendable {
 	}
 }
 
-@Suite struct OutsideChangeSeamTests {
+@Suite(.timeLimit(.minutes(1))) struct OutsideChangeSeamTests {
 	@Test func aStoresOwnChangeFeedReachesObservers() {
 		let store = FeedStore()
 		let level = Defaults.Key<Int>("level", default: 1, suite: store)
@@ -100,5 +100,31 @@ private final class FeedStore: InMemoryBackedStore, @unchecked Sendable {
 		#expect(store.handlers.withLock { $0.count } == 1, "a is still observed")
 		third.invalidate()
 		#expect(store.handlers.withLock { $0.isEmpty })
+	}
+
+	@Test func aKeyNamedTwiceInOneObservationReleasesTheStoresFeedWhenItEnds() {
+		let store = FeedStore()
+		let a = Defaults.Key<Int>("a", default: 0, suite: store)
+		let observation = Defaults.observe(keys: a, a) {}
+		#expect(store.handlers.withLock { $0.count } == 1)
+		observation.invalidate()
+		#expect(store.handlers.withLock { $0.isEmpty }, "one observation, one subscription to release")
+	}
+
+	@Test func aKeyNamedTwiceInOneUpdatesSequenceReleasesTheStoresFeedWhenItEnds() async {
+		let store = FeedStore()
+		let a = Defaults.Key<Int>("a", default: 0, suite: store)
+		do {
+			var iterator = Defaults.updates([a, a], initial: false).makeAsyncIterator()
+			store.changeFromOutside(1, forKey: "a")
+			#expect(await iterator.next() != nil)
+			#expect(store.handlers.withLock { $0.count } == 1)
+		}
+		// The sequence's subscription ends when its last iterator is released, on the iterator's own schedule.
+		let deadline = ContinuousClock.now + .seconds(5)
+		while !store.handlers.withLock({ $0.isEmpty }), ContinuousClock.now < deadline {
+			try? await Task.sleep(for: .milliseconds(10))
+		}
+		#expect(store.handlers.withLock { $0.isEmpty }, "one sequence, one subscription to release")
 	}
 }
