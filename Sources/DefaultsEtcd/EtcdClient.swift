@@ -56,7 +56,7 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 	/// One per endpoint, in the same order.
 	private let transports: [any GatewayTransport]
 	private let preferred = Atomic<Int>(0)
-	private let token = Mutex<String?>(nil)
+	private let token = LockedState<String?>(nil)
 	/// How many tokens the client fetched: one, plus one per renewal.
 	let authentications = Atomic<Int>(0)
 
@@ -410,7 +410,7 @@ final class RunningWatch: Sendable {
 		var isEnded = false
 	}
 
-	private let parts = Mutex(Parts())
+	private let parts = LockedState(Parts())
 
 	func attach(_ task: Task<Void, Never>) {
 		if parts.withLock({ parts in

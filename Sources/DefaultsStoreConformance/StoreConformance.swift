@@ -226,7 +226,7 @@ public enum StoreConformance {
 	) throws {
 		try store.write(1, forKey: "outside")
 		_ = store.flush()
-		let heard = Mutex<Set<String>>([])
+		let heard = LockedState<Set<String>>([])
 		let observation = store.observeOutsideChanges { keys in heard.withLock { $0.formUnion(keys) } }
 		defer { observation.cancel() }
 		try outsideChange(store, "outside", 2)

@@ -12,7 +12,7 @@ final class FailureLog: Sendable {
 		var storageFailures: [String] = []
 	}
 
-	private let state = Mutex(State())
+	private let state = LockedState(State())
 
 	/// Routes the library's failures here.
 	func install() {

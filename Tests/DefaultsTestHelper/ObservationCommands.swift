@@ -75,7 +75,7 @@ enum ObservationCommand {
 	/// An exit status set once from another thread.
 	final class Outcome: Sendable {
 		private let semaphore = DispatchSemaphore(value: 0)
-		private let status = Mutex<Int32?>(nil)
+		private let status = LockedState<Int32?>(nil)
 
 		func finish(_ value: Int32) {
 			status.withLock { $0 = value }

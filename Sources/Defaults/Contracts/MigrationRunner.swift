@@ -14,7 +14,7 @@ extension Defaults.Store {
 
 enum MigrationRunner {
 	// One migration at a time in a process, so that two callers never interleave the operations of one step.
-	private static let lock = Mutex(())
+	private static let lock = LockedState(())
 
 	static func run(
 		_ migrations: [Defaults.Migration], in store: any Defaults.Store, versionKey: String

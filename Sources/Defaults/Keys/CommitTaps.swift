@@ -51,7 +51,7 @@ enum CommitTaps {
 	}
 
 	private static let count = Atomic<Int>(0)
-	private static let registry = Mutex(Registry())
+	private static let registry = LockedState(Registry())
 
 	@inline(__always)
 	static var isActive: Bool {

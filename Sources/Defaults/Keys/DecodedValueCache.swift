@@ -5,7 +5,7 @@ import Synchronization
 /// again.
 final class DecodedValueCache<Value>: @unchecked Sendable {
 	// Separate fields rather than one optional entry, so that a hit compares in place and copies only the value.
-	private let mutex = Mutex(())
+	private let mutex = LockedState(())
 	private var store: ObjectIdentifier?
 	private var version: UInt64 = 0
 	private var storedForm: Any?

@@ -8,7 +8,7 @@ enum DecodingFailures {
 		let key: String
 	}
 
-	private static let reported = Mutex<Set<ID>>([])
+	private static let reported = LockedState<Set<ID>>([])
 	// Lets writes skip the lock while nothing has failed, which is nearly always.
 	private static let count = Atomic<Int>(0)
 

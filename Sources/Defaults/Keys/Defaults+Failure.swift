@@ -46,7 +46,7 @@ extension Defaults {
 		public var description: String { "Defaults: \(message)" }
 	}
 
-	private static let failureHandlerStorage = Mutex<@Sendable (Failure) -> Void>(Defaults.printToStandardError)
+	private static let failureHandlerStorage = LockedState<@Sendable (Failure) -> Void>(Defaults.printToStandardError)
 
 	/// Called with every ``Defaults/Failure``; by default it prints the failure to standard error.
 	///

@@ -19,7 +19,7 @@ extension Defaults {
 
 /// Checks key names against the rules of property-list stores, reporting each offending name once.
 enum KeyNameRules {
-	private static let reported = Mutex<Set<String>>([])
+	private static let reported = LockedState<Set<String>>([])
 
 	static func violation(in name: String) -> String? {
 		if !name.allSatisfy(\.isASCII) {

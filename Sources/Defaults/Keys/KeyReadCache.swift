@@ -27,12 +27,12 @@ final class KeyReadCache<Value>: @unchecked Sendable {
 	@usableFromInline let word0 = Atomic<UInt64>(0)
 	@usableFromInline let word1 = Atomic<UInt64>(0)
 	/// Orders writers among themselves; readers never take it.
-	private let writer = Mutex(())
+	private let writer = LockedState(())
 
 	// For values with references: both guarded by `lock` (a `Mutex` cannot hold a value that is not `Sendable`).
 	// Unchecked exclusivity: the lock already makes access exclusive, and the runtime's check costs a thread-local
 	// lookup and two calls per access, on every read.
-	@usableFromInline let lock = Mutex(())
+	@usableFromInline let lock = LockedState(())
 	@exclusivity(unchecked) @usableFromInline var lockedCount: UInt64 = .max
 	@exclusivity(unchecked) @usableFromInline var lockedValue: Value?
 

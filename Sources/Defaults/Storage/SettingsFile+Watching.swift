@@ -32,7 +32,7 @@ extension SettingsFile {
 
 		private let descriptor: Int32
 		/// Watch descriptor of a folder, then file name, to what to call when that file changes.
-		private let handlers = Mutex<[Int32: [String: [@Sendable () -> Void]]]>([:])
+		private let handlers = LockedState<[Int32: [String: [@Sendable () -> Void]]]>([:])
 
 		private static let eventMask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE)
 
@@ -107,7 +107,7 @@ enum PollingWatcher {
 
 	static func watch(_ file: SettingsFile, onChange: @escaping @Sendable () -> Void) {
 		let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
-		let lastIdentity = Mutex<FileIdentity?>(file.identity)
+		let lastIdentity = LockedState<FileIdentity?>(file.identity)
 		timer.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1), leeway: .milliseconds(250))
 		timer.setEventHandler {
 			// A `stat` of the file; the caller reads it only when it changed.

@@ -9,11 +9,11 @@ extension Defaults {
 	/// observation.cancel()
 	/// ```
 	public final class OutsideChangeObservation: Sendable {
-		private let onCancel: Mutex<(@Sendable () -> Void)?>
+		private let onCancel: LockedState<(@Sendable () -> Void)?>
 
 		/// Creates an observation that calls `onCancel` once, when it is cancelled or released.
 		public init(onCancel: @escaping @Sendable () -> Void) {
-			self.onCancel = Mutex(onCancel)
+			self.onCancel = LockedState(onCancel)
 		}
 
 		/// Ends the subscription; the handler is not called again. Safe to call more than once.
@@ -71,7 +71,7 @@ enum OutsideChangeChannels {
 		var handlers: [ObjectIdentifier: [UInt64: @Sendable (Set<String>) -> Void]] = [:]
 	}
 
-	private static let channels = Mutex(Channels())
+	private static let channels = LockedState(Channels())
 
 	static func subscribe(
 		to store: some Defaults.Store, _ onChange: @escaping @Sendable (Set<String>) -> Void

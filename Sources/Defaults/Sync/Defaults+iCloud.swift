@@ -29,7 +29,7 @@ extension Defaults {
 			var isSyncingAutomatically = true
 		}
 
-		private static let registry = Mutex(Registry())
+		private static let registry = LockedState(Registry())
 
 		/// Names the remote and starts syncing the keys added so far (and later ones).
 		///

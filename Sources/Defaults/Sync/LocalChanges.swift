@@ -47,7 +47,7 @@ final class LocalChanges: Sendable {
 		}
 	}
 
-	private let counters = Mutex<[String: Counter]>([:])
+	private let counters = LockedState<[String: Counter]>([:])
 
 	/// The counter of `name`, made on first use.
 	func counter(for name: String) -> Counter {

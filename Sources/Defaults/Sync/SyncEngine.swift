@@ -32,8 +32,8 @@ extension Defaults {
 		private let worker: SyncWorker
 		private let wake = WakeSignal()
 		private let localChanges = LocalChanges()
-		private let observations = Mutex<[LocalChangeObservation]>([])
-		private let loop = Mutex<Task<Void, Never>?>(nil)
+		private let observations = LockedState<[LocalChangeObservation]>([])
+		private let loop = LockedState<Task<Void, Never>?>(nil)
 		private let statusBroadcast = StatusBroadcast()
 
 		/// The store whose keys are synced.
@@ -175,7 +175,7 @@ final class StatusBroadcast: Sendable {
 		var listeners: [UUID: AsyncStream<Defaults.SyncStatus>.Continuation] = [:]
 	}
 
-	private let state = Mutex(State())
+	private let state = LockedState(State())
 
 	var current: Defaults.SyncStatus {
 		state.withLock { $0.current }

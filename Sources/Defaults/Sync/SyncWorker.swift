@@ -25,7 +25,7 @@ actor SyncWorker {
 		var unread: Set<String> = []
 	}
 
-	private nonisolated let names = Mutex(Names())
+	private nonisolated let names = LockedState(Names())
 
 	init(
 		remote: any Defaults.RemoteKeyValueService, prefix: String, store: StoreBox, state: SyncState,

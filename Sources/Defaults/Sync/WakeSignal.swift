@@ -8,7 +8,7 @@ final class WakeSignal: Sendable {
 		var waiter: CheckedContinuation<Void, Never>?
 	}
 
-	private let state = Mutex(State())
+	private let state = LockedState(State())
 	/// Set by the first signal after the waiter last consumed one; later signals see it and return at once, so a
 	/// burst of local writes takes the lock once. Cleared under the lock, before the wake-up is handed over, so a
 	/// signal that comes after it takes the lock again. What a skipped signal announces (a name in `LocalChanges`)

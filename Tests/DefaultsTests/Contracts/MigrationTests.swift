@@ -52,7 +52,7 @@ import Testing
 
 	@Test func stepsAtOrBelowTheRecordedVersionAreSkipped() throws {
 		let store = try Defaults.InMemoryStore(values: [Defaults.Migration.versionKey: 2])
-		let ran = Mutex<[Int]>([])
+		let ran = LockedState<[Int]>([])
 		let steps = (1...3).map { version in
 			Defaults.Migration(version: version) { _ in ran.withLock { $0.append(version) } }
 		}

@@ -87,7 +87,7 @@ private final class SettingsModel {
 	@Test func observableValue() {
 		defer { Defaults.reset(.level) }
 		let model = SettingsModel()
-		let changes = Mutex(0)
+		let changes = LockedState(0)
 		withObservationTracking {
 			_ = model.level
 		} onChange: {

@@ -99,7 +99,7 @@ extension Defaults.Keys {
 		#expect(failures.count == 1)
 
 		// The article's handler, called with the reported failure rather than installed.
-		let printed = Mutex<[String]>([])
+		let printed = LockedState<[String]>([])
 		let failureHandler: @Sendable (Defaults.Failure) -> Void = { failure in
 			if failure.reason == .decodingFailed {
 				printed.withLock {

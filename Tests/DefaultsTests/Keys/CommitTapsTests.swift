@@ -9,7 +9,7 @@ import Testing
 	@Test func aTapHearsWritesOfItsKeysInItsStoreUntilRemoved() throws {
 		let store = Defaults.InMemoryStore()
 		let other = Defaults.InMemoryStore()
-		let heard = Mutex<[String]>([])
+		let heard = LockedState<[String]>([])
 		let remove = CommitTaps.add(names: ["a", "b"], in: store) { name in heard.withLock { $0.append(name) } }
 		let a = Defaults.Key<Int>("a", default: 0, suite: store)
 		store[a] = 1
@@ -26,7 +26,7 @@ import Testing
 
 	@Test func tapsOnOneStoreHearInTheOrderAddedAndRemovingOneLeavesTheOthers() throws {
 		let store = Defaults.InMemoryStore()
-		let heard = Mutex<[String]>([])
+		let heard = LockedState<[String]>([])
 		let removeFirst = CommitTaps.add(names: ["a"], in: store) { name in heard.withLock { $0.append("1:\(name)") } }
 		let removeSecond = CommitTaps.add(names: ["a", "b"], in: store) { name in
 			heard.withLock { $0.append("2:\(name)") }

@@ -97,7 +97,7 @@ private struct Span: Codable, Hashable, Sendable, Defaults.Serializable {
 
 	@Test func aDynamicDefaultRunsOnEveryRead() {
 		let store = Defaults.InMemoryStore()
-		let runs = Mutex(0)
+		let runs = LockedState(0)
 		let key = Defaults.Key<Int>("dynamic", suite: store) {
 			runs.withLock {
 				$0 += 1; return $0

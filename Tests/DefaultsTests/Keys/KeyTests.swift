@@ -143,7 +143,7 @@ extension Defaults.Keys {
 
 /// A thread-safe counter for dynamic defaults.
 private final class Counter: Sendable {
-	private let value = Mutex(0)
+	private let value = LockedState(0)
 	var count: Int { value.withLock { $0 } }
 	func next() -> Int {
 		value.withLock {

@@ -44,7 +44,7 @@ import Testing
 	@Test func aFIFOAtTheSettingsPathIsRefusedWithoutBlocking() throws {
 		let path = folder.file("fifo.plist").path
 		#expect(mkfifo(path, 0o600) == 0)
-		let opened = Mutex<Defaults.FileStore?>(nil)
+		let opened = LockedState<Defaults.FileStore?>(nil)
 		let done = DispatchSemaphore(value: 0)
 		FailureRecorder.start()
 		Thread {

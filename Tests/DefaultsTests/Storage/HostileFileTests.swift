@@ -135,7 +135,7 @@ import Testing
 
 /// Runs `body` on a thread with a 512 MiB stack and returns its result.
 func onLargeStack<Result: Sendable>(_ body: @escaping @Sendable () -> Result) -> Result {
-	let box = Mutex<Result?>(nil)
+	let box = LockedState<Result?>(nil)
 	let done = DispatchSemaphore(value: 0)
 	let thread = Thread {
 		let result = body()

@@ -7,7 +7,7 @@ import Synchronization
 /// `Defaults.failureHandler` is process-wide and tests run in parallel, so each test filters by its own unique key
 /// names rather than replacing the handler.
 enum FailureRecorder {
-	private static let failures = Mutex<[Defaults.Failure]>([])
+	private static let failures = LockedState<[Defaults.Failure]>([])
 	private static let installation: Void = {
 		Defaults.failureHandler = { failure in
 			FailureRecorder.failures.withLock { $0.append(failure) }
