@@ -37,6 +37,17 @@ import Testing
 		#expect(failures.first?.message.contains("Window") == true)
 	}
 
+	@Test func eachNewStoreReportsItsOwnFailureEvenAtAFreedStoresAddress() throws {
+		FailureRecorder.start()
+		let name = uniqueKeyName()
+		// Each store is freed before the next is made, so the allocator hands out the same few addresses again.
+		for _ in 0..<20 {
+			let store = try Defaults.InMemoryStore(values: [name: "not a number"])
+			#expect(store[Defaults.Key<Int>(name, default: 7, suite: store)] == 7)
+		}
+		#expect(FailureRecorder.failures(forKey: name).count == 20)
+	}
+
 	@Test func anOutOfRangeNumberIsNotTruncated() throws {
 		FailureRecorder.start()
 		let name = uniqueKeyName()
