@@ -22,7 +22,7 @@ enum MigrationRunner {
 		throws(Defaults.MigrationError) -> Int
 	{
 		try check(migrations, versionKey: versionKey)
-		// `Mutex.withLock` cannot rethrow a typed error, so the outcome is carried out of the lock.
+		// `withLock` rethrows untyped errors only, so the typed outcome is carried out of the lock.
 		let outcome: Result<Int, Defaults.MigrationError> = lock.withLock { _ in
 			do throws(Defaults.MigrationError) {
 				return .success(try runLocked(migrations, in: store, versionKey: versionKey))

@@ -29,7 +29,7 @@ final class KeyReadCache<Value>: @unchecked Sendable {
 	/// Orders writers among themselves; readers never take it.
 	private let writer = LockedState(())
 
-	// For values with references: both guarded by `lock` (a `Mutex` cannot hold a value that is not `Sendable`).
+	// For values with references: both guarded by `lock`, and kept beside it so that the inlined read reaches them directly.
 	// Unchecked exclusivity: the lock already makes access exclusive, and the runtime's check costs a thread-local
 	// lookup and two calls per access, on every read.
 	@usableFromInline let lock = LockedState(())

@@ -108,7 +108,7 @@ private struct Span: Codable, Hashable, Sendable, Defaults.Serializable {
 	}
 
 	/// The sequence lock alone, with nothing but atomics between threads: what the thread sanitizer can check
-	/// (`swift test --sanitize=thread --filter KeyReadCacheTests/sequenceLock`; the stores' `Mutex` is invisible to it).
+	/// (`swift test --sanitize=thread --filter KeyReadCacheTests/sequenceLock`).
 	@Test func sequenceLockNeverHandsOutATornValue() async {
 		let cache = KeyReadCache<Span>()
 		let rounds = 20_000
