@@ -96,10 +96,31 @@ extension UserDefaults: Defaults.Store {
 	}
 }
 
-extension Defaults.Store where Self == UserDefaults {
-	/// `UserDefaults.standard`, so that `suite: .standard`, as written for the well-known Defaults package, compiles.
-	public static var standard: UserDefaults { UserDefaults.standard }
-}
+#if canImport(ObjectiveC)
+	extension Defaults.Store where Self == UserDefaults {
+		/// The standard store, `UserDefaults.standard`, so that `suite: .standard`, as written for the well-known
+		/// Defaults package, compiles and means what it means there.
+		///
+		/// ```swift
+		/// let theme = Defaults.Key<String>("theme", default: "light", suite: .standard)
+		/// ```
+		public static var standard: UserDefaults { UserDefaults.standard }
+	}
+#else
+	extension Defaults.Store where Self == Defaults.FileStore {
+		/// The standard store, ``Defaults/standardStore``, so that `suite: .standard`, as written for the well-known
+		/// Defaults package, means the store keys use when none is named.
+		///
+		/// ```swift
+		/// let theme = Defaults.Key<String>("theme", default: "light", suite: .standard)
+		/// // the same store, and so the same value, as Key<String>("theme", default: "light")
+		/// ```
+		///
+		/// On Linux that is ``Defaults/FileStore/standard``, not Foundation's `UserDefaults.standard`: two in-memory
+		/// copies of one file in one process would each miss the other's writes.
+		public static var standard: Defaults.FileStore { Defaults.FileStore.standard }
+	}
+#endif
 
 /// Gets `UserDefaults` writes to disk on platforms where Foundation does not do it by itself.
 enum DurableWrites {

@@ -166,7 +166,8 @@ private final class Counter: Sendable {
 		FailureRecorder.start()
 		let name = uniqueKeyName("iCloud")
 		let synced = Defaults.Key<Bool>(name, default: false, suite: .standard, iCloud: true)
-		#expect(synced.suite === UserDefaults.standard)
+		// `.standard` is the standard store: `UserDefaults.standard` on Apple platforms, the file store on Linux.
+		#expect(synced.suite === Defaults.standardStore)
 		// Registered for sync; with no remote configured it is stored locally, and nothing is reported.
 		#expect(FailureRecorder.failures(forKey: name).isEmpty)
 
@@ -175,6 +176,12 @@ private final class Counter: Sendable {
 		store[quality] = 0.1
 		Defaults.reset(["quality"], suite: store)
 		#expect(store[quality] == 0.8)
+	}
+
+	@Test func suiteStandardIsTheStoreKeysUseWhenNoneIsNamed() {
+		let named = Defaults.Key<Int>(uniqueKeyName(), default: 0, suite: .standard)
+		let unnamed = Defaults.Key<Int>(named.name, default: 0)
+		#expect(named.suite === unnamed.suite)
 	}
 
 	@Test func aCodableBridgeNeedsOnlyItsValueType() {
