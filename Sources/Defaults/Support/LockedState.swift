@@ -22,14 +22,17 @@
 /// The state may be of any type (property-list values are `Any`, so not `Sendable`); everything stored is only
 /// touched inside `withLock`, which is what makes the unchecked conformance sound.
 @usableFromInline package final class LockedState<State>: @unchecked Sendable {
-	// The mutex needs an address that never moves, so it lives in its own allocation.
+	// The mutex needs an address that never moves, so it lives in its own allocation. The state does too: reached
+	// through a pointer, an access is a plain load or store that the sanitizer checks against the mutex, with no
+	// formal access of a class property (the runtime's exclusivity check would cost a thread-local lookup and two
+	// calls per access on every read and write of the stores, and the sanitizer's model of such an access to a
+	// zero-sized state, `LockedState(())`, reported a race on the object's header).
 	@usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
-	// Unchecked exclusivity: the mutex already makes every access exclusive, and the runtime's check costs a
-	// thread-local lookup and two calls per access, on every read and write of the stores.
-	@exclusivity(unchecked) @usableFromInline var state: State
+	@usableFromInline let state: UnsafeMutablePointer<State>
 
 	@usableFromInline package init(_ state: State) {
-		self.state = state
+		self.state = .allocate(capacity: 1)
+		self.state.initialize(to: state)
 		mutex = .allocate(capacity: 1)
 		mutex.initialize(to: pthread_mutex_t())
 		let status = pthread_mutex_init(mutex, nil)
@@ -40,6 +43,8 @@
 		pthread_mutex_destroy(mutex)
 		mutex.deinitialize(count: 1)
 		mutex.deallocate()
+		state.deinitialize(count: 1)
+		state.deallocate()
 	}
 
 	/// Runs `body` with the state, holding the lock; nothing else reads or writes the state meanwhile.
@@ -47,6 +52,6 @@
 	package func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
 		pthread_mutex_lock(mutex)
 		defer { pthread_mutex_unlock(mutex) }
-		return try body(&state)
+		return try body(&state.pointee)
 	}
 }
