@@ -116,7 +116,8 @@ extension Defaults.Migration {
 					let error = Defaults.DecodingError(
 						keyName: name, storedValue: stored, bridgeName: new.name,
 						reason: new.reasonForFailure(decoding: stored),
-						alsoTried: old.map { ($0.name, $0.reasonForFailure(decoding: stored)) })
+						alsoTried: old.map { ($0.name, $0.reasonForFailure(decoding: stored)) },
+						storedValueDescription: BridgeDiagnosis.describe(stored))
 					try MigrationRunner.handleUndecodable(error, policy: policy, during: description)
 					return
 				}

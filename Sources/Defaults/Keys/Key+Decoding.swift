@@ -2,30 +2,6 @@ import Foundation
 import Synchronization
 
 extension Defaults {
-	/// Why a stored value did not decode: what was stored, which bridges tried it, and why each refused it.
-	public struct DecodingError: Error, @unchecked Sendable, CustomStringConvertible {
-		/// The key whose value did not decode.
-		public let keyName: String
-		/// The stored value, as a normalised property-list value. It is left in the store as it is.
-		public let storedValue: Any
-		/// The bridge the key reads with first.
-		public let bridgeName: String
-		/// Why the key's bridge refused the stored value.
-		public let reason: String
-		/// The further forms the key accepts, each with why it refused the stored value.
-		public let alsoTried: [(bridgeName: String, reason: String)]
-
-		/// A sentence for logs: the key, what was stored, and why it did not decode.
-		public var description: String {
-			var text =
-				"The value stored for the key '\(keyName)' does not decode: \(reason) (bridge: \(bridgeName); stored: \(BridgeDiagnosis.describe(storedValue)))."
-			for attempt in alsoTried {
-				text += " Also tried \(attempt.bridgeName): \(attempt.reason)."
-			}
-			return text + " The key reads as its default; the stored value is left as it is."
-		}
-	}
-
 	/// What a key finds in its store: nothing, a value in the current form, a value in an older form, or a value
 	/// that does not decode.
 	///
@@ -144,7 +120,8 @@ extension Defaults.Key {
 			Defaults.DecodingError(
 				keyName: name, storedValue: stored, bridgeName: bridge.name,
 				reason: bridge.reasonForFailure(decoding: stored),
-				alsoTried: alsoReading.map { ($0.name, $0.reasonForFailure(decoding: stored)) }))
+				alsoTried: alsoReading.map { ($0.name, $0.reasonForFailure(decoding: stored)) },
+				storedValueDescription: BridgeDiagnosis.describe(stored)))
 	}
 
 	/// `change` decoded with this key, once per change for all of its observers.

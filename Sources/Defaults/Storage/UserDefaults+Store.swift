@@ -55,16 +55,6 @@ extension UserDefaults: Defaults.Store {
 		RegisteredUserDefaults.record(values)
 	}
 
-	/// Removes every value stored in this suite, telling observers, as the well-known Defaults package's
-	/// `UserDefaults.removeAll()` does. Registered defaults stay registered.
-	///
-	/// ```swift
-	/// UserDefaults.standard.removeAll()
-	/// ```
-	public func removeAll() {
-		Defaults.removeAll(suite: self)
-	}
-
 	/// The keys `dictionaryRepresentation()` lists, less those that only read the default registered through
 	/// ``registerDefaultValues(_:)`` (keys register their defaults that way).
 	///
