@@ -22,16 +22,19 @@ public typealias _Default = Default
 /// func isUnset<Value: _DefaultsOptionalProtocol>(_ value: Value) -> Bool { value._defaults_isNil }
 /// ```
 public protocol _DefaultsOptionalProtocol: ExpressibleByNilLiteral {
+	// swift-format-ignore: AlwaysUseLowerCamelCase
 	/// Whether the value is `nil`.
 	var _defaults_isNil: Bool { get }
 }
 
 extension Optional: _DefaultsOptionalProtocol {
+	// swift-format-ignore: AlwaysUseLowerCamelCase
 	/// Whether the optional is `nil`.
 	public var _defaults_isNil: Bool { self == nil }
 }
 
 extension Defaults.AnySerializable: _DefaultsOptionalProtocol {
+	// swift-format-ignore: AlwaysUseLowerCamelCase
 	/// Whether it wraps no value (made from `nil`, or from a value that has no stored form).
 	public var _defaults_isNil: Bool { propertyListValue == nil }
 }
