@@ -27,6 +27,7 @@ public protocol _DefaultsOptionalProtocol: ExpressibleByNilLiteral {
 	var _defaults_isNil: Bool { get }
 }
 
+/// `Optional` says whether it is `nil` to generic code that does not know its wrapped type.
 extension Optional: _DefaultsOptionalProtocol {
 	// swift-format-ignore: AlwaysUseLowerCamelCase
 	/// Whether the optional is `nil`.
