@@ -153,6 +153,18 @@ import Testing
 		#expect(file.contains("private func sample3_0() async throws {\nDefaults[.theme] = \"dark\"\n}"))
 	}
 
+	@Test func aLaterBlockSeesEarlierDeclarationsAndItsOwnReplaceThoseOfTheSameName() {
+		let page = URL(filePath: "/Page.md")
+		let first = DocumentationSample(
+			page: page, line: 1, code: "enum Mime: String { case json }\nstruct Window { var width = 1 }")
+		let second = DocumentationSample(page: page, line: 9, code: "enum Mime: String, Codable { case json }")
+		let files = DocumentationSample.swiftFiles(for: [first, second], pageNumber: 0)
+		#expect(files.count == 2)
+		#expect(files[1].contains("fileprivate struct Window"))
+		#expect(files[1].contains("fileprivate enum Mime: String, Codable"))
+		#expect(!files[1].contains("fileprivate enum Mime: String {"))
+	}
+
 	/// Runs `tool` from the PATH, at most 90 s.
 	static func run(_ tool: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
 		let process = Process()
