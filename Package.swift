@@ -27,6 +27,9 @@ let package = Package(
 		.executableTarget(name: "DefaultsTool", dependencies: ["DefaultsToolCore"]),
 		// Sample types and values shared by the tests and their child processes.
 		.target(name: "DefaultsTestSupport", dependencies: ["Defaults"], path: "Tests/DefaultsTestSupport"),
+		// Makes the test process's HOME, XDG_CONFIG_HOME and TMPDIR a folder of its own before any test runs (C: the
+		// only way to run first), so that no test writes to the real home or leaves anything in the temporary folder.
+		.target(name: "DefaultsTestIsolation", path: "Tests/DefaultsTestIsolation"),
 		// Spawned by the tests to check what survives a process exit.
 		.executableTarget(
 			name: "DefaultsTestHelper", dependencies: ["Defaults", "DefaultsEtcd", "DefaultsTestSupport"],
@@ -35,8 +38,8 @@ let package = Package(
 		.testTarget(
 			name: "DefaultsTests",
 			dependencies: [
-				"Defaults", "DefaultsEtcd", "DefaultsStoreConformance", "DefaultsTestSupport", "DefaultsTestHelper",
-				"DefaultsTool", "DefaultsToolCore",
+				"Defaults", "DefaultsEtcd", "DefaultsStoreConformance", "DefaultsTestIsolation", "DefaultsTestSupport",
+				"DefaultsTestHelper", "DefaultsTool", "DefaultsToolCore",
 			]),
 	],
 	swiftLanguageModes: [.v6]

@@ -2,7 +2,7 @@ import Defaults
 import Foundation
 import Synchronization
 
-/// An etcd v3 cluster as a ``Defaults/RemoteKeyValueService``, through etcd's HTTP/JSON gateway.
+/// An etcd v3 cluster as a ``/Defaults/Defaults/RemoteKeyValueService``, through etcd's HTTP/JSON gateway.
 ///
 /// It is a library of its own, `DefaultsEtcd`, so that apps that do not sync do not link `FoundationNetworking`
 /// (and with it libcurl) on Linux.
@@ -20,7 +20,7 @@ import Synchronization
 /// Requests go to one endpoint; when it cannot be reached the next one is tried, and the one that answered is used
 /// from then on. With credentials, a token from `/v3/auth/authenticate` is sent with every request and fetched
 /// again (and the request retried once) when etcd no longer accepts it. etcd's refusals end as
-/// ``Defaults/RemoteServiceError/refused(_:)`` or ``Defaults/RemoteServiceError/valueTooLarge(_:)`` with etcd's own
+/// ``/Defaults/Defaults/RemoteServiceError/refused(_:)`` or ``/Defaults/Defaults/RemoteServiceError/valueTooLarge(_:)`` with etcd's own
 /// sentence.
 ///
 /// https endpoints go through `URLSession` and are verified against the system's trusted certificates (on Linux: add

@@ -3,7 +3,7 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// Checks that a ``Defaults/Store`` keeps the contract of the store seam, for any store: the package's own and yours.
+/// Checks that a ``/Defaults/Defaults/Store`` keeps the contract of the store seam, for any store: the package's own and yours.
 ///
 /// It is independent of any test framework: call it from XCTest or Swift Testing and let the thrown error fail the
 /// test. Every check runs on a fresh store from `makeStore`, and every violation found is reported, not only the

@@ -3,7 +3,7 @@ import Foundation
 
 /// A type flag of `write`: `-int 5`, `-array a b`, and the others.
 enum TypeFlag: String, CaseIterable {
-	case string, integer, float, boolean, date, data, array, arrayAdd, dictionary, dictionaryAdd
+	case string, integer, float, boolean, date, data, url, json, array, arrayAdd, dictionary, dictionaryAdd
 
 	/// The flag for `token`, with macOS's spellings (`-int` and `-integer`, `-bool` and `-boolean`, `-dict`).
 	init?(token: String) {
@@ -14,6 +14,8 @@ enum TypeFlag: String, CaseIterable {
 		case "-bool", "-boolean": self = .boolean
 		case "-date": self = .date
 		case "-data": self = .data
+		case "-url": self = .url
+		case "-json": self = .json
 		case "-array": self = .array
 		case "-array-add": self = .arrayAdd
 		case "-dict": self = .dictionary
@@ -24,7 +26,7 @@ enum TypeFlag: String, CaseIterable {
 
 	var isScalar: Bool {
 		switch self {
-		case .string, .integer, .float, .boolean, .date, .data: true
+		case .string, .integer, .float, .boolean, .date, .data, .url, .json: true
 		case .array, .arrayAdd, .dictionary, .dictionaryAdd: false
 		}
 	}
@@ -38,6 +40,8 @@ enum TypeFlag: String, CaseIterable {
 		case .boolean: "-bool"
 		case .date: "-date"
 		case .data: "-data"
+		case .url: "-url"
+		case .json: "-json"
 		case .array: "-array"
 		case .arrayAdd: "-array-add"
 		case .dictionary: "-dict"
@@ -185,9 +189,34 @@ enum WriteRequest {
 				throw .badValue("\"\(text)\" is not data: give an even number of hexadecimal digits, like 0badcafe.")
 			}
 			return data
+		case .url:
+			return try url(text)
+		case .json:
+			return try json(text)
 		default:
 			return text
 		}
+	}
+
+	/// A URL as a `Key<URL>` stores it (JSON text, through the library's own bridge); a path is a file URL.
+	private static func url(_ text: String) throws(ToolError) -> Any {
+		let url = text.hasPrefix("/") ? URL(filePath: text) : URL(string: text)
+		guard let url, url.scheme != nil, let stored = Defaults.AnySerializable(url).propertyListValue else {
+			throw .badValue(
+				"\"\(text)\" is not a URL: give one with a scheme (https://example.com, file:///tmp/x) or a path.")
+		}
+		return stored
+	}
+
+	/// JSON text as a `Codable` key stores it: the text itself, once it is known to be JSON.
+	private static func json(_ text: String) throws(ToolError) -> Any {
+		do {
+			_ = try JSONSerialization.jsonObject(with: Data(text.utf8), options: .fragmentsAllowed)
+		} catch {
+			throw .badValue(
+				"\"\(text)\" is not JSON (a Codable value is stored as its JSON text: '{\"width\":640}', '\"text\"').")
+		}
+		return text
 	}
 
 	/// A date in one of the forms people type; a date without a zone is in UTC.

@@ -18,6 +18,8 @@ extension Verb.Declaration {
 			  -date <date>               2024-05-01T12:00:00Z (ISO 8601), "2024-05-01 12:00:00 +0000",
 			                             or 2024-05-01 (midnight UTC)
 			  -data <hex>                bytes in hexadecimal: 0badcafe
+			  -url <url or path>         a URL as a Key<URL> stores it: file:///tmp/x, https://example.com
+			  -json <JSON>               a Codable value's JSON text, checked: '{"width":640}'
 			  -array <value>...          an array, replacing the value
 			  -array-add <value>...      appended to the array (a new array if there is none)
 			  -dict <key> <value>...     a dictionary, replacing the value

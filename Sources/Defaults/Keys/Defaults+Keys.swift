@@ -115,6 +115,7 @@ extension Defaults {
 			self.storesAsIs =
 				bridge == nil && Value.isNativelySupportedType && StoredForm.isNormalizedScalarType(Value.self)
 			super.init(name: name, suite: suite)
+			KeyDeclarations.record(name: name, store: suite, valueType: Value.self)
 			if let staticDefault {
 				register(staticDefault)
 			}

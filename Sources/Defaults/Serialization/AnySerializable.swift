@@ -157,3 +157,16 @@ extension Defaults.AnySerializable: ExpressibleByDictionaryLiteral {
 		self.init(Dictionary(elements, uniquingKeysWith: { _, last in last }))
 	}
 }
+
+extension Defaults.AnySerializable: CustomStringConvertible, CustomDebugStringConvertible {
+	/// The wrapped value as `print` shows it: `🦄` for a string, `3` for a number, `nil` when it wraps nothing.
+	public var description: String {
+		propertyListValue.map { String(describing: $0) } ?? "nil"
+	}
+
+	/// The wrapped value as `debugPrint` shows it, so that a collection of them prints as its values do:
+	/// `["unicorn": "🦄", "number": 3]`.
+	public var debugDescription: String {
+		propertyListValue.map { String(reflecting: $0) } ?? "nil"
+	}
+}

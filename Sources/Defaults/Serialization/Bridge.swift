@@ -31,7 +31,8 @@ extension Defaults {
 	/// ```
 	///
 	/// What a bridge writes is a contract: data written by one version of your app must read back in the next.
-	public protocol Bridge {
+	/// `any Defaults.Bridge<User, [String: String]>` names a bridge by its two types (primary associated types).
+	public protocol Bridge<Value, Serializable> {
 		/// The type the bridge turns into a storable form.
 		associatedtype Value
 		/// The storable form: a property-list type, or another ``Defaults/Serializable`` type.
@@ -54,7 +55,8 @@ extension Defaults {
 	/// 	static let bridge = UserBridge()
 	/// }
 	/// ```
-	public protocol Serializable {
+	/// `some Defaults.Serializable<UserBridge>` names a serializable type by its bridge.
+	public protocol Serializable<Bridge> {
 		/// The type the bridge produces when reading.
 		typealias Value = Bridge.Value
 		/// The storable form the bridge produces when writing.
@@ -74,7 +76,7 @@ extension Defaults {
 	/// ```swift
 	/// struct Bag<Element: Defaults.Serializable>: Defaults.CollectionSerializable { … init(_ elements: [Element]) }
 	/// ```
-	public protocol CollectionSerializable: Collection, Serializable {
+	public protocol CollectionSerializable<Element>: Collection, Serializable {
 		/// Creates the collection from its elements, in stored order.
 		init(_ elements: [Element])
 	}
@@ -83,7 +85,7 @@ extension Defaults {
 	///
 	/// Option sets are the common case; they can also be stored as their raw value (see
 	/// ``Defaults/RawRepresentableBridge``).
-	public protocol SetAlgebraSerializable: SetAlgebra, Serializable {
+	public protocol SetAlgebraSerializable<Element>: SetAlgebra, Serializable {
 		/// The elements, in the order they are stored.
 		func toArray() -> [Element]
 	}

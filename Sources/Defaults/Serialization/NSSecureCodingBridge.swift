@@ -19,7 +19,7 @@ extension Defaults {
 
 		/// Returns the keyed archive of `value`, or `nil` if it cannot be archived.
 		public func serialize(_ value: Value?) -> Data? {
-			guard let value else {
+			guard let value, KeyedArchive.canArchive(Value.self) else {
 				return nil
 			}
 			return try? NSKeyedArchiver.archivedData(withRootObject: value, requiringSecureCoding: true)
@@ -28,7 +28,8 @@ extension Defaults {
 		/// Returns the object unarchived from `object`, or `nil` if it is not an archive of a `Value`.
 		public func deserialize(_ object: Data?) -> Value? {
 			guard
-				let object, KeyedArchive.rootClassName(of: object) == NSStringFromClass(Value.self),
+				let object, KeyedArchive.canArchive(Value.self),
+				KeyedArchive.rootClassName(of: object) == NSStringFromClass(Value.self),
 				let unarchiver = try? NSKeyedUnarchiver(forReadingFrom: object)
 			else {
 				return nil
@@ -106,6 +107,9 @@ extension Defaults.NSSecureCodingBridge: DiagnosingBridge {
 		}
 		guard let className = KeyedArchive.rootClassName(of: data) else {
 			return "the data is not a keyed archive"
+		}
+		guard KeyedArchive.canArchive(Value.self) else {
+			return KeyedArchive.notTopLevelMessage(Value.self)
 		}
 		let expected = NSStringFromClass(Value.self)
 		if className != expected {

@@ -23,13 +23,14 @@ extension Defaults {
 	/// is added when it is first used: Swift creates `static let` keys lazily, so add keys that must sync before
 	/// their first use explicitly.
 	public enum iCloud {
-		private struct Registry {
+		struct Registry {
 			var engine: SyncEngine?
-			var keys: [(name: String, store: ObjectIdentifier)] = []
+			/// The keys added, in order; two keys are the same when they name the same value in the same store.
+			var keys: [Defaults.Keys] = []
 			var isSyncingAutomatically = true
 		}
 
-		private static let registry = LockedState(Registry())
+		static let registry = LockedState(Registry())
 
 		/// Names the remote and starts syncing the keys added so far (and later ones).
 		///
@@ -49,7 +50,7 @@ extension Defaults {
 			let engine = SyncEngine(remote: remote, prefix: prefix, store: store, stateFile: stateFile)
 			let (previous, names, isAutomatic) = registry.withLock { registry in
 				defer { registry.engine = engine }
-				let names = registry.keys.filter { $0.store == ObjectIdentifier(store) }.map(\.name)
+				let names = registry.keys.filter { $0.suite === store }.map(\.name)
 				return (registry.engine, names, registry.isSyncingAutomatically)
 			}
 			previous?.stop()
@@ -94,10 +95,8 @@ extension Defaults {
 		/// Syncs `keys`.
 		public static func add(_ keys: [Defaults.Keys]) {
 			let engine = registry.withLock { registry in
-				for key in keys
-				where !registry.keys.contains(where: { $0.name == key.name && $0.store == ObjectIdentifier(key.suite) })
-				{
-					registry.keys.append((key.name, ObjectIdentifier(key.suite)))
+				for key in keys where !registry.keys.contains(key) {
+					registry.keys.append(key)
 				}
 				return registry.engine
 			}
@@ -130,9 +129,7 @@ extension Defaults {
 		/// Stops syncing `keys`; their local values stay.
 		public static func remove(_ keys: [Defaults.Keys]) {
 			let engine = registry.withLock { registry in
-				registry.keys.removeAll { entry in
-					keys.contains { $0.name == entry.name && ObjectIdentifier($0.suite) == entry.store }
-				}
+				registry.keys.removeAll { keys.contains($0) }
 				return registry.engine
 			}
 			engine?.remove(keys.map(\.name))

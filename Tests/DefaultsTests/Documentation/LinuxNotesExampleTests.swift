@@ -1,5 +1,5 @@
-// Mirrors the DocC article "Linux notes" (Sources/Defaults/Documentation.docc/LinuxNotes.md): the same code, run,
-// with the file in a temporary folder instead of /tmp/example. Keep the two in step.
+// Checks, through a file store, three rows of the "Values" table of Docs/LinuxFoundation.md (to which the DocC
+// article "Linux notes" points): Int.max, a Float and a date with fractional seconds come back exactly.
 import Defaults
 import Foundation
 import Testing

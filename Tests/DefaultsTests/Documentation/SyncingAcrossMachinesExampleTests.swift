@@ -8,7 +8,7 @@ import Foundation
 import Testing
 
 @Suite(.serialized, .timeLimit(.minutes(1))) struct SyncingAcrossMachinesExampleTests {
-	@Test func aThemeSetOnOneMachineIsHeardOnTheOther() async throws {
+	@Test(.requiresEtcd) func aThemeSetOnOneMachineIsHeardOnTheOther() async throws {
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }
 		let remote = try EtcdClient(endpoints: [etcd.endpoint])

@@ -23,6 +23,11 @@ enum FailureRecorder {
 	static func failures(forKey keyName: String) -> [Defaults.Failure] {
 		failures.withLock { $0.filter { $0.keyName == keyName } }
 	}
+
+	/// The failures reported so far whose message contains `text`, for reports that name no key.
+	static func failures(mentioning text: String) -> [Defaults.Failure] {
+		failures.withLock { $0.filter { $0.message.contains(text) } }
+	}
 }
 
 /// A key name no other test uses.

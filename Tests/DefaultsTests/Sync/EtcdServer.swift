@@ -1,5 +1,6 @@
 import Defaults
 import DefaultsEtcd
+import DefaultsTestIsolation
 import Foundation
 
 #if canImport(Glibc)
@@ -138,7 +139,11 @@ final class EtcdServer: @unchecked Sendable {
 
 	/// Each running test etcd is written down here (its process id, the test process's, and its data folder), so that
 	/// one left running by a test process that crashed is stopped, by its process id, when the next run starts one.
-	private static let registry = FileManager.default.temporaryDirectory.appending(path: "defaults-test-etcd")
+	/// It is in the machine's temporary folder, not in the one each test process makes its own, so that runs see it.
+	private static let registry = URL(
+		filePath: defaults_test_original_temporary_folder().map { String(cString: $0) } ?? "/tmp",
+		directoryHint: .isDirectory
+	).appending(path: "defaults-test-etcd")
 
 	private static func register(etcd: Int32, dataFolder: String) {
 		try? FileManager.default.createDirectory(at: registry, withIntermediateDirectories: true)

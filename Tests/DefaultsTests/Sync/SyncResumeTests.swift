@@ -9,7 +9,7 @@ import Testing
 
 /// How a machine catches up after it stopped watching: from the next revision, or by reading everything when etcd
 /// compacted that history away.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct SyncResumeTests {
+@Suite(.serialized, .requiresEtcd, .timeLimit(.minutes(1))) struct SyncResumeTests {
 	@Test func aMachineThatWasAwayCatchesUpAlsoAfterACompaction() async throws {
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }

@@ -1,0 +1,76 @@
+import Foundation
+import Synchronization
+
+// The rest of the well-known package's iCloud API, so that code written for it compiles and means the same here.
+extension Defaults.iCloud {
+	/// The keys that are synced: those declared with `iCloud: true` (once used) and those passed to
+	/// ``add(_:)-(Defaults.Keys...)``, less those removed.
+	///
+	/// ```swift
+	/// Defaults.iCloud.add(.theme)
+	/// Defaults.iCloud.keys.contains(.theme)   // true
+	/// ```
+	public static var keys: Set<Defaults.Keys> {
+		Set(registry.withLock { $0.keys })
+	}
+
+	/// Waits until the changes made so far are pushed and the latest remote values are pulled.
+	///
+	/// Syncing is automatic; call this where the program must not go on before its changes are on the remote, such as
+	/// before it exits. It returns at once when no remote is configured, and when the remote cannot be reached (the
+	/// changes then stay queued, and are pushed when it answers again). ``synchronize()`` does the same and says
+	/// whether the remote answered.
+	///
+	/// ```swift
+	/// Defaults[.theme] = "dark"
+	/// await Defaults.iCloud.waitForSyncCompletion()
+	/// ```
+	public static func waitForSyncCompletion() async {
+		await synchronize()
+	}
+
+	/// Whether to log what sync does: each change of ``status`` (connected, pending changes, last error) is written to
+	/// standard error, prefixed with `Defaults.iCloud:`.
+	///
+	/// It follows the engine configured when it is set; set it after ``configure(remote:prefix:store:stateFile:)``.
+	///
+	/// ```swift
+	/// Defaults.iCloud.configure(remote: client, prefix: "/defaults/editor/")
+	/// Defaults.iCloud.isDebug = true
+	/// ```
+	public static var isDebug: Bool {
+		get { debugLog.withLock { $0 != nil } }
+		set {
+			let stopped = debugLog.withLock { log -> Task<Void, Never>? in
+				if newValue {
+					if log == nil {
+						log = Task.detached { await logStatusChanges() }
+					}
+					return nil
+				}
+				defer { log = nil }
+				return log
+			}
+			stopped?.cancel()
+		}
+	}
+
+	private static let debugLog = LockedState<Task<Void, Never>?>(nil)
+
+	private static func logStatusChanges() async {
+		guard engine != nil else {
+			debugMessage("no remote is configured; nothing to log")
+			return
+		}
+		for await status in statusUpdates {
+			if Task.isCancelled {
+				return
+			}
+			debugMessage("\(status)")
+		}
+	}
+
+	static func debugMessage(_ message: String) {
+		FileHandle.standardError.write(Data("Defaults.iCloud: \(message)\n".utf8))
+	}
+}

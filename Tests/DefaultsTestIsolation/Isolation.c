@@ -1,0 +1,104 @@
+// Runs before any test code, so that nothing the tests do (the standard store, `UserDefaults.standard`, temporary
+// folders) reaches the real home folder or leaves anything in the real temporary folder.
+//
+// A C constructor because Swift has no code that runs before `main`, and the standard store and Foundation read
+// HOME, XDG_CONFIG_HOME and TMPDIR once, at first use, from wherever that is. The folder
+// `$TMPDIR/DefaultsTests-run-<pid>` becomes HOME (with .config inside as XDG_CONFIG_HOME) and TMPDIR; child
+// processes inherit it. It is removed when the process exits; a run that crashed leaves it behind, and the next run
+// removes it once its process is gone.
+#define _GNU_SOURCE
+#include "DefaultsTestIsolation.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char isolation_folder[PATH_MAX];
+static char *original_home;
+static char *original_config_home;
+static char *original_temporary_folder;
+static pid_t owner;
+
+const char *defaults_test_isolation_folder(void) { return isolation_folder[0] ? isolation_folder : NULL; }
+const char *defaults_test_original_home(void) { return original_home; }
+const char *defaults_test_original_config_home(void) { return original_config_home; }
+const char *defaults_test_original_temporary_folder(void) { return original_temporary_folder; }
+
+static char *copy_of(const char *text) { return text ? strdup(text) : NULL; }
+
+static int remove_entry(const char *path, const struct stat *status, int type, struct FTW *position) {
+	(void)status;
+	(void)type;
+	(void)position;
+	remove(path);
+	return 0;
+}
+
+// FTW_PHYS: a link is removed, never followed; FTW_DEPTH: a folder's entries go before the folder.
+static void remove_tree(const char *path) { nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
+static void remove_isolation_folder(void) {
+	// A child forked from this process (before exec) must not remove its parent's folder.
+	if (isolation_folder[0] && getpid() == owner) {
+		remove_tree(isolation_folder);
+	}
+}
+
+// Folders of earlier runs whose process is gone.
+static void remove_leftovers(const char *temporary_folder) {
+	DIR *folder = opendir(temporary_folder);
+	if (!folder) {
+		return;
+	}
+	const char *prefix = "DefaultsTests-run-";
+	struct dirent *entry;
+	while ((entry = readdir(folder))) {
+		if (strncmp(entry->d_name, prefix, strlen(prefix)) != 0) {
+			continue;
+		}
+		char *end;
+		long pid = strtol(entry->d_name + strlen(prefix), &end, 10);
+		// Alive, or not ours to ask about: left alone.
+		if (*end != '\0' || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH) {
+			continue;
+		}
+		char path[PATH_MAX];
+		if (snprintf(path, sizeof path, "%s/%s", temporary_folder, entry->d_name) < (int)sizeof path) {
+			remove_tree(path);
+		}
+	}
+	closedir(folder);
+}
+
+__attribute__((constructor)) static void isolate_test_process(void) {
+	original_home = copy_of(getenv("HOME"));
+	original_config_home = copy_of(getenv("XDG_CONFIG_HOME"));
+	original_temporary_folder = copy_of(getenv("TMPDIR"));
+	const char *temporary_folder = original_temporary_folder && original_temporary_folder[0] ? original_temporary_folder : "/tmp";
+	remove_leftovers(temporary_folder);
+
+	owner = getpid();
+	char folder[PATH_MAX], config[PATH_MAX], temporary[PATH_MAX];
+	if (snprintf(folder, sizeof folder, "%s/DefaultsTests-run-%d", temporary_folder, (int)owner) >= (int)sizeof folder
+		|| snprintf(config, sizeof config, "%s/.config", folder) >= (int)sizeof config
+		|| snprintf(temporary, sizeof temporary, "%s/tmp", folder) >= (int)sizeof temporary) {
+		return;
+	}
+	// A folder of this name is from a crashed run that had this process id: nobody else can be using it.
+	remove_tree(folder);
+	if (mkdir(folder, 0700) != 0 || mkdir(config, 0700) != 0 || mkdir(temporary, 0700) != 0) {
+		return;
+	}
+	strcpy(isolation_folder, folder);
+	atexit(remove_isolation_folder);
+	setenv("HOME", folder, 1);
+	setenv("XDG_CONFIG_HOME", config, 1);
+	setenv("TMPDIR", temporary, 1);
+}

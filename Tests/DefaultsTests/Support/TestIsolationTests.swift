@@ -1,0 +1,52 @@
+import Defaults
+import DefaultsTestIsolation
+import Foundation
+import Testing
+
+/// The suite writes nothing into the real home folder (`HOME`, `XDG_CONFIG_HOME`) and leaves nothing in the real
+/// temporary folder: `DefaultsTestIsolation` makes all three a folder of the test process's own before any test
+/// runs, and removes it when the process exits.
+@Suite struct TestIsolationTests {
+	@Test func homeConfigAndTemporaryFoldersAreAFolderOfTheTestProcess() throws {
+		let folder = try #require(defaults_test_isolation_folder().map { String(cString: $0) })
+		let environment = ProcessInfo.processInfo.environment
+		#expect(environment["HOME"] == folder)
+		#expect(environment["XDG_CONFIG_HOME"] == folder + "/.config")
+		#expect(environment["TMPDIR"] == folder + "/tmp")
+		#expect(FileManager.default.temporaryDirectory.path.hasPrefix(folder))
+		let originalHome = defaults_test_original_home().map { String(cString: $0) }
+		#expect(originalHome != folder)
+		#expect(URL(filePath: folder).lastPathComponent == "DefaultsTests-run-\(getpid())")
+	}
+
+	@Test func theStandardStoreAndUserDefaultsWriteInsideIt() throws {
+		let folder = try #require(defaults_test_isolation_folder().map { String(cString: $0) })
+		#expect(Defaults.FileStore.directory.path.hasPrefix(folder))
+		#expect(Defaults.FileStore.standard.url.path.hasPrefix(folder))
+
+		let name = "isolation\(UUID().uuidString.prefix(8))"
+		Defaults.FileStore.standard.setStoredValue("written", forKey: name)
+		defer {
+			Defaults.FileStore.standard.removeStoredValue(forKey: name)
+			_ = Defaults.FileStore.standard.flush()
+		}
+		#expect(Defaults.FileStore.standard.flush())
+		#expect(try Self.storedNames(in: Defaults.FileStore.standard.url).contains(name))
+
+		// The file of the same name in the real configuration folder, if any, never sees the value.
+		let realConfiguration =
+			defaults_test_original_config_home().map { URL(filePath: String(cString: $0)) }
+			?? defaults_test_original_home().map { URL(filePath: String(cString: $0)).appending(path: ".config") }
+		if let realConfiguration {
+			let realFile = realConfiguration.appending(path: Defaults.FileStore.standard.url.lastPathComponent)
+			#expect(!((try? Self.storedNames(in: realFile)) ?? []).contains(name))
+			#expect(!Defaults.FileStore.standard.url.path.hasPrefix(realConfiguration.path))
+		}
+	}
+
+	static func storedNames(in file: URL) throws -> [String] {
+		let data = try Data(contentsOf: file)
+		let plist = try PropertyListSerialization.propertyList(from: data, format: nil)
+		return (plist as? [String: Any]).map { Array($0.keys) } ?? []
+	}
+}
