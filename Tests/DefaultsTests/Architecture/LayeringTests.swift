@@ -5,7 +5,8 @@ import Testing
 ///
 /// The forbidden names are derived from the code, so that a new type or function of a higher layer is covered the
 /// day it is written, without a list to keep: every type a higher folder declares at the top level or directly in
-/// `Defaults` (a nested type, such as `PropertyList.Error`, is reached through its parent), every `static func` it declares
+/// `Defaults` (a nested type, such as `PropertyList.Error`, is reached through its parent; a type alias, often a
+/// standard name such as `Defaults.Range`, only as `Defaults.Name`), every `static func` it declares
 /// in `Defaults` (called as `Defaults.name(`), and every method it adds to `Defaults.Store` (called as `.name(`, such as
 /// `commit(`). A lower folder may reuse a name it declares itself, or a generic parameter it names (`Key` of a
 /// dictionary), since text cannot tell those apart; `Defaults.Name` is always the package's own.
@@ -58,6 +59,9 @@ import Testing
 
 	struct Declarations {
 		var types: Set<String> = []
+		/// Type aliases: a second spelling of something declared elsewhere, often a standard name (`Defaults.Range`),
+		/// so they count only when written as `Defaults.Name`.
+		var typeAliases: Set<String> = []
 		var genericParameters: Set<String> = []
 		var staticFunctions: Set<String> = []
 		var storeMethods: Set<String> = []
@@ -94,9 +98,10 @@ import Testing
 			\.staticFunctions)
 		var types = Set(above.flatMap(\.types))
 		types.formUnion(ownedWithoutDeclaring.filter { folders(above: folder).contains($0.value) }.keys)
+		let aliases = Set(above.flatMap(\.typeAliases))
 		return ForbiddenNames(
 			types: types.subtracting(own.types).subtracting(own.genericParameters),
-			qualifiedTypes: types.subtracting(own.types),
+			qualifiedTypes: types.union(aliases).subtracting(own.types).subtracting(own.typeAliases),
 			staticFunctions: Set(above.flatMap(\.staticFunctions)).subtracting(staticsAtOrBelow),
 			storeMethods: Set(above.flatMap(\.storeMethods)).subtracting(own.functions)
 				.subtracting(namesSharedWithTheStandardLibrary))
@@ -139,9 +144,13 @@ import Testing
 				for (i, token) in tokens.enumerated().dropLast() {
 					let next = tokens[i + 1].text
 					switch token.text {
-					case "class", "struct", "enum", "protocol", "actor", "typealias":
+					case "class", "struct", "enum", "protocol", "actor":
 						if isNamespaceLevel, next.first?.isUppercase == true, next != "Defaults" {
 							found.types.insert(next)
+						}
+					case "typealias":
+						if isNamespaceLevel, next.first?.isUppercase == true {
+							found.typeAliases.insert(next)
 						}
 					case "func":
 						found.functions.insert(next)
