@@ -20,6 +20,22 @@ import Foundation
 public enum Defaults {}
 
 extension Defaults {
+	#if canImport(ObjectiveC)
+		/// The store keys use when none is named: `UserDefaults.standard`.
+		///
+		/// On Linux it is ``Defaults/FileStore/standard`` instead, which keeps Foundation's file but writes it
+		/// durably and atomically.
+		nonisolated(unsafe) public static let standardStore: any Store = UserDefaults.standard
+	#else
+		/// The store keys use when none is named: ``Defaults/FileStore/standard``.
+		///
+		/// It is the file of Foundation's `UserDefaults.standard`, written durably and atomically, safely across
+		/// processes, with dates kept exact. On Apple platforms the standard store is `UserDefaults.standard`.
+		nonisolated(unsafe) public static let standardStore: any Store = Defaults.FileStore.standard
+	#endif
+}
+
+extension Defaults {
 	/// Reads or writes the value of `key` in the key's own store (``Defaults/Keys/suite``).
 	///
 	/// Reading returns the stored value, or the key's default when nothing is stored or what is stored does not

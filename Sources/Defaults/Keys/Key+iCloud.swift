@@ -1,6 +1,6 @@
 import Foundation
 
-// Every initializer of the well-known package takes `iCloud:`; these are the ones `Defaults+Keys.swift` lacks.
+// Every initializer of the well-known package takes `iCloud:`; these are the ones `Key.swift` lacks.
 extension Defaults.Key {
 	/// Creates a key whose default is computed when it is needed, synced across machines when `iCloud` is `true`.
 	///

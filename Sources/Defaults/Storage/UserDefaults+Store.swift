@@ -1,21 +1,5 @@
 import Foundation
 
-extension Defaults {
-	#if canImport(ObjectiveC)
-		/// The store keys use when none is named: `UserDefaults.standard`.
-		///
-		/// On Linux it is ``Defaults/FileStore/standard`` instead, which keeps Foundation's file but writes it
-		/// durably and atomically.
-		nonisolated(unsafe) public static let standardStore: any Store = UserDefaults.standard
-	#else
-		/// The store keys use when none is named: ``Defaults/FileStore/standard``.
-		///
-		/// It is the file of Foundation's `UserDefaults.standard`, written durably and atomically, safely across
-		/// processes, with dates kept exact. On Apple platforms the standard store is `UserDefaults.standard`.
-		nonisolated(unsafe) public static let standardStore: any Store = Defaults.FileStore.standard
-	#endif
-}
-
 /// Foundation's `UserDefaults` as a ``Defaults/Store``, with Linux Foundation's failures kept out.
 ///
 /// On Linux, Foundation writes nothing to disk unless `synchronize()` is called, widens and narrows numbers when it

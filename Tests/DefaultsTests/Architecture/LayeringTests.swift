@@ -4,12 +4,15 @@ import Testing
 /// The layers of Docs/Design.md, checked in the source: a lower layer names nothing that a layer above it declares.
 ///
 /// The forbidden names are derived from the code, so that a new type or function of a higher layer is covered the
-/// day it is written, without a list to keep: every type a higher folder declares at the top level or directly in
-/// `Defaults` (a nested type, such as `PropertyList.Error`, is reached through its parent; a type alias, often a
-/// standard name such as `Defaults.Range`, only as `Defaults.Name`), every `static func` it declares
-/// in `Defaults` (called as `Defaults.name(`), and every method it adds to `Defaults.Store` (called as `.name(`, such as
-/// `commit(`). A lower folder may reuse a name it declares itself, or a generic parameter it names (`Key` of a
-/// dictionary), since text cannot tell those apart; `Defaults.Name` is always the package's own.
+/// day it is written, without a list to keep:
+/// - every type a higher folder declares at the top level or directly in `Defaults` (a nested type, such as
+///   `PropertyList.Error`, is reached through its parent; a type alias, often a standard name such as
+///   `Defaults.Range`, counts only as `Defaults.Range`);
+/// - every `static func`, `let` and `var` it declares in `Defaults`, written as `Defaults.name`;
+/// - every method it adds to `Defaults.Store`, called as `.name(` (such as `commit(`).
+///
+/// A lower folder may reuse a name it declares itself, or a generic parameter it names (`Key` of a dictionary),
+/// since text cannot tell those apart; `Defaults.Name` is always the package's own.
 ///
 /// Keys and Observation sit in one layer: observation's public API takes keys, and keys hand their writes to the
 /// hub. What must not happen, observation in the write path, is checked by the write path living in
@@ -51,6 +54,7 @@ import Testing
 			#expect(forbidden.types.contains(type), "\(type)")
 		}
 		#expect(forbidden.staticFunctions.contains("observe"))
+		#expect(forbidden.staticProperties.contains("standardStore"))
 		#expect(forbidden.storeMethods.contains("commit"))
 		#expect(!forbidden.types.contains("FileStore"), "a folder's own types are its to name")
 	}
@@ -64,6 +68,7 @@ import Testing
 		var typeAliases: Set<String> = []
 		var genericParameters: Set<String> = []
 		var staticFunctions: Set<String> = []
+		var staticProperties: Set<String> = []
 		var storeMethods: Set<String> = []
 		var functions: Set<String> = []
 	}
@@ -72,6 +77,7 @@ import Testing
 		var types: Set<String>
 		var qualifiedTypes: Set<String>
 		var staticFunctions: Set<String>
+		var staticProperties: Set<String>
 		var storeMethods: Set<String>
 	}
 
@@ -103,6 +109,7 @@ import Testing
 			types: types.subtracting(own.types).subtracting(own.genericParameters),
 			qualifiedTypes: types.union(aliases).subtracting(own.types).subtracting(own.typeAliases),
 			staticFunctions: Set(above.flatMap(\.staticFunctions)).subtracting(staticsAtOrBelow),
+			staticProperties: Set(above.flatMap(\.staticProperties)).subtracting(own.staticProperties),
 			storeMethods: Set(above.flatMap(\.storeMethods)).subtracting(own.functions)
 				.subtracting(namesSharedWithTheStandardLibrary))
 	}
@@ -119,6 +126,7 @@ import Testing
 						(forbidden.types.contains(token.text) && !token.followsDot)
 						|| (forbidden.qualifiedTypes.contains(token.text) && afterDefaults)
 						|| (forbidden.staticFunctions.contains(token.text) && afterDefaults && token.isCalled)
+						|| (forbidden.staticProperties.contains(token.text) && afterDefaults && !token.isCalled)
 						|| (forbidden.storeMethods.contains(token.text) && token.followsDot && token.isCalled)
 					return named ? "\(folder)/\(file):\(index + 1) names \(token.text)" : nil
 				}
@@ -151,6 +159,10 @@ import Testing
 					case "typealias":
 						if isNamespaceLevel, next.first?.isUppercase == true {
 							found.typeAliases.insert(next)
+						}
+					case "let", "var":
+						if isNamespaceLevel, i > 0, tokens[i - 1].text == "static" {
+							found.staticProperties.insert(next)
 						}
 					case "func":
 						found.functions.insert(next)
