@@ -179,6 +179,13 @@ private func registerNotifications() {
 		ObservedNotification(observers: 100)
 	}
 
+	Benchmark("Notify 100 observers of a struct / Defaults.observe (InMemoryStore)") { benchmark, fixture in
+		fixture.lastValue.age += 1
+		Defaults[fixture.key] = fixture.lastValue
+	} setup: {
+		ObservedStructKey(observers: 100)
+	}
+
 	Benchmark("Notify 1,000 observers / Defaults.observe (InMemoryStore)") { benchmark, fixture in
 		fixture.lastValue += 1
 		Defaults[fixture.key] = fixture.lastValue
