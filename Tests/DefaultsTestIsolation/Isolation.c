@@ -63,14 +63,18 @@ static void remove_leftovers(const char *temporary_folder) {
 		if (strncmp(entry->d_name, prefix, strlen(prefix)) != 0) {
 			continue;
 		}
+		// DefaultsTests-run-<pid>-<mkdtemp's six characters>
 		char *end;
 		long pid = strtol(entry->d_name + strlen(prefix), &end, 10);
 		// Alive, or not ours to ask about: left alone.
-		if (*end != '\0' || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH) {
+		if (*end != '-' || strlen(end) != 7 || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH) {
 			continue;
 		}
 		char path[PATH_MAX];
-		if (snprintf(path, sizeof path, "%s/%s", temporary_folder, entry->d_name) < (int)sizeof path) {
+		struct stat status;
+		// Only a real folder of this user: never a link, and never another user's run (CI runs as root).
+		if (snprintf(path, sizeof path, "%s/%s", temporary_folder, entry->d_name) < (int)sizeof path
+			&& lstat(path, &status) == 0 && S_ISDIR(status.st_mode) && status.st_uid == geteuid()) {
 			remove_tree(path);
 		}
 	}
@@ -81,19 +85,25 @@ __attribute__((constructor)) static void isolate_test_process(void) {
 	original_home = copy_of(getenv("HOME"));
 	original_config_home = copy_of(getenv("XDG_CONFIG_HOME"));
 	original_temporary_folder = copy_of(getenv("TMPDIR"));
-	const char *temporary_folder = original_temporary_folder && original_temporary_folder[0] ? original_temporary_folder : "/tmp";
+	const char *given = original_temporary_folder && original_temporary_folder[0] ? original_temporary_folder : "/tmp";
+	// An absolute path without links, so that HOME is absolute and compares as a prefix of the paths under it.
+	char temporary_folder[PATH_MAX];
+	if (!realpath(given, temporary_folder)) {
+		return;
+	}
 	remove_leftovers(temporary_folder);
 
 	owner = getpid();
 	char folder[PATH_MAX], config[PATH_MAX], temporary[PATH_MAX];
-	if (snprintf(folder, sizeof folder, "%s/DefaultsTests-run-%d", temporary_folder, (int)owner) >= (int)sizeof folder
+	// mkdtemp makes a new folder, 0700, or fails: never one that somebody made beforehand under a guessable name.
+	if (snprintf(folder, sizeof folder, "%s/DefaultsTests-run-%d-XXXXXX", temporary_folder, (int)owner)
+			>= (int)sizeof folder
+		|| !mkdtemp(folder)
 		|| snprintf(config, sizeof config, "%s/.config", folder) >= (int)sizeof config
 		|| snprintf(temporary, sizeof temporary, "%s/tmp", folder) >= (int)sizeof temporary) {
 		return;
 	}
-	// A folder of this name is from a crashed run that had this process id: nobody else can be using it.
-	remove_tree(folder);
-	if (mkdir(folder, 0700) != 0 || mkdir(config, 0700) != 0 || mkdir(temporary, 0700) != 0) {
+	if (mkdir(config, 0700) != 0 || mkdir(temporary, 0700) != 0) {
 		return;
 	}
 	strcpy(isolation_folder, folder);

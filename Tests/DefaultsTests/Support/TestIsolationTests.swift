@@ -16,7 +16,9 @@ import Testing
 		#expect(FileManager.default.temporaryDirectory.path.hasPrefix(folder))
 		let originalHome = defaults_test_original_home().map { String(cString: $0) }
 		#expect(originalHome != folder)
-		#expect(URL(filePath: folder).lastPathComponent == "DefaultsTests-run-\(getpid())")
+		// DefaultsTests-run-<pid>-<six characters of mkdtemp>: a new folder of this run, never one made beforehand.
+		#expect(URL(filePath: folder).lastPathComponent.hasPrefix("DefaultsTests-run-\(getpid())-"))
+		#expect(URL(filePath: folder).lastPathComponent.count == "DefaultsTests-run-\(getpid())-".count + 6)
 	}
 
 	@Test func theStandardStoreAndUserDefaultsWriteInsideIt() throws {
