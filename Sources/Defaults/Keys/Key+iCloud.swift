@@ -20,8 +20,9 @@ extension Defaults.Key {
 		}
 	}
 
-	/// Creates a key whose default is computed when it is needed, with the arguments in the well-known package's
-	/// order (`default:` before `iCloud:`).
+	/// Creates a key whose default is computed when it is needed, synced across machines when `iCloud` is `true`,
+	/// with `default:` before `iCloud:` (the well-known package's own order is `iCloud:` first, which this package
+	/// takes too).
 	///
 	/// ```swift
 	/// static let camera = Key<String>("camera", default: { ProcessInfo.processInfo.hostName }, iCloud: true)

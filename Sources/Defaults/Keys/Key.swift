@@ -115,7 +115,9 @@ extension Defaults {
 			self.storesAsIs =
 				bridge == nil && Value.isNativelySupportedType && StoredForm.isNormalizedScalarType(Value.self)
 			super.init(name: name, suite: suite)
-			KeyDeclarations.record(name: name, store: suite, valueType: Value.self)
+			KeyDeclarations.record(
+				name: name, store: suite, valueType: Value.self,
+				storedDefault: staticDefault.flatMap { try? self.bridge.storedForm(of: $0) })
 			if let staticDefault {
 				register(staticDefault)
 			}

@@ -32,11 +32,12 @@ extension Defaults.iCloud {
 	/// Whether to log what sync does: each change of ``status`` (connected, pending changes, last error) is written to
 	/// standard error, prefixed with `Defaults.iCloud:`.
 	///
-	/// It follows the engine configured when it is set; set it after ``configure(remote:prefix:store:stateFile:)``.
+	/// Set it before or after ``configure(remote:prefix:store:stateFile:)``: set before, it starts logging once an
+	/// engine is configured.
 	///
 	/// ```swift
-	/// Defaults.iCloud.configure(remote: client, prefix: "/defaults/editor/")
 	/// Defaults.iCloud.isDebug = true
+	/// Defaults.iCloud.configure(remote: client, prefix: "/defaults/editor/")
 	/// ```
 	public static var isDebug: Bool {
 		get { debugLog.withLock { $0 != nil } }
@@ -58,9 +59,13 @@ extension Defaults.iCloud {
 	private static let debugLog = LockedState<Task<Void, Never>?>(nil)
 
 	private static func logStatusChanges() async {
-		guard engine != nil else {
-			debugMessage("no remote is configured; nothing to log")
-			return
+		// Set before `configure`, as code written for the well-known package does: wait for the engine. Polled, since
+		// this is a debugging aid that runs only while it is on.
+		while engine == nil {
+			try? await Task.sleep(for: .milliseconds(100))
+			if Task.isCancelled {
+				return
+			}
 		}
 		for await status in statusUpdates {
 			if Task.isCancelled {

@@ -33,4 +33,26 @@ import Testing
 		_ = Defaults.Key<String>(name, default: "", suite: second)
 		#expect(FailureRecorder.failures(forKey: name).isEmpty)
 	}
+
+	enum Mode: String, Defaults.Serializable {
+		case fast
+	}
+
+	@Test func typesWhoseStoredFormsAreOfOneKindMayShareAName() {
+		FailureRecorder.start()
+		let store = Defaults.InMemoryStore()
+		let number = uniqueKeyName("number")
+		_ = Defaults.Key<Int>(number, default: 0, suite: store)
+		_ = Defaults.Key<Int8>(number, default: 0, suite: store)
+		let mode = uniqueKeyName("mode")
+		_ = Defaults.Key<String>(mode, default: "fast", suite: store)
+		_ = Defaults.Key<Mode>(mode, default: .fast, suite: store)
+		#expect(FailureRecorder.failures(forKey: number).isEmpty, "Int and Int8 both store an integer")
+		#expect(FailureRecorder.failures(forKey: mode).isEmpty, "a String-backed enum stores a string")
+
+		let mixed = uniqueKeyName("mixed")
+		_ = Defaults.Key<Int>(mixed, default: 0, suite: store)
+		_ = Defaults.Key<Double>(mixed, default: 0, suite: store)
+		#expect(FailureRecorder.failures(forKey: mixed).count == 1, "an integer and a real are different forms")
+	}
 }
