@@ -84,7 +84,10 @@ import Testing
 		let result = try Self.run(
 			"swiftc",
 			[
-				"-typecheck", "-continue-building-after-errors", "-swift-version", "6", "-module-name",
+				// A member is visible only in a file that imports its module, as in a user's own file: without this,
+				// one sample's `import Foundation` would lend `Data(…)`'s members to every other sample.
+				"-typecheck", "-continue-building-after-errors", "-swift-version", "6",
+				"-enable-upcoming-feature", "MemberImportVisibility", "-module-name",
 				"DocumentationSamples", "-I", modules.path,
 				"-module-cache-path", folder.file("ModuleCache").path,
 			] + files.map(\.path))
@@ -176,9 +179,13 @@ import Testing
 		process.standardError = output
 		try process.run()
 		let data = LockedState(Data())
+		// Signalled once the reader has all of the output: `Thread.isExecuting` is false until a thread has started,
+		// so polling it could return before anything was read.
+		let readAll = DispatchSemaphore(value: 0)
 		let reader = Thread {
 			let all = output.fileHandleForReading.readDataToEndOfFile()
 			data.withLock { $0 = all }
+			readAll.signal()
 		}
 		reader.start()
 		let deadline = Date().addingTimeInterval(90)
@@ -191,8 +198,8 @@ import Testing
 			return (-1, "\(tool) did not finish within 90 s")
 		}
 		process.waitUntilExit()
-		while reader.isExecuting {
-			Thread.sleep(forTimeInterval: 0.01)
+		guard readAll.wait(timeout: .now() + 10) == .success else {
+			return (-1, "\(tool)'s output did not end within 10 s of its exit")
 		}
 		return (process.terminationStatus, String(decoding: data.withLock { $0 }, as: UTF8.self))
 	}
