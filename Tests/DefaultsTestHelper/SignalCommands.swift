@@ -93,6 +93,17 @@ let signalCommands: [String: @Sendable ([String]) -> Int32] = [
 		}
 		exit(0)
 	},
+	// exec-with-signals-unblocked <program> [arguments…]: runs the program in this process with the termination
+	// signals unblocked, as a service manager starts it (a test's worker thread hands its blocked signals down).
+	"exec-with-signals-unblocked": { arguments in
+		guard let program = arguments.first else {
+			return FileStoreCommand.usage("exec-with-signals-unblocked <program> [arguments…]")
+		}
+		SignalCommand.setTerminationBlocked(false)
+		var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+		execv(program, &argv)
+		return 69
+	},
 	// signal-after-fork <path>: writes a value, forks without exec; the child writes and flushes a value of its own
 	// and waits; the parent prints the child's id, waits for it to end, prints how it ended, and waits.
 	"signal-after-fork": { arguments in

@@ -49,6 +49,40 @@ import Testing
 		#expect(try tool.contents(of: "app").count == 3)
 	}
 
+	@Test func aSignalDuringAnImportLeavesTheOldOrTheNewDomainWhole() throws {
+		let count = 30_000
+		func file(_ prefix: String) throws -> Data {
+			let values = Dictionary(uniqueKeysWithValues: (0..<count).map { ("\(prefix)-\($0)", $0) })
+			return try PropertyListSerialization.data(fromPropertyList: values, format: .binary, options: 0)
+		}
+		let old = try file("old")
+		let input = tool.folder.file("new.plist")
+		try file("new").write(to: input)
+		// Signals at points spread over a whole import (about a second in a debug build): parsing, applying, flushing.
+		try old.write(to: tool.file("big"))
+		let start = Date()
+		try tool.succeed("import", "big", input.path)
+		let duration = Date().timeIntervalSince(start)
+		for fraction in stride(from: 0.3, through: 1.0, by: 0.07) {
+			let delay = UInt32(duration * fraction * 1_000_000)
+			try old.write(to: tool.file("big"))
+			let importing = try ChildProcess(
+				[
+					"exec-with-signals-unblocked", try ChildProcess.helperURL(named: "defaults").path, "import", "big",
+					input.path,
+				],
+				environment: tool.environment)
+			defer { importing.kill() }
+			usleep(delay)
+			importing.kill(SIGTERM)
+			let result = try importing.wait(timeout: 30)
+			#expect(result.status == 0 || (result.wasSignaled && result.status == SIGTERM), "\(result)")
+			let keys = try tool.contents(of: "big").keys
+			let prefixes = Set(keys.map { $0.prefix(while: { $0 != "-" }) })
+			#expect(keys.count == count && prefixes.count == 1, "after \(delay) µs: \(keys.count) keys, \(prefixes)")
+		}
+	}
+
 	// MARK: export and snapshot destinations
 
 	@Test(arguments: [["export", "app"], ["snapshot", "app"]])
