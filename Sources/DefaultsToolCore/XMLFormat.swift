@@ -5,7 +5,7 @@ import Foundation
 /// one tab a level), with the package's own text for each value.
 ///
 /// Not `PropertyListSerialization`: on Linux it writes a date before year 1 or after 9999 as garbage (years past
-/// 2^31, the wrong day), drops the sign of -0.0 and control characters. Dates here are the printer's
+/// 2^31, the wrong day) and drops the sign of -0.0 and control characters. Dates here are the printer's
 /// (`Defaults.PropertyList.Printer.iso8601Date`), the same calendar date `read` prints; a date outside years 0-9999
 /// is written as an ISO 8601 expanded year (`+10000-01-01T00:00:00Z`), which Foundation's XML reader refuses, so an
 /// import of such a file fails with nothing changed instead of taking in a wrong date.
@@ -74,14 +74,18 @@ enum XMLFormat {
 		return "\(value)"
 	}
 
+	/// `text` with markup characters escaped, and control characters (but tab and line feed) as character references:
+	/// a parser would turn a raw carriage return into a line feed.
 	private static func escaped(_ text: String) -> String {
 		var result = ""
-		for character in text {
-			switch character {
+		for scalar in text.unicodeScalars {
+			switch scalar {
 			case "&": result += "&amp;"
 			case "<": result += "&lt;"
 			case ">": result += "&gt;"
-			default: result.append(character)
+			case "\t", "\n": result.unicodeScalars.append(scalar)
+			case _ where scalar.value < 0x20: result += "&#\(scalar.value);"
+			default: result.unicodeScalars.append(scalar)
 			}
 		}
 		return result

@@ -61,6 +61,7 @@ let signalCommands: [String: @Sendable ([String]) -> Int32] = [
 			return FileStoreCommand.usage("signal-during-writes <path> <progress>")
 		}
 		SignalCommand.setTerminationBlocked(false)
+		FileStoreCommand.reportFailures()
 		let store = Defaults.FileStore.at(URL(filePath: arguments[0]))
 		for index in 0..<5_000 {
 			store.setStoredValue("filler \(index)", forKey: "filler-\(index)")

@@ -178,11 +178,13 @@ enum TerminationFlush {
 			|| Thread.current.threadDictionary[finishingThreadKey] != nil
 	}
 
-	/// Where a write refused by ``acceptsWrites`` waits: the process ends by the signal within moments.
+	/// Where a write refused by ``acceptsWrites`` waits: the process ends by the signal within moments. Should the
+	/// flushing thread not get there (it may wait 2 s for each store's lock), the waiting thread ends it itself.
 	static func waitForTheEnd() -> Never {
-		while true {
-			sleep(60)
+		for _ in 0..<30 {
+			sleep(1)
 		}
+		finish(pendingSignal ?? SIGTERM)
 	}
 
 	private static let finishingThreadKey = "Defaults.FileStore.terminationFlush"

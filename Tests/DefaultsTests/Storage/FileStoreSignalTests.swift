@@ -56,7 +56,9 @@ import Testing
 			#expect(result.wasSignaled && result.status == SIGTERM, "\(result)")
 			let written = try Data(contentsOf: progress).withUnsafeBytes { $0.loadUnaligned(as: Int.self) }
 			let stored = try values(file)["round"] as? Int ?? 0
-			#expect(stored >= written, "the last write that returned was round \(written); the file has \(stored)")
+			#expect(
+				stored >= written,
+				"the last write that returned was round \(written); the file has \(stored): \(result)")
 		}
 	}
 

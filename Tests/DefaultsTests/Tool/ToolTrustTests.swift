@@ -142,6 +142,25 @@ import Testing
 		#expect(mode(link) & S_IFMT == S_IFLNK)
 	}
 
+	@Test func exportKeepsWhatFoundationsXMLWriterLoses() throws {
+		let values: [String: Any] = [
+			"text": "a\rb\u{1}c & <d>", "negativeZero": -0.0, "infinite": Double.infinity,
+			"largest": UInt64.max, "empty": ["list": [Any](), "map": [String: Any]()], "bytes": Data([0, 1, 255]),
+		]
+		let data = try PropertyListSerialization.data(fromPropertyList: values, format: .binary, options: 0)
+		try data.write(to: tool.file("special"))
+		let exported = tool.folder.file("special-export.plist")
+		try tool.succeed("export", "special", exported.path)
+		try tool.succeed("import", "copy", exported.path)
+		let copy = try tool.contents(of: "copy")
+		#expect(copy["text"] as? String == "a\rb\u{1}c & <d>")
+		#expect((copy["negativeZero"] as? Double)?.sign == .minus)
+		#expect(copy["infinite"] as? Double == .infinity)
+		#expect((copy["largest"] as? NSNumber)?.uint64Value == UInt64.max)
+		#expect(copy["bytes"] as? Data == Data([0, 1, 255]))
+		#expect((copy["empty"] as? [String: Any])?.count == 2)
+	}
+
 	// MARK: standard output
 
 	@Test func aClosedStandardOutputEndsTheCommandWithAStatus() throws {
