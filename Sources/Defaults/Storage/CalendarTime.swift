@@ -1,7 +1,7 @@
 /// A point in time on the proleptic Gregorian calendar in UTC, as ISO 8601 and property-list XML count dates.
 ///
 /// Worked out with integer arithmetic rather than a date formatter, so that a date prints the same in every notation
-/// of ``Defaults/PropertyList/Printer``: Foundation's formatters switch to the Julian calendar before 1582, differ from
+/// of `Defaults.PropertyList.Printer`: Foundation's formatters switch to the Julian calendar before 1582, differ from
 /// one another before year 1, and print years past 9999 or far before 1 wrongly or not at all. Years outside 0…9999
 /// are written as ISO 8601's expanded years: `+10000-01-01`, `-0001-12-31`.
 struct CalendarTime: Equatable {

@@ -25,7 +25,7 @@ extension Defaults.PropertyList {
 	///
 	/// It is safe for any value a file can hold: Foundation traps when it formats a date whose time interval is NaN,
 	/// so such a date is printed as `an invalid date (nan seconds)` in every notation but ``Notation/tagged``. Dates
-	/// are put on the calendar by the printer's own arithmetic (``CalendarTime``), the same in every notation; one more
+	/// are put on the calendar by the printer's own arithmetic (`CalendarTime`), the same in every notation; one more
 	/// than a million years away is printed as `a date out of range (… seconds from 2001-01-01)`.
 	package struct Printer: Sendable {
 		package var notation: Notation
