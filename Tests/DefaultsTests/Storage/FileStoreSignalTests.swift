@@ -112,8 +112,8 @@ import Testing
 			})
 		#expect(parent.standardOutputSoFar.contains("child flushed true"), "\(parent.standardOutputSoFar)")
 		let child = try #require(childID)
-		defer { _ = Glibc.kill(child, SIGKILL) }
-		#expect(Glibc.kill(child, SIGTERM) == 0)
+		defer { _ = Foundation.kill(child, SIGKILL) }
+		#expect(Foundation.kill(child, SIGTERM) == 0)
 		#expect(waitUntil(seconds: 15) { parent.standardOutputSoFar.contains("child signaled") || !parent.isRunning })
 		#expect(parent.standardOutputSoFar.contains("child signaled \(SIGTERM)"), "\(parent.standardOutputSoFar)")
 		usleep(200_000)
