@@ -95,6 +95,19 @@ import Testing
 		#expect(mode(fifo) & S_IFMT == S_IFIFO)
 	}
 
+	@Test(.enabled(if: geteuid() == 0, "only root makes device nodes"))
+	func aDeviceAtTheDestinationIsRefusedAndKept() throws {
+		// A node of the device /dev/null (character, major 1, minor 3, encoded as Linux does): one made in the test's folder stands in for /dev/full.
+		let device = tool.folder.file("device")
+		#expect(mknod(device.path, S_IFCHR | 0o600, dev_t(1 << 8 | 3)) == 0)
+		for verb in ["export", "snapshot"] {
+			let result = try tool.run(verb, "app", device.path)
+			#expect(result.status == 73, "\(result)")
+			#expect(result.standardError.contains("a character device, not a regular file"), "\(result)")
+			#expect(mode(device) & S_IFMT == S_IFCHR)
+		}
+	}
+
 	@Test func aFolderAtTheDestinationIsRefused() throws {
 		let result = try tool.run("export", "app", tool.folder.url.path)
 		#expect(result.status == 73, "\(result)")
