@@ -111,6 +111,8 @@ struct Domain {
 	/// stays where it is, byte for byte, and the user decides what to do with it.
 	func openStore() throws(ToolError) -> Defaults.FileStore {
 		_ = try values(mustExist: false)
+		// From here until the verb ends, a terminating signal waits, so that no flush writes the change half done.
+		ChangeGuard.begin()
 		let store = Defaults.FileStore.at(url)
 		// A file that became corrupt between the check and the opening was moved aside by the store, which reported it.
 		if let failure = FailureLog.shared.takeStorageFailure() {

@@ -1,24 +1,55 @@
 import Foundation
 
+#if canImport(Glibc)
+	import Glibc
+#elseif canImport(Darwin)
+	import Darwin
+#endif
+
 /// Standard output and standard error, written unbuffered so that lines reach a pipe as soon as they are printed.
+///
+/// Written with `write(2)` rather than `FileHandle.write(_:)`, which traps when the descriptor is closed or the pipe
+/// is broken (with SIGPIPE ignored). When standard output cannot take what the command prints, the command ends at
+/// once with ``ExitStatus/ioError`` and no message: whoever was reading has gone, and what was changed on disk was
+/// already written. Standard error that cannot be written is ignored.
 enum Output {
 	/// Writes `text` and a newline to standard output.
 	static func line(_ text: String) {
-		FileHandle.standardOutput.write(Data((text + "\n").utf8))
+		raw(Data((text + "\n").utf8))
 	}
 
 	/// Writes `data` to standard output as it is.
 	static func raw(_ data: Data) {
-		FileHandle.standardOutput.write(data)
+		guard writeAll(data, to: STDOUT_FILENO) else {
+			exit(ExitStatus.ioError.rawValue)
+		}
 	}
 
 	/// Writes `message` to standard error, prefixed with the command's name.
 	static func error(_ message: String) {
-		FileHandle.standardError.write(Data("defaults: \(message)\n".utf8))
+		errorText("defaults: \(message)\n")
 	}
 
 	/// Writes `text` to standard error as it is.
 	static func errorText(_ text: String) {
-		FileHandle.standardError.write(Data(text.utf8))
+		_ = writeAll(Data(text.utf8), to: STDERR_FILENO)
+	}
+
+	/// Writes every byte of `data` to `descriptor`; `false` when the descriptor refuses them.
+	private static func writeAll(_ data: Data, to descriptor: Int32) -> Bool {
+		data.withUnsafeBytes { buffer in
+			var offset = 0
+			while offset < buffer.count {
+				let count = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+				if count < 0 {
+					guard errno == EINTR else {
+						return false
+					}
+					continue
+				}
+				offset += count
+			}
+			return true
+		}
 	}
 }

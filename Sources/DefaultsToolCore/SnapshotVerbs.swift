@@ -11,25 +11,25 @@ extension Verb.Declaration {
 		details: """
 			Writes the stored forms of the domain's keys (only the given keys, if any) to <path>, or to standard
 			output for "-", as an XML property list with sorted keys: the file Defaults.Snapshot writes and checks,
-			for review and version control. Exits 1 when the domain does not exist.
+			for review and version control. <path> is written as export writes it. Exits 1 when the domain does not
+			exist, 73 when <path> cannot be written.
 			"""
 	) { arguments throws(ToolError) in
 		let domain = try arguments.takeDomainFile()
 		let destination = try arguments.take("snapshot path (or - for standard output)")
 		let keys = arguments.positionals.isEmpty ? nil : arguments.positionals
 		let store = try snapshotStore(of: domain)
-		if destination == "-" {
-			do {
-				Output.raw(try Defaults.Snapshot.data(of: store, keys: keys))
-			} catch {
-				throw .badValue("The snapshot cannot be encoded: \(error).")
-			}
-			return .success
-		}
-		do throws(Defaults.Snapshot.FileError) {
-			try Defaults.Snapshot.write(of: store, keys: keys, to: URL(filePath: destination))
+		let data: Data
+		do {
+			data = try Defaults.Snapshot.data(of: store, keys: keys)
 		} catch {
-			throw ToolError(error.description, status: .cannotCreate)
+			throw .badValue("The snapshot cannot be encoded: \(error).")
+		}
+		if destination == "-" {
+			Output.raw(data)
+		} else {
+			// Written as `export` writes: links kept, devices and FIFOs refused, a new file 0600.
+			try OutputFile.write(data, to: destination)
 		}
 		return .success
 	}

@@ -4,6 +4,8 @@ package enum Tool {
 	/// package are collected for the messages, and the exit status is returned.
 	package static func main(_ tokens: [String]) -> ExitStatus {
 		FailureLog.shared.install()
+		ChangeGuard.install()
+		defer { ChangeGuard.end() }
 		return run(tokens)
 	}
 

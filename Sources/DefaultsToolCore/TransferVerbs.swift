@@ -8,29 +8,22 @@ extension Verb.Declaration {
 		synopsis: "<domain> <path | ->",
 		summary: "write a domain to an XML property list",
 		details: """
-			Writes every key of the domain to <path> (replaced atomically), or to standard output for "-", as an
-			XML property list. Exits 1 when the domain does not exist, 73 when <path> cannot be written.
+			Writes every key of the domain to <path> (replaced atomically; a link is written through; a new file
+			is mode 0600), or to standard output for "-", as an XML property list. A <path> that is a device, a
+			FIFO, a socket or a folder is refused. Exits 1 when the domain does not exist, 73 when <path> cannot be
+			written.
 			"""
 	) { arguments throws(ToolError) in
 		let domain = try arguments.takeDomainFile()
 		let destination = try arguments.take("output path (or - for standard output)")
 		try arguments.finish()
 		let values = try domain.values(mustExist: true)
-		let data: Data
-		do {
-			data = try PropertyListSerialization.data(fromPropertyList: values, format: .xml, options: 0)
-		} catch {
-			throw ToolError("The domain \(domain.name) cannot be written as XML: \(error).", status: .dataError)
-		}
+		let data = XMLFormat.document(values)
 		if destination == "-" {
 			Output.raw(data)
 			return .success
 		}
-		do {
-			try data.write(to: URL(filePath: destination), options: .atomic)
-		} catch {
-			throw ToolError("\(destination) cannot be written: \(error.localizedDescription)", status: .cannotCreate)
-		}
+		try OutputFile.write(data, to: destination)
 		return .success
 	}
 
@@ -39,8 +32,9 @@ extension Verb.Declaration {
 		summary: "replace a domain with a property list",
 		details: """
 			Reads a property list (XML, binary or OpenStep text) with a dictionary at the top from <path>, or from
-			standard input for "-", and makes it the domain's contents: keys it lacks are removed. Exits 65 when
-			the input is not such a property list, 66 when <path> cannot be read.
+			standard input for "-", and makes it the domain's contents: keys it lacks are removed. Every value is
+			checked first: if any cannot be stored, nothing changes. At most 64 MiB are read. Exits 65 when the
+			input is not such a property list or is larger, 66 when <path> cannot be read.
 			"""
 	) { arguments throws(ToolError) in
 		let domain = try arguments.takeDomainFile()
@@ -48,16 +42,7 @@ extension Verb.Declaration {
 		try arguments.finish()
 		// A corrupt domain is refused before the input is read.
 		_ = try domain.values(mustExist: false)
-		let data: Data
-		if source == "-" {
-			data = FileHandle.standardInput.readDataToEndOfFile()
-		} else {
-			do {
-				data = try Data(contentsOf: URL(filePath: source))
-			} catch {
-				throw ToolError("\(source) cannot be read: \(error.localizedDescription)", status: .noInput)
-			}
-		}
+		let data = try ImportInput.bytes(from: source)
 		let imported: [String: Any]
 		do {
 			imported = try PropertyListFile.decode(data)
@@ -65,16 +50,22 @@ extension Verb.Declaration {
 			throw .badValue(
 				"\(source == "-" ? "Standard input" : source) is not usable: \(error); nothing was imported.")
 		}
-		let store = try domain.openStore()
-		for key in store.storedKeys() where imported[key] == nil {
-			store.removeValue(forKey: key)
-		}
+		// Every value is normalised before the store is opened: one that cannot be stored (a NaN date) refuses the
+		// whole import while nothing has changed, so the exit flush has nothing half done to write.
+		var normalized: [String: Any] = [:]
 		for key in imported.keys.sorted() {
 			do {
-				try store.write(imported[key], forKey: key)
+				normalized[key] = try Defaults.PropertyList.normalize(imported[key]!)
 			} catch {
-				throw .badValue("The value of \(key) cannot be stored: \(error).")
+				throw .badValue("The value of \(key) cannot be stored: \(error); nothing was imported.")
 			}
+		}
+		let store = try domain.openStore()
+		for key in store.storedKeys() where normalized[key] == nil {
+			store.removeValue(forKey: key)
+		}
+		for key in normalized.keys.sorted() {
+			store.setStoredValue(normalized[key]!, forKey: key)
 		}
 		try domain.flush(store)
 		return .success

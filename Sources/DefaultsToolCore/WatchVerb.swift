@@ -102,8 +102,13 @@ final class ChangePrinter: @unchecked Sendable {
 		timer.schedule(deadline: .now() + Self.interval, repeating: Self.interval, leeway: .milliseconds(10))
 		timer.setEventHandler { [self] in check() }
 		timer.resume()
-		SettingsFile(url: domain.url).watch { [self] in
-			queue.async { self.check() }
+		// A domain that is a link is changed where the link points, which may be another folder: the target's folder
+		// is watched too, else only the once-a-second check would see those changes.
+		let target = domain.url.resolvingSymlinksInPath()
+		for url in target == domain.url ? [domain.url] : [domain.url, target] {
+			SettingsFile(url: url).watch { [self] in
+				queue.async { self.check() }
+			}
 		}
 		// A plain handler rather than a dispatch signal source, which on Linux sees a signal only if every thread
 		// blocks it, and Dispatch's threads do not. Output is unbuffered and a watch writes nothing, so there is

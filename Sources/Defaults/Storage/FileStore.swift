@@ -200,10 +200,16 @@ extension Defaults {
 
 		/// Stores `value` for `key` in memory at once; it reaches the file within about 100 ms.
 		public func setStoredValue(_ value: Any, forKey key: String) {
-			let shouldSchedule = memory.withLock { memory in
+			let shouldSchedule = memory.withLock { memory -> Bool? in
+				guard TerminationFlush.acceptsWrites else {
+					return nil
+				}
 				memory.values[key] = value
 				memory.markDirty(key)
 				return memory.markFlushScheduled()
+			}
+			guard let shouldSchedule else {
+				TerminationFlush.waitForTheEnd()
 			}
 			if shouldSchedule {
 				scheduleFlush()
@@ -212,10 +218,16 @@ extension Defaults {
 
 		/// Removes the stored value for `key`; the file forgets it within about 100 ms.
 		public func removeStoredValue(forKey key: String) {
-			let shouldSchedule = memory.withLock { memory in
+			let shouldSchedule = memory.withLock { memory -> Bool? in
+				guard TerminationFlush.acceptsWrites else {
+					return nil
+				}
 				memory.values.removeValue(forKey: key)
 				memory.markDirty(key)
 				return memory.markFlushScheduled()
+			}
+			guard let shouldSchedule else {
+				TerminationFlush.waitForTheEnd()
 			}
 			if shouldSchedule {
 				scheduleFlush()

@@ -24,7 +24,9 @@ extension Defaults.PropertyList {
 	/// and the `defaults` command's output are all this walk over a value, in different ``Notation``s.
 	///
 	/// It is safe for any value a file can hold: Foundation traps when it formats a date whose time interval is NaN,
-	/// so such a date is printed as `an invalid date (nan seconds)` in every notation but ``Notation/tagged``.
+	/// so such a date is printed as `an invalid date (nan seconds)` in every notation but ``Notation/tagged``. Dates
+	/// are put on the calendar by the printer's own arithmetic (`CalendarTime`), the same in every notation; one more
+	/// than a million years away is printed as `a date out of range (… seconds from 2001-01-01)`.
 	package struct Printer: Sendable {
 		package var notation: Notation
 		/// Spaces each level of nesting is indented by, with one element a line; `nil` prints the value on one line.
@@ -212,8 +214,8 @@ extension Defaults.PropertyList {
 			if notation == .tagged {
 				return "t:\(seconds)"
 			}
-			guard seconds.isFinite else {
-				let text = "an invalid date (\(seconds) seconds)"
+			guard let time = CalendarTime(seconds) else {
+				let text = Self.dateText(seconds)
 				switch notation {
 				case .swift, .tagged: return text
 				case .typed: return "date " + text
@@ -222,12 +224,10 @@ extension Defaults.PropertyList {
 				}
 			}
 			switch notation {
-			case .swift, .tagged: return value.formatted(.iso8601)
-			case .typed: return "date " + value.formatted(.iso8601)
-			case .openStep: return Self.quoted(Self.openStepDate(value))
-			case .json:
-				return Self.quoted(
-					value.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)), numericEscape: "\\u")
+			case .swift, .tagged: return time.iso8601()
+			case .typed: return "date " + time.iso8601()
+			case .openStep: return Self.quoted(time.openStep)
+			case .json: return Self.quoted(time.iso8601(milliseconds: true), numericEscape: "\\u")
 			}
 		}
 
@@ -257,11 +257,21 @@ extension Defaults.PropertyList {
 
 		/// A date as macOS `defaults` prints it, without quotes: `2024-05-01 12:00:00 +0000`.
 		package static func openStepDate(_ date: Date) -> String {
-			let formatter = DateFormatter()
-			formatter.locale = Locale(identifier: "en_US_POSIX")
-			formatter.timeZone = TimeZone(identifier: "UTC")
-			formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
-			return formatter.string(from: date) + " +0000"
+			let seconds = date.timeIntervalSinceReferenceDate
+			return CalendarTime(seconds)?.openStep ?? dateText(seconds)
+		}
+
+		/// A date in ISO 8601 with whole seconds, as XML property lists hold it: `2024-05-01T12:00:00Z`.
+		package static func iso8601Date(_ date: Date) -> String {
+			let seconds = date.timeIntervalSinceReferenceDate
+			return CalendarTime(seconds)?.iso8601() ?? dateText(seconds)
+		}
+
+		/// The text of a date that is not on the calendar: NaN, or farther than a million years away.
+		private static func dateText(_ seconds: Double) -> String {
+			seconds.isNaN
+				? "an invalid date (\(seconds) seconds)"
+				: "a date out of range (\(seconds) seconds from 2001-01-01)"
 		}
 
 		/// `string` as it is if it is a plain word, else quoted with escapes.

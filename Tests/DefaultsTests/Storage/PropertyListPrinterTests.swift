@@ -76,6 +76,28 @@ import Testing
 		#expect(text.contains("an invalid date (nan seconds)"), "\(text)")
 	}
 
+	@Test(arguments: [
+		(Date.distantPast, "0000-12-30", "00:00:00"), (Date.distantFuture, "4001-01-01", "00:00:00"),
+		(Date(timeIntervalSinceReferenceDate: 252_460_800_000), "+10001-03-02", "00:00:00"),
+		(Date(timeIntervalSinceReferenceDate: -63_200_000_000), "-0002-04-10", "12:26:40"),
+		(Date(timeIntervalSinceReferenceDate: 730_902_896.789), "2024-02-29", "12:34:56"),
+		(Date(timeIntervalSinceReferenceDate: -0.5), "2000-12-31", "23:59:59"),
+	])
+	func aDateIsOnTheSameCalendarDayInEveryNotation(date: Date, day: String, time: String) {
+		#expect(Printer(.swift).text(of: date) == "\(day)T\(time)Z")
+		#expect(Printer(.typed).text(of: date) == "date \(day)T\(time)Z")
+		#expect(Printer(.openStep).text(of: date) == "\"\(day) \(time) +0000\"")
+		#expect(Printer(.json).text(of: date).hasPrefix("\"\(day)T\(time)."))
+		#expect(Printer.openStepDate(date) == "\(day) \(time) +0000")
+		#expect(Printer.iso8601Date(date) == "\(day)T\(time)Z")
+	}
+
+	@Test(arguments: [Defaults.PropertyList.Notation.swift, .typed, .openStep, .json])
+	func aDateMoreThanAMillionYearsAwayIsPrintedAsASentence(notation: Defaults.PropertyList.Notation) {
+		let text = Printer(notation).text(of: [Date(timeIntervalSinceReferenceDate: 1e300)])
+		#expect(text.contains("a date out of range (1e+300 seconds from 2001-01-01)"), "\(text)")
+	}
+
 	@Test func aLimitCutsTheTextAndMarksTheCut() {
 		let long = [String](repeating: "abcdefghij", count: 1000)
 		let text = Printer(.swift, limit: 120).text(of: long)
