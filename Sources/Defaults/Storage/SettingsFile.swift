@@ -12,16 +12,29 @@ import Foundation
 /// cross-process lock, atomic replacement, moving a corrupt file aside.
 ///
 /// The file store and the `defaults` command both use it, so a file is read, judged and written one way only. It
-/// holds no state but the path: the store keeps what it knows of the file (the lock's descriptor, the identity it
-/// last read) under its own locks.
+/// holds no state but where the file is: the store keeps what it knows of the file (the identity it last read)
+/// under its own locks.
 package struct SettingsFile: Sendable {
-	/// The file's path, with links already resolved by whoever made it (see `FileStoreRegistry.canonicalURL`).
+	/// The file's path, with every link resolved (see ``ResolvedSettingsPath``).
 	package let path: String
+	/// The absolute path as it was named, before links were resolved: for messages.
+	let namedPath: String
+	/// What resolving the links found, and what root may do to the file.
+	let resolution: ResolvedSettingsPath
 
-	/// The file at `url`.
+	/// The file at `url`, its links resolved: a settings file that is a link (dotfiles kept in a repository and
+	/// linked into `~/.config`) is read, locked, watched and atomically replaced where the link points, so the link
+	/// stays a link and every process that reaches the file, through the link or not, shares one lock.
 	package init(url: URL) {
-		path = url.path(percentEncoded: false)
+		namedPath = url.absoluteURL.path(percentEncoded: false)
+		resolution = ResolvedSettingsPath(resolving: namedPath)
+		path = resolution.path
 	}
+
+	/// The most a settings file may hold: 64 MiB, 16 times the 4 MiB Apple's own defaults refuse to store per
+	/// domain, and thousands of times any real settings file. A larger file (or one that keeps growing, or a link to
+	/// `/proc/self/pagemap`) is never read whole, and the store never writes one.
+	package static let maximumByteCount = 64 << 20
 
 	var folderPath: String { (path as NSString).deletingLastPathComponent }
 	private var fileName: String { (path as NSString).lastPathComponent }
@@ -44,6 +57,9 @@ package struct SettingsFile: Sendable {
 	/// Reads and decodes the file once, without blocking on a FIFO and without following it anywhere a regular file
 	/// is not.
 	package func read() -> Contents {
+		if let refusal = refusalAsRoot(.read) {
+			return .inaccessible(reason: refusal)
+		}
 		// Non-blocking: opening a FIFO for reading would otherwise wait forever for a writer.
 		let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
 		guard descriptor >= 0 else {
@@ -58,11 +74,19 @@ package struct SettingsFile: Sendable {
 			return .inaccessible(reason: "it is not a regular file (\(FileOwnership.kind(of: status)))")
 		}
 		let identity = FileIdentity(status)
-		let data: Data
-		do {
-			data = try handle.readToEnd() ?? Data()
-		} catch {
-			return .inaccessible(reason: "\(error)")
+		let isTooLarge = status.st_size > Self.maximumByteCount
+		// A file whose size says it is too large is sampled; one that only turns out to be (a file still growing,
+		// a kernel file whose size reads 0) is read one byte past the limit, never further.
+		let bounded = readBounded(
+			from: handle.fileDescriptor, atMost: isTooLarge ? 65_536 : Self.maximumByteCount + 1)
+		if let failure = bounded.failure {
+			return .inaccessible(reason: failure)
+		}
+		let data = bounded.data
+		if isTooLarge || data.count > Self.maximumByteCount {
+			return .unreadable(
+				data, identity,
+				reason: "it holds more than \(Self.maximumByteCount >> 20) MiB, the most a settings file may hold")
 		}
 		if data.isEmpty {
 			// Foundation truncates before it rewrites; an empty file holds nothing to keep. Whoever reads decides
@@ -100,6 +124,16 @@ package struct SettingsFile: Sendable {
 		FileIdentity.ofFile(atPath: path)
 	}
 
+	/// Which version of the file is there now; a file whose `stat` fails for any reason but its absence is
+	/// ``FileVersion/unknown``, which matches no version read before.
+	var version: FileVersion {
+		var status = stat()
+		if stat(path, &status) == 0 {
+			return .present(FileIdentity(status))
+		}
+		return errno == ENOENT ? .missing : .unknown
+	}
+
 	// MARK: Corrupt files
 
 	/// Renames a corrupt file to `<name>.corrupt-<UTC timestamp>`, which keeps its bytes exactly, so that nothing
@@ -130,28 +164,34 @@ package struct SettingsFile: Sendable {
 
 	// MARK: The lock
 
-	/// Takes the cross-process lock: a `flock` on the sibling lock file, opened into `descriptor` the first time
-	/// and kept open (closing any descriptor of a file drops the process's `flock` on it).
+	/// Takes the cross-process lock: a `flock` on the sibling lock file, opened into `descriptor` for this one
+	/// operation and closed by ``unlock(_:)``, so that a process with many stores holds no descriptor between
+	/// operations.
 	///
 	/// The wait is bounded: a writer that is stopped or hung must not hang this process's flush or its exit.
 	///
 	/// - Returns: `nil` once locked, else why not, as a sentence.
 	func lock(_ descriptor: inout Int32, waitingAtMost limit: Duration) -> String? {
-		if descriptor < 0 {
-			// Not following links: a link planted at the lock path must not make us create a file elsewhere.
-			descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-			guard descriptor >= 0 else {
-				let reason = errno == ELOOP ? "it is a symbolic link" : String(cString: strerror(errno))
-				return "The lock file \(lockPath) could not be opened: \(reason)."
-			}
-			FileOwnership.giveToOwnerOfFolder(descriptor: descriptor, folderPath: folderPath)
+		// Taking the lock comes before every change to the folder: the place to refuse changes root must not make.
+		if let refusal = refusalAsRoot(.change) {
+			return refusal
 		}
+		// Not following links: a link planted at the lock path must not make us create a file elsewhere.
+		descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+		guard descriptor >= 0 else {
+			let reason = errno == ELOOP ? "it is a symbolic link" : String(cString: strerror(errno))
+			return "The lock file \(lockPath) could not be opened: \(reason)."
+		}
+		FileOwnership.giveToOwnerOfFolder(descriptor: descriptor, folderPath: folderPath)
 		let deadline = ContinuousClock.now + limit
 		while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
 			guard errno == EWOULDBLOCK || errno == EINTR else {
-				return "The lock file \(lockPath) could not be locked: \(String(cString: strerror(errno)))."
+				let reason = String(cString: strerror(errno))
+				unlock(&descriptor)
+				return "The lock file \(lockPath) could not be locked: \(reason)."
 			}
 			guard ContinuousClock.now < deadline else {
+				unlock(&descriptor)
 				return "The file \(path) stayed locked by another process for \(limit); the changes stay in memory "
 					+ "and are written at the next try."
 			}
@@ -160,17 +200,52 @@ package struct SettingsFile: Sendable {
 		return nil
 	}
 
-	/// Releases the lock taken with ``lock(_:waitingAtMost:)``.
-	func unlock(_ descriptor: Int32) {
+	/// Releases the lock taken with ``lock(_:waitingAtMost:)`` and closes its descriptor.
+	func unlock(_ descriptor: inout Int32) {
+		guard descriptor >= 0 else {
+			return
+		}
 		_ = flock(descriptor, LOCK_UN)
+		close(descriptor)
+		descriptor = -1
 	}
 
 	// MARK: Writing
 
-	/// Creates the file's folder if it is missing, private like Foundation's: settings are nobody else's business.
-	func createFolderIfMissing() {
-		try? FileManager.default.createDirectory(
-			atPath: folderPath, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+	/// Creates the file's folder if it is missing, private like Foundation's (0700: settings are nobody else's
+	/// business), each new folder belonging to its parent's owner so that root (`sudo app`) never takes a user's
+	/// `~/.config` from them. Only writes call it: opening or reading a store creates nothing.
+	///
+	/// - Returns: why the folder could not be made, as a sentence; `nil` when it is there.
+	func createFolderIfMissing() -> String? {
+		var status = stat()
+		if stat(folderPath, &status) == 0 {
+			return nil
+		}
+		if let refusal = refusalAsRoot(.change) {
+			return refusal
+		}
+		var missing: [String] = []
+		var existing = folderPath
+		while stat(existing, &status) != 0, errno == ENOENT, existing != "/" {
+			missing.append(existing)
+			existing = (existing as NSString).deletingLastPathComponent
+		}
+		for folder in missing.reversed() {
+			guard mkdir(folder, 0o700) == 0 || errno == EEXIST else {
+				return "The folder \(folder) could not be created: \(String(cString: strerror(errno)))."
+			}
+			let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+			guard descriptor >= 0 else {
+				return "The folder \(folder) could not be opened: \(String(cString: strerror(errno)))."
+			}
+			// The umask may have narrowed 0700 further; nothing may have widened it.
+			fchmod(descriptor, 0o700)
+			FileOwnership.giveToOwnerOfFolder(
+				descriptor: descriptor, folderPath: (folder as NSString).deletingLastPathComponent)
+			close(descriptor)
+		}
+		return nil
 	}
 
 	/// Removes temporary files left by writers that were killed. Only while holding the lock: then no writer has
@@ -197,6 +272,12 @@ package struct SettingsFile: Sendable {
 	/// - Returns: the identity of the new file.
 	func replace(with values: [String: Any]) throws -> FileIdentity {
 		let data = try BinaryPropertyList.encode(values)
+		guard data.count <= Self.maximumByteCount else {
+			// A file the store could not read back would be kept aside at the next launch, its values gone.
+			throw WriteError(
+				description: "the settings take \(data.count) bytes, more than the \(Self.maximumByteCount >> 20) MiB "
+					+ "a settings file may hold")
+		}
 		var existing = stat()
 		let mode = stat(path, &existing) == 0 ? mode_t(existing.st_mode) & 0o777 : 0o600
 		let temporaryPath = folderPath + "/" + temporaryPrefix + "\(getpid())-\(UInt32.random(in: .min ... .max))"
@@ -243,6 +324,25 @@ package struct SettingsFile: Sendable {
 		}
 		fsync(descriptor)
 		close(descriptor)
+	}
+}
+
+/// Which version of a file a store last read or wrote.
+enum FileVersion: Sendable {
+	/// There was no file.
+	case missing
+	case present(FileIdentity)
+	/// A file may be there, but it was not read (it could not be, or its `stat` failed): it matches nothing, so the
+	/// store reads the file again before it would ever write over it.
+	case unknown
+
+	/// Whether both name the same known version of the file; ``unknown`` is the same as nothing.
+	func isSame(as other: FileVersion) -> Bool {
+		switch (self, other) {
+		case (.missing, .missing): true
+		case (.present(let identity), .present(let otherIdentity)): identity == otherIdentity
+		default: false
+		}
 	}
 }
 
@@ -305,4 +405,25 @@ private func writeAll(_ data: Data, to descriptor: Int32) -> Bool {
 		}
 		return true
 	}
+}
+
+/// Reads at most `limit` bytes of `descriptor`; the reason when the system refuses.
+private func readBounded(from descriptor: Int32, atMost limit: Int) -> (data: Data, failure: String?) {
+	var data = Data()
+	var chunk = [UInt8](repeating: 0, count: 1 << 16)
+	while data.count < limit {
+		let wanted = min(chunk.count, limit - data.count)
+		let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, wanted) }
+		if count < 0 {
+			if errno == EINTR {
+				continue
+			}
+			return (data, String(cString: strerror(errno)))
+		}
+		if count == 0 {
+			break
+		}
+		data.append(contentsOf: chunk[..<count])
+	}
+	return (data, nil)
 }
