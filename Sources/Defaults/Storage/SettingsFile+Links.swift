@@ -14,7 +14,7 @@ import Foundation
 /// The rule for root follows the kernel's `fs.protected_symlinks`: a link is followed only if it belongs to root or
 /// to the owner of the folder that holds it. Every other user who owns a link followed or a folder on the way is a
 /// *guardian* of the file: that user could have put anything there, so root then does to the file only what every
-/// guardian could do themselves (see `SettingsFile.refusalAsRoot`).
+/// guardian could do themselves (see `SettingsFile.refusal(for:)`).
 struct ResolvedSettingsPath: Equatable {
 	/// The absolute path with every link resolved, or as far as it could be resolved.
 	var path: String

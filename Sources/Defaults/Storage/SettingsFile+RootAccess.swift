@@ -22,22 +22,25 @@ extension SettingsFile {
 		case change
 	}
 
-	/// Why root must not do `access` to the file, as a sentence; `nil` when it may, and always for anyone but root.
-	func refusalAsRoot(_ access: RootAccess) -> String? {
+	/// Why the store must not do `access` to the file, as a clause to follow "the file is left alone:"; `nil` when
+	/// it may. A path whose links could not be resolved is refused to everyone; the guardians' rights bind only root.
+	func refusal(for access: RootAccess) -> String? {
 		if let refusal = resolution.refusal {
-			return "The file \(namedPath) is refused: \(refusal)."
-		}
-		guard !resolution.guardians.isEmpty else {
-			return nil
+			return refusal
 		}
 		for user in resolution.guardians {
 			if let reason = Self.reasonUserCannot(access, path: path, user: user) {
-				return "The file \(path)\(namedPath == path ? "" : " (reached from \(namedPath))") is left "
-					+ "alone: user \(user), who could have placed it there, \(reason), and a process running as "
-					+ "root does to a user's settings only what that user could do."
+				let reached = namedPath == path ? "" : "it is reached from \(namedPath), and "
+				return reached + "user \(user), who could have placed it there, \(reason); a process running as root "
+					+ "does to a user's settings only what that user could do"
 			}
 		}
 		return nil
+	}
+
+	/// The sentence for a change ``refusal(for:)`` refuses.
+	func changeRefusal() -> String? {
+		refusal(for: .change).map { "The file \(path) is left alone: \($0)." }
 	}
 
 	/// Why `user` could not do `access` to the file at `path`; `nil` when they could.

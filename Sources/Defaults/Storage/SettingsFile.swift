@@ -57,8 +57,8 @@ package struct SettingsFile: Sendable {
 	/// Reads and decodes the file once, without blocking on a FIFO and without following it anywhere a regular file
 	/// is not.
 	package func read() -> Contents {
-		if let refusal = refusalAsRoot(.read) {
-			return .inaccessible(reason: refusal)
+		if let reason = refusal(for: .read) {
+			return .inaccessible(reason: reason)
 		}
 		// Non-blocking: opening a FIFO for reading would otherwise wait forever for a writer.
 		let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
@@ -173,8 +173,15 @@ package struct SettingsFile: Sendable {
 	/// - Returns: `nil` once locked, else why not, as a sentence.
 	func lock(_ descriptor: inout Int32, waitingAtMost limit: Duration) -> String? {
 		// Taking the lock comes before every change to the folder: the place to refuse changes root must not make.
-		if let refusal = refusalAsRoot(.change) {
-			return refusal
+		if let sentence = changeRefusal() {
+			return sentence
+		}
+		// Nothing is ever written over a device, FIFO or folder, so nothing is made beside one either (no
+		// `/dev/.zero.lock`).
+		var status = stat()
+		if stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
+			return "The file \(path) is not a regular file (\(FileOwnership.kind(of: status))); nothing is written to "
+				+ "it and no lock file is made beside it."
 		}
 		// Not following links: a link planted at the lock path must not make us create a file elsewhere.
 		descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
@@ -222,8 +229,8 @@ package struct SettingsFile: Sendable {
 		if stat(folderPath, &status) == 0 {
 			return nil
 		}
-		if let refusal = refusalAsRoot(.change) {
-			return refusal
+		if let sentence = changeRefusal() {
+			return sentence
 		}
 		var missing: [String] = []
 		var existing = folderPath
@@ -324,68 +331,6 @@ package struct SettingsFile: Sendable {
 		}
 		fsync(descriptor)
 		close(descriptor)
-	}
-}
-
-/// Which version of a file a store last read or wrote.
-enum FileVersion: Sendable {
-	/// There was no file.
-	case missing
-	case present(FileIdentity)
-	/// A file may be there, but it was not read (it could not be, or its `stat` failed): it matches nothing, so the
-	/// store reads the file again before it would ever write over it.
-	case unknown
-
-	/// Whether both name the same known version of the file; ``unknown`` is the same as nothing.
-	func isSame(as other: FileVersion) -> Bool {
-		switch (self, other) {
-		case (.missing, .missing): true
-		case (.present(let identity), .present(let otherIdentity)): identity == otherIdentity
-		default: false
-		}
-	}
-}
-
-/// Tells one version of a file from another without reading it: a rename brings a new inode, a rewrite in place a
-/// new modification time or size.
-///
-/// Not the change time: renaming a file changes it, so the identity a writer takes of its temporary file before the
-/// rename would never match the file after it, and every flush would read back its own write.
-package struct FileIdentity: Equatable, Sendable {
-	var device: UInt64
-	var inode: UInt64
-	var size: Int64
-	var modificationSeconds: Int64
-	var modificationNanoseconds: Int64
-
-	init(_ status: stat) {
-		device = UInt64(status.st_dev)
-		inode = UInt64(status.st_ino)
-		size = Int64(status.st_size)
-		#if canImport(Darwin)
-			modificationSeconds = Int64(status.st_mtimespec.tv_sec)
-			modificationNanoseconds = Int64(status.st_mtimespec.tv_nsec)
-		#else
-			modificationSeconds = Int64(status.st_mtim.tv_sec)
-			modificationNanoseconds = Int64(status.st_mtim.tv_nsec)
-		#endif
-	}
-
-	/// The identity of the file at `path`, or `nil` if there is none.
-	package static func ofFile(atPath path: String) -> FileIdentity? {
-		var status = stat()
-		guard stat(path, &status) == 0 else {
-			return nil
-		}
-		return FileIdentity(status)
-	}
-
-	/// The file's size in bytes.
-	package var byteCount: Int64 { size }
-
-	/// The last modification, in seconds since 1970.
-	package var modificationTime: Double {
-		Double(modificationSeconds) + Double(modificationNanoseconds) / 1e9
 	}
 }
 

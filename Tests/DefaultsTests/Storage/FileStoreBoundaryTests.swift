@@ -154,4 +154,36 @@ import Testing
 		}
 		#expect(held.count < 10, "\(held.count) descriptors held in the stores' folder")
 	}
+
+	@Test func aStoreThatCouldNotReadItsFileAtLaunchReadsItBeforeItsFirstWrite() throws {
+		// Not readable at launch (a FIFO, as a file can be for a moment: a permission race, too many open files).
+		let url = folder.file("late.plist")
+		#expect(mkfifo(url.path, 0o600) == 0)
+		let store = Defaults.FileStore.at(url)
+		store.setStoredValue("mine", forKey: "written")
+		#expect(!store.flush())
+		// Readable again, holding values the store has never seen.
+		#expect(unlink(url.path) == 0)
+		try PropertyListSerialization.data(fromPropertyList: ["kept": "theirs"], format: .binary, options: 0)
+			.write(to: url)
+		#expect(store.flush())
+		let values = try PropertyListFile.decode(Data(contentsOf: url))
+		#expect(values["kept"] as? String == "theirs" && values["written"] as? String == "mine")
+	}
+
+	@Test func aVersionNotReadMatchesNothingNotEvenItself() {
+		#expect(!FileVersion.unknown.isSame(as: .unknown))
+		#expect(!FileVersion.unknown.isSame(as: .missing))
+		#expect(FileVersion.missing.isSame(as: .missing))
+	}
+
+	@Test func aStoreWhoseFolderIsMissingHearsTheFileAnotherProgramCreates() throws {
+		let later = folder.file("later")
+		let url = later.appending(path: "app.plist")
+		let store = Defaults.FileStore.at(url)
+		#expect(store.storedValue(forKey: "k") == nil)
+		try FileManager.default.createDirectory(at: later, withIntermediateDirectories: false)
+		try PropertyListSerialization.data(fromPropertyList: ["k": 1], format: .binary, options: 0).write(to: url)
+		#expect(waitUntil(seconds: 10) { store.storedValue(forKey: "k") as? Int == 1 })
+	}
 }
