@@ -17,10 +17,17 @@ extension Defaults.FileStore {
 	/// if it is corrupt.
 	func readSettled(disk: inout DiskState, failures: inout [Defaults.Failure]) -> FileRead {
 		let contents = file.read()
-		guard case .unreadable = contents else {
+		guard case .unreadable(_, _, let reason) = contents else {
 			return take(contents, failures: &failures)
 		}
-		guard lock(&disk, failures: &failures) else {
+		var lockFailures: [Defaults.Failure] = []
+		guard lock(&disk, failures: &lockFailures) else {
+			// Said with the reason the file did not read: that is what its owner must fix.
+			let lockProblem = lockFailures.map(\.message).joined(separator: " ")
+			failures.append(
+				storageFailure(
+					"The file \(path) does not read as settings (\(reason)) and is left as it is, never written "
+						+ "over: \(lockProblem)"))
 			return .untouchable
 		}
 		defer { unlock(&disk) }

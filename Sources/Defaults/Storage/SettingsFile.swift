@@ -76,7 +76,7 @@ package struct SettingsFile: Sendable {
 		let identity = FileIdentity(status)
 		let isTooLarge = status.st_size > Self.maximumByteCount
 		// A file whose size says it is too large is sampled; one that only turns out to be (a file still growing,
-		// a kernel file whose size reads 0) is read one byte past the limit, never further.
+		// a kernel file whose size reads 0) is read just past the limit (at most 64 KiB past), never further.
 		let bounded = readBounded(
 			from: handle.fileDescriptor, atMost: isTooLarge ? 65_536 : Self.maximumByteCount + 1)
 		if let failure = bounded.failure {
@@ -352,13 +352,13 @@ private func writeAll(_ data: Data, to descriptor: Int32) -> Bool {
 	}
 }
 
-/// Reads at most `limit` bytes of `descriptor`; the reason when the system refuses.
+/// Reads `descriptor` until its end or until `limit` bytes or more are in, whole 64 KiB reads at a time (kernel files
+/// such as `/proc/self/pagemap` refuse reads of odd sizes); the reason when the system refuses.
 private func readBounded(from descriptor: Int32, atMost limit: Int) -> (data: Data, failure: String?) {
 	var data = Data()
 	var chunk = [UInt8](repeating: 0, count: 1 << 16)
 	while data.count < limit {
-		let wanted = min(chunk.count, limit - data.count)
-		let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, wanted) }
+		let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
 		if count < 0 {
 			if errno == EINTR {
 				continue
