@@ -129,6 +129,14 @@ extension Defaults.FileStore {
 		return changed
 	}
 
+	/// Forgets this process's changes that have not reached the file, so that no retry writes them.
+	///
+	/// For tests that leave a store whose file cannot be written: a retry after the test removed its folder would
+	/// otherwise make the folder again.
+	func discardPendingChanges() {
+		memory.withLock { $0.clearDirtyKeys() }
+	}
+
 	/// Whether this process has changes that have not reached the file.
 	var hasPendingChanges: Bool {
 		memory.withLock { !$0.dirtyKeys.isEmpty }
