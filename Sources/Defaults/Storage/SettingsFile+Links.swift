@@ -71,9 +71,9 @@ struct ResolvedSettingsPath: Equatable {
 				let folderOwner = stat(folder, &folderStatus) == 0 ? folderStatus.st_uid : 0
 				guard status.st_uid == 0 || status.st_uid == folderOwner else {
 					refusal =
-						"the symbolic link \(candidate) belongs to user \(status.st_uid) and lies in a folder of user "
-						+ "\(folderOwner); a process running as root follows a link only if it belongs to root or to "
-						+ "the folder's owner"
+						"the symbolic link \(candidate) belongs to \(describeUser(status.st_uid)) and lies in a folder of "
+						+ "\(describeUser(folderOwner)); a process running as root follows a link only if it belongs to "
+						+ "root or to the folder's owner"
 					return
 				}
 				if status.st_uid != 0 {

@@ -31,7 +31,8 @@ extension SettingsFile {
 		for user in resolution.guardians {
 			if let reason = Self.reasonUserCannot(access, path: path, user: user) {
 				let reached = namedPath == path ? "" : "it is reached from \(namedPath), and "
-				return reached + "user \(user), who could have placed it there, \(reason); a process running as root "
+				return reached
+					+ "\(describeUser(user)), who could have placed it there, \(reason); a process running as root "
 					+ "does to a user's settings only what that user could do"
 			}
 		}
@@ -127,4 +128,15 @@ extension SettingsFile {
 		}
 		return Array(groups.prefix(Int(count)))
 	}
+}
+
+/// A user for messages: `user alice (1001)`, or `user 1001` when the system has no name for it.
+func describeUser(_ user: uid_t) -> String {
+	var entry = passwd()
+	var result: UnsafeMutablePointer<passwd>?
+	var buffer = [CChar](repeating: 0, count: 16_384)
+	guard getpwuid_r(user, &entry, &buffer, buffer.count, &result) == 0, result != nil, let name = entry.pw_name else {
+		return "user \(user)"
+	}
+	return "user \(String(cString: name)) (\(user))"
 }
