@@ -37,9 +37,10 @@ package struct SettingsFile: Sendable {
 	package static let maximumByteCount = 64 << 20
 
 	var folderPath: String { (path as NSString).deletingLastPathComponent }
-	private var fileName: String { (path as NSString).lastPathComponent }
+	var fileName: String { (path as NSString).lastPathComponent }
 	/// A sibling, not the file itself: the file is replaced at every write, which would drop a lock held on it.
-	var lockPath: String { folderPath + "/." + fileName + ".lock" }
+	var lockPath: String { folderPath + "/" + lockName }
+	var lockName: String { "." + fileName + ".lock" }
 	private var temporaryPrefix: String { "." + fileName + ".tmp-" }
 
 	/// The file's contents at one moment.
@@ -60,8 +61,14 @@ package struct SettingsFile: Sendable {
 		if let reason = refusal(for: .read) {
 			return .inaccessible(reason: reason)
 		}
+		let (anchor, anchorRefusal) = FolderAnchor.opened(for: self)
+		guard let anchor else {
+			return .inaccessible(reason: anchorRefusal ?? "")
+		}
 		// Non-blocking: opening a FIFO for reading would otherwise wait forever for a writer.
-		let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+		let descriptor = openat(
+			anchor.descriptor, anchor.name(fileName), O_RDONLY | O_CLOEXEC | O_NONBLOCK | anchor.noFollow)
+		anchor.release()
 		guard descriptor >= 0 else {
 			return errno == ENOENT ? .missing : .inaccessible(reason: String(cString: strerror(errno)))
 		}
@@ -145,76 +152,27 @@ package struct SettingsFile: Sendable {
 		formatter.locale = Locale(identifier: "en_US_POSIX")
 		formatter.timeZone = TimeZone(identifier: "UTC")
 		formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-		let base = path + ".corrupt-" + formatter.string(from: Date())
+		let (anchor, anchorRefusal) = FolderAnchor.opened(for: self)
+		guard let anchor else {
+			return .failure(MoveError(reason: anchorRefusal ?? ""))
+		}
+		defer { anchor.release() }
+		let base = fileName + ".corrupt-" + formatter.string(from: Date())
 		var destination = base
 		var attempt = 1
-		while access(destination, F_OK) == 0 {
+		while faccessat(anchor.descriptor, anchor.name(destination), F_OK, AT_SYMLINK_NOFOLLOW) == 0 {
 			attempt += 1
 			destination = base + "-\(attempt)"
 		}
-		guard rename(path, destination) == 0 else {
+		guard renameat(anchor.descriptor, anchor.name(fileName), anchor.descriptor, anchor.name(destination)) == 0
+		else {
 			return .failure(MoveError(reason: String(cString: strerror(errno))))
 		}
-		return .success(destination)
+		return .success(folderPath + "/" + destination)
 	}
 
 	struct MoveError: Error {
 		let reason: String
-	}
-
-	// MARK: The lock
-
-	/// Takes the cross-process lock: a `flock` on the sibling lock file, opened into `descriptor` for this one
-	/// operation and closed by ``unlock(_:)``, so that a process with many stores holds no descriptor between
-	/// operations.
-	///
-	/// The wait is bounded: a writer that is stopped or hung must not hang this process's flush or its exit.
-	///
-	/// - Returns: `nil` once locked, else why not, as a sentence.
-	func lock(_ descriptor: inout Int32, waitingAtMost limit: Duration) -> String? {
-		// Taking the lock comes before every change to the folder: the place to refuse changes root must not make.
-		if let sentence = changeRefusal() {
-			return sentence
-		}
-		// Nothing is ever written over a device, FIFO or folder, so nothing is made beside one either (no
-		// `/dev/.zero.lock`).
-		var status = stat()
-		if stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
-			return "The file \(path) is not a regular file (\(FileOwnership.kind(of: status))); nothing is written to "
-				+ "it and no lock file is made beside it."
-		}
-		// Not following links: a link planted at the lock path must not make us create a file elsewhere.
-		descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-		guard descriptor >= 0 else {
-			let reason = errno == ELOOP ? "it is a symbolic link" : String(cString: strerror(errno))
-			return "The lock file \(lockPath) could not be opened: \(reason)."
-		}
-		FileOwnership.giveToOwnerOfFolder(descriptor: descriptor, folderPath: folderPath)
-		let deadline = ContinuousClock.now + limit
-		while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-			guard errno == EWOULDBLOCK || errno == EINTR else {
-				let reason = String(cString: strerror(errno))
-				unlock(&descriptor)
-				return "The lock file \(lockPath) could not be locked: \(reason)."
-			}
-			guard ContinuousClock.now < deadline else {
-				unlock(&descriptor)
-				return "The file \(path) stayed locked by another process for \(limit); the changes stay in memory "
-					+ "and are written at the next try."
-			}
-			usleep(10_000)
-		}
-		return nil
-	}
-
-	/// Releases the lock taken with ``lock(_:waitingAtMost:)`` and closes its descriptor.
-	func unlock(_ descriptor: inout Int32) {
-		guard descriptor >= 0 else {
-			return
-		}
-		_ = flock(descriptor, LOCK_UN)
-		close(descriptor)
-		descriptor = -1
 	}
 
 	// MARK: Writing
@@ -259,8 +217,13 @@ package struct SettingsFile: Sendable {
 	/// one open.
 	func removeStaleTemporaryFiles() {
 		let names = (try? FileManager.default.contentsOfDirectory(atPath: folderPath)) ?? []
+		let (anchor, _) = FolderAnchor.opened(for: self)
+		guard let anchor else {
+			return
+		}
+		defer { anchor.release() }
 		for name in names where name.hasPrefix(temporaryPrefix) {
-			unlink(folderPath + "/" + name)
+			unlinkat(anchor.descriptor, anchor.name(name), 0)
 		}
 	}
 
@@ -285,17 +248,25 @@ package struct SettingsFile: Sendable {
 				description: "the settings take \(data.count) bytes, more than the \(Self.maximumByteCount >> 20) MiB "
 					+ "a settings file may hold")
 		}
+		let (openedAnchor, anchorRefusal) = FolderAnchor.opened(for: self)
+		guard let anchor = openedAnchor else {
+			throw WriteError(description: anchorRefusal ?? "")
+		}
+		defer { anchor.release() }
 		var existing = stat()
-		let mode = stat(path, &existing) == 0 ? mode_t(existing.st_mode) & 0o777 : 0o600
-		let temporaryPath = folderPath + "/" + temporaryPrefix + "\(getpid())-\(UInt32.random(in: .min ... .max))"
-		let descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+		let fileIsThere = fstatat(anchor.descriptor, anchor.name(fileName), &existing, 0) == 0
+		let mode = fileIsThere ? mode_t(existing.st_mode) & 0o777 : 0o600
+		let temporaryName = temporaryPrefix + "\(getpid())-\(UInt32.random(in: .min ... .max))"
+		let temporaryPath = folderPath + "/" + temporaryName
+		let descriptor = openat(
+			anchor.descriptor, anchor.name(temporaryName), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
 		guard descriptor >= 0 else {
 			throw WriteError.posix("create", temporaryPath)
 		}
 		var isRenamed = false
 		defer {
 			if !isRenamed {
-				unlink(temporaryPath)
+				unlinkat(anchor.descriptor, anchor.name(temporaryName), 0)
 			}
 		}
 		do {
@@ -314,17 +285,22 @@ package struct SettingsFile: Sendable {
 			guard fstat(descriptor, &status) == 0 else {
 				throw WriteError.posix("stat", temporaryPath)
 			}
-			guard rename(temporaryPath, path) == 0 else {
+			guard renameat(anchor.descriptor, anchor.name(temporaryName), anchor.descriptor, anchor.name(fileName)) == 0
+			else {
 				throw WriteError.posix("rename to", path)
 			}
 			isRenamed = true
-			syncFolder()
+			syncFolder(anchor)
 			return FileIdentity(status)
 		}
 	}
 
 	/// Makes a rename in the folder durable.
-	private func syncFolder() {
+	private func syncFolder(_ anchor: FolderAnchor) {
+		if anchor.descriptor != AT_FDCWD {
+			fsync(anchor.descriptor)
+			return
+		}
 		let descriptor = open(folderPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
 		guard descriptor >= 0 else {
 			return

@@ -101,6 +101,30 @@ struct FileStoreRootTests {
 		}
 	}
 
+	@Test func aFolderSwappedForALinkAfterTheChecksDoesNotRedirectRootsWrite() throws {
+		let url = config.appending(path: "app.plist")
+		try PropertyListSerialization.data(fromPropertyList: ["kept": 1], format: .binary, options: 0).write(to: url)
+		try user.own(url)
+		let store = Defaults.FileStore.at(url)
+		#expect(store.storedValue(forKey: "kept") as? Int == 1)
+		let before = try FolderSnapshot(system)
+		// The user swaps `~/.config` for a link to root's folder, after any check the store made.
+		try FileManager.default.moveItem(at: config, to: home.appending(path: "config-real"))
+		try FileManager.default.createSymbolicLink(atPath: config.path, withDestinationPath: system.path)
+		try user.own(config)
+		#expect(throws: (any Error).self) {
+			try store.file.replace(with: ["written": "root"])
+		}
+		if case .values = store.file.read() {
+			Issue.record("root read through the swapped-in link")
+		}
+		store.setStoredValue("root", forKey: "written")
+		#expect(!store.flush())
+		store.discardPendingChanges()
+		let after = try FolderSnapshot(system)
+		#expect(after == before, "root wrote through a folder swapped for a link: \(before) AFTER \(after)")
+	}
+
 	@Test func aLinkOwnedByAThirdUserIsNotFollowedByRoot() throws {
 		let dotfiles = home.appending(path: "dotfiles", directoryHint: .isDirectory)
 		try FileManager.default.createDirectory(at: dotfiles, withIntermediateDirectories: false)

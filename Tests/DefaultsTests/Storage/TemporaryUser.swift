@@ -28,7 +28,12 @@ final class TemporaryUser: Sendable {
 
 	/// Makes `url` belong to this user, without following a link at `url`.
 	func own(_ url: URL) throws {
-		guard lchown(url.path(percentEncoded: false), uid, gid) == 0 else {
+		// Without a trailing `/`, which would make even `lchown` follow a link.
+		var path = url.path(percentEncoded: false)
+		while path.count > 1, path.hasSuffix("/") {
+			path.removeLast()
+		}
+		guard lchown(path, uid, gid) == 0 else {
 			throw UserError(description: "lchown \(url.path): \(String(cString: strerror(errno)))")
 		}
 	}
