@@ -32,9 +32,22 @@ struct FolderAnchor {
 		guard !file.resolution.guardians.isEmpty else {
 			return (FolderAnchor(descriptor: AT_FDCWD, prefix: file.folderPath + "/"), nil)
 		}
+		let (descriptor, refusal) = openFolder(file.folderPath, followingLinks: false)
+		return descriptor >= 0 ? (FolderAnchor(descriptor: descriptor, prefix: ""), nil) : (nil, refusal)
+	}
+
+	/// Opens the folder at `path`; without following links, one component at a time from `/`, unless
+	/// `followingLinks`. Returns the descriptor, or -1 and why not.
+	static func openFolder(_ path: String, followingLinks: Bool) -> (descriptor: Int32, refusal: String?) {
+		if followingLinks {
+			let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+			return descriptor >= 0
+				? (descriptor, nil)
+				: (-1, "The folder \(path) could not be opened: \(String(cString: strerror(errno))).")
+		}
 		var descriptor = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
 		var reached = ""
-		for component in file.folderPath.split(separator: "/").map(String.init) {
+		for component in path.split(separator: "/").map(String.init) {
 			guard descriptor >= 0 else {
 				break
 			}
@@ -50,9 +63,9 @@ struct FolderAnchor {
 		guard descriptor >= 0 else {
 			let why =
 				errno == ELOOP || errno == ENOTDIR ? "it is a symbolic link now" : String(cString: strerror(errno))
-			return (nil, "The folder \(reached) was not opened, since root opens it without following links: \(why).")
+			return (-1, "The folder \(reached) was not opened, since root opens it without following links: \(why).")
 		}
-		return (FolderAnchor(descriptor: descriptor, prefix: ""), nil)
+		return (descriptor, nil)
 	}
 
 	/// Closes the folder, if it was opened.

@@ -193,22 +193,31 @@ package struct SettingsFile: Sendable {
 		var missing: [String] = []
 		var existing = folderPath
 		while stat(existing, &status) != 0, errno == ENOENT, existing != "/" {
-			missing.append(existing)
+			missing.append((existing as NSString).lastPathComponent)
 			existing = (existing as NSString).deletingLastPathComponent
 		}
-		for folder in missing.reversed() {
-			guard mkdir(folder, 0o700) == 0 || errno == EEXIST else {
-				return "The folder \(folder) could not be created: \(String(cString: strerror(errno)))."
+		// Made one by one inside the folder above, opened without following links when root works for another user,
+		// so that no link swapped in meanwhile can make root create a folder elsewhere.
+		let opened = FolderAnchor.openFolder(existing, followingLinks: resolution.guardians.isEmpty)
+		var parent = opened.descriptor
+		guard parent >= 0 else {
+			return opened.refusal
+		}
+		defer { close(parent) }
+		for name in missing.reversed() {
+			existing += (existing.hasSuffix("/") ? "" : "/") + name
+			guard mkdirat(parent, name, 0o700) == 0 || errno == EEXIST else {
+				return "The folder \(existing) could not be created: \(String(cString: strerror(errno)))."
 			}
-			let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+			let descriptor = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 			guard descriptor >= 0 else {
-				return "The folder \(folder) could not be opened: \(String(cString: strerror(errno)))."
+				return "The folder \(existing) could not be opened: \(String(cString: strerror(errno)))."
 			}
 			// The umask may have narrowed 0700 further; nothing may have widened it.
 			fchmod(descriptor, 0o700)
-			FileOwnership.giveToOwnerOfFolder(
-				descriptor: descriptor, folderPath: (folder as NSString).deletingLastPathComponent)
-			close(descriptor)
+			FileOwnership.giveToOwnerOfFolder(descriptor: descriptor, folderDescriptor: parent)
+			close(parent)
+			parent = descriptor
 		}
 		return nil
 	}
