@@ -39,6 +39,18 @@ enum FileOwnership {
 		give(descriptor: descriptor, to: folder)
 	}
 
+	/// Gives the open file `descriptor` the owner and group of the open folder `folderDescriptor`.
+	static func giveToOwnerOfFolder(descriptor: Int32, folderDescriptor: Int32) {
+		guard geteuid() == 0 else {
+			return
+		}
+		var folder = stat()
+		guard fstat(folderDescriptor, &folder) == 0 else {
+			return
+		}
+		give(descriptor: descriptor, to: folder)
+	}
+
 	private static func give(descriptor: Int32, to owner: stat) {
 		var current = stat()
 		guard fstat(descriptor, &current) == 0, current.st_uid != owner.st_uid || current.st_gid != owner.st_gid else {

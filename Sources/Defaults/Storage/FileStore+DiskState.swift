@@ -4,9 +4,10 @@ import Foundation
 struct DiskState {
 	/// The values as they are in the file, as far as this process knows: the base a flush applies its changes to.
 	var persisted: [String: Any] = [:]
-	/// Which version of the file `persisted` came from; `nil` when there was no file.
-	var identity: FileIdentity?
-	/// Open for the life of the process: closing any descriptor of a file drops the process's `flock` on it.
+	/// Which version of the file `persisted` came from: ``FileVersion/unknown`` until the file was read (or known to
+	/// be missing), so that a store never writes over a file it has not read.
+	var version: FileVersion = .unknown
+	/// The lock file's descriptor while the lock is held, else -1: it is opened and closed by each operation.
 	var lockDescriptor: Int32 = -1
 	var hasRemovedStaleTemporaryFiles = false
 }
@@ -15,15 +16,16 @@ struct DiskState {
 /// write over the file.
 struct FileRead {
 	var values: [String: Any]
-	var identity: FileIdentity?
+	var version: FileVersion
 	/// `false` when the file exists but could not be read, or did not parse and could not be moved aside: writing
 	/// would replace data the store has never seen.
 	var mayReplaceFile = true
 
-	static var empty: FileRead { FileRead(values: [:], identity: nil) }
+	/// No file: nothing to lose by writing one.
+	static var empty: FileRead { FileRead(values: [:], version: .missing) }
 
-	/// A file that is there but not ours to replace.
-	static var untouchable: FileRead { FileRead(values: [:], identity: nil, mayReplaceFile: false) }
+	/// A file that is there but not ours to replace; its version is unknown, so every flush reads it again first.
+	static var untouchable: FileRead { FileRead(values: [:], version: .unknown, mayReplaceFile: false) }
 }
 
 // The file behind a store as the store knows it, and the cross-process lock every load, flush and reload takes.
@@ -41,5 +43,10 @@ extension Defaults.FileStore {
 			return false
 		}
 		return true
+	}
+
+	/// Releases the lock taken with ``lock(_:failures:)``.
+	func unlock(_ disk: inout DiskState) {
+		file.unlock(&disk.lockDescriptor)
 	}
 }

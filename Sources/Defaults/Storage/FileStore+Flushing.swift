@@ -36,12 +36,16 @@ extension Defaults.FileStore {
 		guard !changes.isEmpty else {
 			return (true, reloadLocked(disk: &disk, failures: &failures))
 		}
-		file.createFolderIfMissing()
+		if let problem = file.createFolderIfMissing() {
+			failures.append(storageFailure(problem))
+			restoreDirtyKeys(changes)
+			return (false, [])
+		}
 		guard lock(&disk, failures: &failures) else {
 			restoreDirtyKeys(changes)
 			return (false, [])
 		}
-		defer { file.unlock(disk.lockDescriptor) }
+		defer { unlock(&disk) }
 		if !disk.hasRemovedStaleTemporaryFiles {
 			disk.hasRemovedStaleTemporaryFiles = true
 			file.removeStaleTemporaryFiles()
@@ -50,7 +54,7 @@ extension Defaults.FileStore {
 		var externallyChanged: Set<String> = []
 		var isReread = false
 		var values = disk.persisted
-		if file.identity != disk.identity {
+		if !file.version.isSame(as: disk.version) {
 			let reread = take(file.readSettled(), failures: &failures)
 			guard reread.mayReplaceFile else {
 				restoreDirtyKeys(changes)
@@ -58,7 +62,7 @@ extension Defaults.FileStore {
 			}
 			externallyChanged = Self.changedKeys(from: values, to: reread.values)
 			values = reread.values
-			disk.identity = reread.identity
+			disk.version = reread.version
 			isReread = true
 		}
 		// The store's own copy goes, so that applying the changes does not copy every value; what they replace is
@@ -72,7 +76,7 @@ extension Defaults.FileStore {
 			externallyChanged.remove(change.key)
 		}
 		do {
-			disk.identity = try file.replace(with: values)
+			disk.version = .present(try file.replace(with: values))
 		} catch {
 			for original in replaced.reversed() {
 				values[original.key] = original.value
@@ -123,6 +127,14 @@ extension Defaults.FileStore {
 			changed.insert(key)
 		}
 		return changed
+	}
+
+	/// Forgets this process's changes that have not reached the file, so that no retry writes them.
+	///
+	/// For tests that leave a store whose file cannot be written: a retry after the test removed its folder would
+	/// otherwise make the folder again.
+	func discardPendingChanges() {
+		memory.withLock { $0.clearDirtyKeys() }
 	}
 
 	/// Whether this process has changes that have not reached the file.

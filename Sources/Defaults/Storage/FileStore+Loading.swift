@@ -4,12 +4,11 @@ import Foundation
 // overwritten; one that cannot be moved is left alone, and the store does not write over it.
 extension Defaults.FileStore {
 	func load(failures: inout [Defaults.Failure]) {
-		file.createFolderIfMissing()
 		disk.withLock { disk in
 			let loaded = readSettled(disk: &disk, failures: &failures)
 			disk.persisted = loaded.values
-			// An untouchable file keeps no identity, so every flush reads it again before it would write.
-			disk.identity = loaded.identity
+			// An untouchable file's version is unknown, so every flush reads it again before it would write.
+			disk.version = loaded.version
 			memory.withLock { $0.values = loaded.values }
 		}
 	}
@@ -18,13 +17,20 @@ extension Defaults.FileStore {
 	/// if it is corrupt.
 	func readSettled(disk: inout DiskState, failures: inout [Defaults.Failure]) -> FileRead {
 		let contents = file.read()
-		guard case .unreadable = contents else {
+		guard case .unreadable(_, _, let reason) = contents else {
 			return take(contents, failures: &failures)
 		}
-		guard lock(&disk, failures: &failures) else {
+		var lockFailures: [Defaults.Failure] = []
+		guard lock(&disk, failures: &lockFailures) else {
+			// Said with the reason the file did not read: that is what its owner must fix.
+			let lockProblem = lockFailures.map(\.message).joined(separator: " ")
+			failures.append(
+				storageFailure(
+					"The file \(path) does not read as settings (\(reason)) and is left as it is, never written "
+						+ "over: \(lockProblem)"))
 			return .untouchable
 		}
-		defer { file.unlock(disk.lockDescriptor) }
+		defer { unlock(&disk) }
 		return take(file.readSettled(), failures: &failures)
 	}
 
@@ -35,13 +41,13 @@ extension Defaults.FileStore {
 		case .missing:
 			return .empty
 		case .values(let values, let identity):
-			return FileRead(values: values, identity: identity)
+			return FileRead(values: values, version: .present(identity))
 		case .inaccessible(let reason):
 			failures.append(inaccessibleFailure(reason))
 			return .untouchable
 		case .unreadable(let data, let identity, _) where data.isEmpty:
 			// An empty file holds nothing to keep: it reads as an empty store.
-			return FileRead(values: [:], identity: identity)
+			return FileRead(values: [:], version: .present(identity))
 		case .unreadable(_, _, let reason):
 			let (failure, isMoved) = moveAside(reason: reason)
 			failures.append(failure)

@@ -1,17 +1,60 @@
 import Foundation
 
+#if canImport(Glibc)
+	import Glibc
+#elseif canImport(Musl)
+	import Musl
+#elseif canImport(Darwin)
+	import Darwin
+#endif
+
 // Where settings files live, and the launch-argument domain (`-name value`) that overrides them.
 extension Defaults.FileStore {
 	/// `$XDG_CONFIG_HOME` if set to an absolute path, else `$HOME/.config`: where Foundation keeps defaults on Linux.
-	static func configurationDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+	///
+	/// A `XDG_CONFIG_HOME` that is not UTF-8 is not used: Foundation reads its bad bytes as U+FFFD, which names
+	/// another folder beside the one meant. `$HOME/.config` is used instead and a ``Defaults/Failure`` says so.
+	static func configurationDirectory(
+		environment: [String: String] = ProcessInfo.processInfo.environment,
+		isConfigurationHomeUTF8: Bool = isEnvironmentValueUTF8("XDG_CONFIG_HOME")
+	) -> URL {
 		if let configuration = environment["XDG_CONFIG_HOME"], configuration.hasPrefix("/") {
-			return URL(filePath: configuration, directoryHint: .isDirectory)
+			if isConfigurationHomeUTF8 {
+				return URL(filePath: configuration, directoryHint: .isDirectory)
+			}
+			reportConfigurationHomeNotUTF8()
 		}
 		// Foundation's defaults follow `$HOME`, unlike `NSHomeDirectory()`, which reads the password database.
 		let home =
 			environment["HOME"].flatMap { $0.isEmpty ? nil : URL(filePath: $0, directoryHint: .isDirectory) }
 			?? URL(filePath: NSHomeDirectory(), directoryHint: .isDirectory)
 		return home.appending(path: ".config", directoryHint: .isDirectory)
+	}
+
+	/// Whether the environment variable `name` is unset or valid UTF-8, judged on its bytes.
+	static func isEnvironmentValueUTF8(_ name: String) -> Bool {
+		guard let value = getenv(name) else {
+			return true
+		}
+		return String(validatingCString: value) != nil
+	}
+
+	private static let hasReportedConfigurationHome = LockedState(false)
+
+	private static func reportConfigurationHomeNotUTF8() {
+		let isFirst = hasReportedConfigurationHome.withLock { reported in
+			defer { reported = true }
+			return !reported
+		}
+		guard isFirst else {
+			return
+		}
+		Defaults.report(
+			Defaults.Failure(
+				keyName: "", reason: .storage,
+				message:
+					"XDG_CONFIG_HOME is not valid UTF-8, so the folder it names cannot be told from a folder named "
+					+ "with U+FFFD in its place; settings are kept in $HOME/.config instead."))
 	}
 
 	/// The file of ``standard``, named as Foundation names the standard domain.

@@ -15,7 +15,7 @@ extension Defaults.FileStore {
 	}
 
 	func reloadLocked(disk: inout DiskState, failures: inout [Defaults.Failure]) -> Set<String> {
-		guard file.identity != disk.identity else {
+		guard !file.version.isSame(as: disk.version) else {
 			return []
 		}
 		let reread = readSettled(disk: &disk, failures: &failures)
@@ -25,7 +25,7 @@ extension Defaults.FileStore {
 		}
 		let changed = Self.changedKeys(from: disk.persisted, to: reread.values)
 		disk.persisted = reread.values
-		disk.identity = reread.identity
+		disk.version = reread.version
 		guard !changed.isEmpty else {
 			return []
 		}

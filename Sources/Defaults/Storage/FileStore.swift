@@ -84,9 +84,9 @@ extension Defaults {
 		/// Held for the whole of a flush or reload, which do I/O, so that readers never wait for the disk.
 		let disk: LockedState<DiskState>
 
-		init(url: URL, failures: inout [Defaults.Failure]) {
-			self.url = url
-			self.file = SettingsFile(url: url)
+		init(file: SettingsFile, failures: inout [Defaults.Failure]) {
+			self.url = URL(filePath: file.path, directoryHint: .notDirectory)
+			self.file = file
 			self.changeCounter = Defaults.ChangeCounter()
 			self.memory = LockedState(Memory(changeCounter: changeCounter!))
 			self.disk = LockedState(DiskState())
@@ -112,7 +112,8 @@ extension Defaults {
 		/// let group = try Defaults.FileStore.suite(named: "com.example.group")
 		/// ```
 		///
-		/// - Throws: ``InvalidSuiteName`` when `name` is empty or would leave the folder (`/`, `.`, `..`).
+		/// - Throws: ``InvalidSuiteName`` when `name` is empty, would leave the folder (`/`, `.`, `..`) or is longer than
+		///   ``maximumSuiteNameBytes``.
 		public static func suite(named name: String) throws(InvalidSuiteName) -> FileStore {
 			try suite(named: name, in: configurationDirectory())
 		}
@@ -133,7 +134,8 @@ extension Defaults {
 		/// let file = try Defaults.FileStore.url(forSuiteNamed: "editor")  // ~/.config/editor.plist
 		/// ```
 		///
-		/// - Throws: ``InvalidSuiteName`` when `name` is empty or would leave the folder (`/`, `.`, `..`).
+		/// - Throws: ``InvalidSuiteName`` when `name` is empty, would leave the folder (`/`, `.`, `..`) or is longer than
+		///   ``maximumSuiteNameBytes``.
 		public static func url(forSuiteNamed name: String) throws(InvalidSuiteName) -> URL {
 			try url(forSuiteNamed: name, in: directory)
 		}
@@ -145,7 +147,8 @@ extension Defaults {
 
 		/// The store of the property-list file at `url`; the same file always gives the same store.
 		///
-		/// The folder is created if it is missing; the file is created at the first write.
+		/// Opening and reading create nothing: the file, and its folder if it is missing, are created at the first
+		/// write.
 		///
 		/// ```swift
 		/// let store = Defaults.FileStore.at(URL(filePath: "/var/lib/app/settings.plist"))
@@ -153,6 +156,19 @@ extension Defaults {
 		public static func at(_ url: URL) -> FileStore {
 			FileStoreRegistry.store(at: url)
 		}
+
+		/// The longest suite name, in bytes of UTF-8, that ``suite(named:)`` accepts: 220.
+		///
+		/// File systems hold names of at most 255 bytes, and beside `<name>.plist` the store makes
+		/// `.<name>.plist.lock`, temporary files `.<name>.plist.tmp-<process>-<random>` and, for a corrupt file,
+		/// `<name>.plist.corrupt-<timestamp>`: a longer name could be read but never written.
+		///
+		/// ```swift
+		/// let name = String(repeating: "a", count: Defaults.FileStore.maximumSuiteNameBytes + 1)
+		/// // throws InvalidSuiteName:
+		/// _ = try? Defaults.FileStore.suite(named: name)
+		/// ```
+		public static let maximumSuiteNameBytes = 220
 
 		/// A suite name that cannot name a file in the configuration folder.
 		public struct InvalidSuiteName: Error, Sendable, CustomStringConvertible {
@@ -179,6 +195,14 @@ extension Defaults {
 				}
 				if name.contains("\0") {
 					throw InvalidSuiteName(suiteName: name, reason: "it contains a NUL character")
+				}
+				if name.utf8.count > maximumSuiteNameBytes {
+					throw InvalidSuiteName(
+						suiteName: name,
+						reason:
+							"it takes \(name.utf8.count) bytes of UTF-8, and a suite name may take at most "
+							+ "\(maximumSuiteNameBytes) so that its file's lock and temporary files fit the file system's "
+							+ "255-byte names")
 				}
 			}
 		}

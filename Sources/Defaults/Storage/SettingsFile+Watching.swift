@@ -12,7 +12,7 @@ extension SettingsFile {
 	/// on the file itself); elsewhere, or when the folder cannot be watched, a check of the file's identity every
 	/// second. Calls may be spurious; compare what you read.
 	///
-	/// The watch lasts as long as the process.
+	/// The watch lasts as long as the process, across the folder being moved away, removed or made again.
 	package func watch(onChange: @escaping @Sendable () -> Void) {
 		#if os(Linux)
 			if let watcher = InotifyWatcher.shared, watcher.watch(self, onChange: onChange) {
@@ -26,15 +26,27 @@ extension SettingsFile {
 #if os(Linux)
 	/// One inotify instance and one thread for every watched settings file of the process.
 	///
-	/// It watches folders, not files: a write replaces the file by a rename, which would end a watch on the file.
+	/// It watches folders, not files: a write replaces the file by a rename, which would end a watch on the file. A
+	/// folder that is moved away or removed ends its watch; the folder's path is then watched again as soon as a
+	/// folder is there (checked every second), and everything watched in it is told that its file may have changed.
 	final class InotifyWatcher: Sendable {
 		static let shared: InotifyWatcher? = InotifyWatcher()
 
-		private let descriptor: Int32
-		/// Watch descriptor of a folder, then file name, to what to call when that file changes.
-		private let handlers = LockedState<[Int32: [String: [@Sendable () -> Void]]]>([:])
+		/// What to call when a file of a folder changes, by file name.
+		typealias Calls = [String: [@Sendable () -> Void]]
 
-		private static let eventMask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE)
+		/// A watched folder: its path, to watch it again when the watch ends, and its files.
+		private struct Folder {
+			let path: String
+			var calls: Calls
+		}
+
+		private let descriptor: Int32
+		/// Watch descriptor to the folder it watches.
+		private let folders = LockedState<[Int32: Folder]>([:])
+
+		private static let eventMask = UInt32(
+			IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_MOVE_SELF)
 
 		private init?() {
 			descriptor = inotify_init1(Int32(IN_CLOEXEC))
@@ -48,16 +60,59 @@ extension SettingsFile {
 			thread.start()
 		}
 
-		/// Starts watching the folder of `file`; `false` if the folder cannot be watched.
+		/// Starts watching the folder of `file`, or waits for the folder to exist; `false` if it cannot be watched.
 		func watch(_ file: SettingsFile, onChange: @escaping @Sendable () -> Void) -> Bool {
+			let calls = [(file.path as NSString).lastPathComponent: [onChange]]
+			if add(file.folderPath, calls) {
+				return true
+			}
+			guard errno == ENOENT else {
+				return false
+			}
+			// The store creates the folder at its first write; whoever else creates it is heard too.
+			watchLater(file.folderPath, calls)
+			return true
+		}
+
+		/// Watches the folder at `path` for `calls`; `false`, with `errno` set, when it cannot be watched.
+		private func add(_ path: String, _ calls: Calls) -> Bool {
 			// Watching a folder twice returns the same watch descriptor.
-			let watchDescriptor = inotify_add_watch(descriptor, file.folderPath, Self.eventMask)
+			let watchDescriptor = inotify_add_watch(descriptor, path, Self.eventMask)
 			guard watchDescriptor >= 0 else {
 				return false
 			}
-			let name = (file.path as NSString).lastPathComponent
-			handlers.withLock { $0[watchDescriptor, default: [:]][name, default: []].append(onChange) }
+			folders.withLock { folders in
+				var folder = folders[watchDescriptor] ?? Folder(path: path, calls: [:])
+				folder.calls.merge(calls) { old, new in old + new }
+				folders[watchDescriptor] = folder
+			}
 			return true
+		}
+
+		/// Watches the folder at `path` once there is one, then calls every call: its files may have been written
+		/// while nothing watched them.
+		private func watchLater(_ path: String, _ calls: Calls) {
+			DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .seconds(1)) { [self] in
+				guard add(path, calls) else {
+					watchLater(path, calls)
+					return
+				}
+				calls.values.joined().forEach { $0() }
+			}
+		}
+
+		/// Watches a folder whose watch ended (`IN_IGNORED`: removed) or no longer names its path (`IN_MOVE_SELF`)
+		/// again at its path.
+		private func watchAgain(_ watchDescriptor: Int32) -> [@Sendable () -> Void] {
+			guard let folder = folders.withLock({ $0.removeValue(forKey: watchDescriptor) }) else {
+				return []
+			}
+			// A moved folder is still watched where it went; its events are no longer this path's.
+			inotify_rm_watch(descriptor, watchDescriptor)
+			if !add(folder.path, folder.calls) {
+				watchLater(folder.path, folder.calls)
+			}
+			return Array(folder.calls.values.joined())
 		}
 
 		private func readEvents() {
@@ -73,6 +128,7 @@ extension SettingsFile {
 				}
 				// Per folder and name, so that a burst of events for one file makes one call.
 				var changed: [String: [@Sendable () -> Void]] = [:]
+				var ended: Set<Int32> = []
 				buffer.withUnsafeBytes { bytes in
 					var offset = 0
 					while offset + headerSize <= count {
@@ -82,16 +138,23 @@ extension SettingsFile {
 						offset = nameEnd
 						if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
 							// Events were lost: any file may have changed.
-							for (descriptor, files) in handlers.withLock({ $0 }) {
-								for (name, calls) in files { changed["\(descriptor)/\(name)"] = calls }
+							for (descriptor, folder) in folders.withLock({ $0 }) {
+								for (name, calls) in folder.calls { changed["\(descriptor)/\(name)"] = calls }
 							}
 							continue
 						}
+						if event.mask & UInt32(IN_IGNORED | IN_MOVE_SELF) != 0 {
+							ended.insert(event.wd)
+							continue
+						}
 						let name = String(decoding: bytes[nameStart..<nameEnd].prefix { $0 != 0 }, as: UTF8.self)
-						if let calls = handlers.withLock({ $0[event.wd]?[name] }) {
+						if let calls = folders.withLock({ $0[event.wd]?.calls[name] }) {
 							changed["\(event.wd)/\(name)"] = calls
 						}
 					}
+				}
+				for watchDescriptor in ended {
+					changed["\(watchDescriptor)/"] = watchAgain(watchDescriptor)
 				}
 				for call in changed.values.joined() {
 					call()

@@ -12,21 +12,35 @@ import Foundation
 /// cross-process lock, atomic replacement, moving a corrupt file aside.
 ///
 /// The file store and the `defaults` command both use it, so a file is read, judged and written one way only. It
-/// holds no state but the path: the store keeps what it knows of the file (the lock's descriptor, the identity it
-/// last read) under its own locks.
+/// holds no state but where the file is: the store keeps what it knows of the file (the identity it last read)
+/// under its own locks.
 package struct SettingsFile: Sendable {
-	/// The file's path, with links already resolved by whoever made it (see `FileStoreRegistry.canonicalURL`).
+	/// The file's path, with every link resolved (see ``ResolvedSettingsPath``).
 	package let path: String
+	/// The absolute path as it was named, before links were resolved: for messages.
+	let namedPath: String
+	/// What resolving the links found, and what root may do to the file.
+	let resolution: ResolvedSettingsPath
 
-	/// The file at `url`.
+	/// The file at `url`, its links resolved: a settings file that is a link (dotfiles kept in a repository and
+	/// linked into `~/.config`) is read, locked, watched and atomically replaced where the link points, so the link
+	/// stays a link and every process that reaches the file, through the link or not, shares one lock.
 	package init(url: URL) {
-		path = url.path(percentEncoded: false)
+		namedPath = url.absoluteURL.path(percentEncoded: false)
+		resolution = ResolvedSettingsPath(resolving: namedPath)
+		path = resolution.path
 	}
 
+	/// The most a settings file may hold: 64 MiB, 16 times the 4 MiB Apple's own defaults refuse to store per
+	/// domain, and thousands of times any real settings file. A larger file (or one that keeps growing, or a link to
+	/// `/proc/self/pagemap`) is never read whole, and the store never writes one.
+	package static let maximumByteCount = 64 << 20
+
 	var folderPath: String { (path as NSString).deletingLastPathComponent }
-	private var fileName: String { (path as NSString).lastPathComponent }
+	var fileName: String { (path as NSString).lastPathComponent }
 	/// A sibling, not the file itself: the file is replaced at every write, which would drop a lock held on it.
-	var lockPath: String { folderPath + "/." + fileName + ".lock" }
+	var lockPath: String { folderPath + "/" + lockName }
+	var lockName: String { "." + fileName + ".lock" }
 	private var temporaryPrefix: String { "." + fileName + ".tmp-" }
 
 	/// The file's contents at one moment.
@@ -44,8 +58,17 @@ package struct SettingsFile: Sendable {
 	/// Reads and decodes the file once, without blocking on a FIFO and without following it anywhere a regular file
 	/// is not.
 	package func read() -> Contents {
+		if let reason = refusal(for: .read) {
+			return .inaccessible(reason: reason)
+		}
+		let (anchor, anchorRefusal) = FolderAnchor.opened(for: self)
+		guard let anchor else {
+			return .inaccessible(reason: anchorRefusal ?? "")
+		}
 		// Non-blocking: opening a FIFO for reading would otherwise wait forever for a writer.
-		let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+		let descriptor = openat(
+			anchor.descriptor, anchor.name(fileName), O_RDONLY | O_CLOEXEC | O_NONBLOCK | anchor.noFollow)
+		anchor.release()
 		guard descriptor >= 0 else {
 			return errno == ENOENT ? .missing : .inaccessible(reason: String(cString: strerror(errno)))
 		}
@@ -58,11 +81,19 @@ package struct SettingsFile: Sendable {
 			return .inaccessible(reason: "it is not a regular file (\(FileOwnership.kind(of: status)))")
 		}
 		let identity = FileIdentity(status)
-		let data: Data
-		do {
-			data = try handle.readToEnd() ?? Data()
-		} catch {
-			return .inaccessible(reason: "\(error)")
+		let isTooLarge = status.st_size > Self.maximumByteCount
+		// A file whose size says it is too large is sampled; one that only turns out to be (a file still growing,
+		// a kernel file whose size reads 0) is read just past the limit (at most 64 KiB past), never further.
+		let bounded = readBounded(
+			from: handle.fileDescriptor, atMost: isTooLarge ? 65_536 : Self.maximumByteCount + 1)
+		if let failure = bounded.failure {
+			return .inaccessible(reason: failure)
+		}
+		let data = bounded.data
+		if isTooLarge || data.count > Self.maximumByteCount {
+			return .unreadable(
+				data, identity,
+				reason: "it holds more than \(Self.maximumByteCount >> 20) MiB, the most a settings file may hold")
 		}
 		if data.isEmpty {
 			// Foundation truncates before it rewrites; an empty file holds nothing to keep. Whoever reads decides
@@ -100,6 +131,16 @@ package struct SettingsFile: Sendable {
 		FileIdentity.ofFile(atPath: path)
 	}
 
+	/// Which version of the file is there now; a file whose `stat` fails for any reason but its absence is
+	/// ``FileVersion/unknown``, which matches no version read before.
+	var version: FileVersion {
+		var status = stat()
+		if stat(path, &status) == 0 {
+			return .present(FileIdentity(status))
+		}
+		return errno == ENOENT ? .missing : .unknown
+	}
+
 	// MARK: Corrupt files
 
 	/// Renames a corrupt file to `<name>.corrupt-<UTC timestamp>`, which keeps its bytes exactly, so that nothing
@@ -111,74 +152,87 @@ package struct SettingsFile: Sendable {
 		formatter.locale = Locale(identifier: "en_US_POSIX")
 		formatter.timeZone = TimeZone(identifier: "UTC")
 		formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-		let base = path + ".corrupt-" + formatter.string(from: Date())
+		let (anchor, anchorRefusal) = FolderAnchor.opened(for: self)
+		guard let anchor else {
+			return .failure(MoveError(reason: anchorRefusal ?? ""))
+		}
+		defer { anchor.release() }
+		let base = fileName + ".corrupt-" + formatter.string(from: Date())
 		var destination = base
 		var attempt = 1
-		while access(destination, F_OK) == 0 {
+		while faccessat(anchor.descriptor, anchor.name(destination), F_OK, AT_SYMLINK_NOFOLLOW) == 0 {
 			attempt += 1
 			destination = base + "-\(attempt)"
 		}
-		guard rename(path, destination) == 0 else {
+		guard renameat(anchor.descriptor, anchor.name(fileName), anchor.descriptor, anchor.name(destination)) == 0
+		else {
 			return .failure(MoveError(reason: String(cString: strerror(errno))))
 		}
-		return .success(destination)
+		return .success(folderPath + "/" + destination)
 	}
 
 	struct MoveError: Error {
 		let reason: String
 	}
 
-	// MARK: The lock
-
-	/// Takes the cross-process lock: a `flock` on the sibling lock file, opened into `descriptor` the first time
-	/// and kept open (closing any descriptor of a file drops the process's `flock` on it).
-	///
-	/// The wait is bounded: a writer that is stopped or hung must not hang this process's flush or its exit.
-	///
-	/// - Returns: `nil` once locked, else why not, as a sentence.
-	func lock(_ descriptor: inout Int32, waitingAtMost limit: Duration) -> String? {
-		if descriptor < 0 {
-			// Not following links: a link planted at the lock path must not make us create a file elsewhere.
-			descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-			guard descriptor >= 0 else {
-				let reason = errno == ELOOP ? "it is a symbolic link" : String(cString: strerror(errno))
-				return "The lock file \(lockPath) could not be opened: \(reason)."
-			}
-			FileOwnership.giveToOwnerOfFolder(descriptor: descriptor, folderPath: folderPath)
-		}
-		let deadline = ContinuousClock.now + limit
-		while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-			guard errno == EWOULDBLOCK || errno == EINTR else {
-				return "The lock file \(lockPath) could not be locked: \(String(cString: strerror(errno)))."
-			}
-			guard ContinuousClock.now < deadline else {
-				return "The file \(path) stayed locked by another process for \(limit); the changes stay in memory "
-					+ "and are written at the next try."
-			}
-			usleep(10_000)
-		}
-		return nil
-	}
-
-	/// Releases the lock taken with ``lock(_:waitingAtMost:)``.
-	func unlock(_ descriptor: Int32) {
-		_ = flock(descriptor, LOCK_UN)
-	}
-
 	// MARK: Writing
 
-	/// Creates the file's folder if it is missing, private like Foundation's: settings are nobody else's business.
-	func createFolderIfMissing() {
-		try? FileManager.default.createDirectory(
-			atPath: folderPath, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+	/// Creates the file's folder if it is missing, private like Foundation's (0700: settings are nobody else's
+	/// business), each new folder belonging to its parent's owner so that root (`sudo app`) never takes a user's
+	/// `~/.config` from them. Only writes call it: opening or reading a store creates nothing.
+	///
+	/// - Returns: why the folder could not be made, as a sentence; `nil` when it is there.
+	func createFolderIfMissing() -> String? {
+		var status = stat()
+		if stat(folderPath, &status) == 0 {
+			return nil
+		}
+		if let sentence = changeRefusal() {
+			return sentence
+		}
+		var missing: [String] = []
+		var existing = folderPath
+		while stat(existing, &status) != 0, errno == ENOENT, existing != "/" {
+			missing.append((existing as NSString).lastPathComponent)
+			existing = (existing as NSString).deletingLastPathComponent
+		}
+		// Made one by one inside the folder above, opened without following links when root works for another user,
+		// so that no link swapped in meanwhile can make root create a folder elsewhere.
+		let opened = FolderAnchor.openFolder(existing, followingLinks: resolution.guardians.isEmpty)
+		var parent = opened.descriptor
+		guard parent >= 0 else {
+			return opened.refusal
+		}
+		defer { close(parent) }
+		for name in missing.reversed() {
+			existing += (existing.hasSuffix("/") ? "" : "/") + name
+			guard mkdirat(parent, name, 0o700) == 0 || errno == EEXIST else {
+				return "The folder \(existing) could not be created: \(String(cString: strerror(errno)))."
+			}
+			let descriptor = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+			guard descriptor >= 0 else {
+				return "The folder \(existing) could not be opened: \(String(cString: strerror(errno)))."
+			}
+			// The umask may have narrowed 0700 further; nothing may have widened it.
+			fchmod(descriptor, 0o700)
+			FileOwnership.giveToOwnerOfFolder(descriptor: descriptor, folderDescriptor: parent)
+			close(parent)
+			parent = descriptor
+		}
+		return nil
 	}
 
 	/// Removes temporary files left by writers that were killed. Only while holding the lock: then no writer has
 	/// one open.
 	func removeStaleTemporaryFiles() {
 		let names = (try? FileManager.default.contentsOfDirectory(atPath: folderPath)) ?? []
+		let (anchor, _) = FolderAnchor.opened(for: self)
+		guard let anchor else {
+			return
+		}
+		defer { anchor.release() }
 		for name in names where name.hasPrefix(temporaryPrefix) {
-			unlink(folderPath + "/" + name)
+			unlinkat(anchor.descriptor, anchor.name(name), 0)
 		}
 	}
 
@@ -197,17 +251,31 @@ package struct SettingsFile: Sendable {
 	/// - Returns: the identity of the new file.
 	func replace(with values: [String: Any]) throws -> FileIdentity {
 		let data = try BinaryPropertyList.encode(values)
+		guard data.count <= Self.maximumByteCount else {
+			// A file the store could not read back would be kept aside at the next launch, its values gone.
+			throw WriteError(
+				description: "the settings take \(data.count) bytes, more than the \(Self.maximumByteCount >> 20) MiB "
+					+ "a settings file may hold")
+		}
+		let (openedAnchor, anchorRefusal) = FolderAnchor.opened(for: self)
+		guard let anchor = openedAnchor else {
+			throw WriteError(description: anchorRefusal ?? "")
+		}
+		defer { anchor.release() }
 		var existing = stat()
-		let mode = stat(path, &existing) == 0 ? mode_t(existing.st_mode) & 0o777 : 0o600
-		let temporaryPath = folderPath + "/" + temporaryPrefix + "\(getpid())-\(UInt32.random(in: .min ... .max))"
-		let descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+		let fileIsThere = fstatat(anchor.descriptor, anchor.name(fileName), &existing, 0) == 0
+		let mode = fileIsThere ? mode_t(existing.st_mode) & 0o777 : 0o600
+		let temporaryName = temporaryPrefix + "\(getpid())-\(UInt32.random(in: .min ... .max))"
+		let temporaryPath = folderPath + "/" + temporaryName
+		let descriptor = openat(
+			anchor.descriptor, anchor.name(temporaryName), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
 		guard descriptor >= 0 else {
 			throw WriteError.posix("create", temporaryPath)
 		}
 		var isRenamed = false
 		defer {
 			if !isRenamed {
-				unlink(temporaryPath)
+				unlinkat(anchor.descriptor, anchor.name(temporaryName), 0)
 			}
 		}
 		do {
@@ -226,66 +294,28 @@ package struct SettingsFile: Sendable {
 			guard fstat(descriptor, &status) == 0 else {
 				throw WriteError.posix("stat", temporaryPath)
 			}
-			guard rename(temporaryPath, path) == 0 else {
+			guard renameat(anchor.descriptor, anchor.name(temporaryName), anchor.descriptor, anchor.name(fileName)) == 0
+			else {
 				throw WriteError.posix("rename to", path)
 			}
 			isRenamed = true
-			syncFolder()
+			syncFolder(anchor)
 			return FileIdentity(status)
 		}
 	}
 
 	/// Makes a rename in the folder durable.
-	private func syncFolder() {
+	private func syncFolder(_ anchor: FolderAnchor) {
+		if anchor.descriptor != AT_FDCWD {
+			fsync(anchor.descriptor)
+			return
+		}
 		let descriptor = open(folderPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
 		guard descriptor >= 0 else {
 			return
 		}
 		fsync(descriptor)
 		close(descriptor)
-	}
-}
-
-/// Tells one version of a file from another without reading it: a rename brings a new inode, a rewrite in place a
-/// new modification time or size.
-///
-/// Not the change time: renaming a file changes it, so the identity a writer takes of its temporary file before the
-/// rename would never match the file after it, and every flush would read back its own write.
-package struct FileIdentity: Equatable, Sendable {
-	var device: UInt64
-	var inode: UInt64
-	var size: Int64
-	var modificationSeconds: Int64
-	var modificationNanoseconds: Int64
-
-	init(_ status: stat) {
-		device = UInt64(status.st_dev)
-		inode = UInt64(status.st_ino)
-		size = Int64(status.st_size)
-		#if canImport(Darwin)
-			modificationSeconds = Int64(status.st_mtimespec.tv_sec)
-			modificationNanoseconds = Int64(status.st_mtimespec.tv_nsec)
-		#else
-			modificationSeconds = Int64(status.st_mtim.tv_sec)
-			modificationNanoseconds = Int64(status.st_mtim.tv_nsec)
-		#endif
-	}
-
-	/// The identity of the file at `path`, or `nil` if there is none.
-	package static func ofFile(atPath path: String) -> FileIdentity? {
-		var status = stat()
-		guard stat(path, &status) == 0 else {
-			return nil
-		}
-		return FileIdentity(status)
-	}
-
-	/// The file's size in bytes.
-	package var byteCount: Int64 { size }
-
-	/// The last modification, in seconds since 1970.
-	package var modificationTime: Double {
-		Double(modificationSeconds) + Double(modificationNanoseconds) / 1e9
 	}
 }
 
@@ -305,4 +335,25 @@ private func writeAll(_ data: Data, to descriptor: Int32) -> Bool {
 		}
 		return true
 	}
+}
+
+/// Reads `descriptor` until its end or until `limit` bytes or more are in, whole 64 KiB reads at a time (kernel files
+/// such as `/proc/self/pagemap` refuse reads of odd sizes); the reason when the system refuses.
+private func readBounded(from descriptor: Int32, atMost limit: Int) -> (data: Data, failure: String?) {
+	var data = Data()
+	var chunk = [UInt8](repeating: 0, count: 1 << 16)
+	while data.count < limit {
+		let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+		if count < 0 {
+			if errno == EINTR {
+				continue
+			}
+			return (data, String(cString: strerror(errno)))
+		}
+		if count == 0 {
+			break
+		}
+		data.append(contentsOf: chunk[..<count])
+	}
+	return (data, nil)
 }

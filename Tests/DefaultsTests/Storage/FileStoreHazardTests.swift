@@ -58,6 +58,7 @@ import Testing
 		let store = try #require(opened.withLock { $0 })
 		try store.write(1, forKey: "k")
 		#expect(!store.flush())
+		store.discardPendingChanges()
 		var status = stat()
 		#expect(lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO, "the FIFO was replaced")
 		#expect(FailureRecorder.failures(forKey: "").contains { $0.message.contains("not a regular file") })
@@ -95,6 +96,7 @@ import Testing
 		let store = Defaults.FileStore.at(url)
 		try store.write(1, forKey: "k")
 		#expect(!store.flush())
+		store.discardPendingChanges()
 		#expect(!FileManager.default.fileExists(atPath: elsewhere.path))
 	}
 
@@ -123,5 +125,42 @@ import Testing
 		#expect(result.wasSignaled && result.status == SIGTERM, "\(result)")
 		let values = try PropertyListFile.decode(Data(contentsOf: URL(filePath: path)))
 		#expect(values["k"] as? Int == 7)
+	}
+
+	@Test func aStoreKeepsHearingChangesAfterItsFolderIsReplacedOrRemoved() throws {
+		let settings = folder.file("settings")
+		try FileManager.default.createDirectory(at: settings, withIntermediateDirectories: false)
+		let url = settings.appending(path: "app.plist")
+		try PropertyListSerialization.data(fromPropertyList: ["k": 0], format: .binary, options: 0).write(to: url)
+		let store = Defaults.FileStore.at(url)
+		#expect(store.storedValue(forKey: "k") as? Int == 0)
+		// Moved away and made again, then removed and made again: each time another program writes the file anew.
+		for (round, replacement) in ["moved", "removed"].enumerated() {
+			if replacement == "moved" {
+				try FileManager.default.moveItem(at: settings, to: folder.file("settings-old"))
+			} else {
+				try FileManager.default.removeItem(at: settings)
+			}
+			usleep(100_000)
+			try FileManager.default.createDirectory(at: settings, withIntermediateDirectories: false)
+			try PropertyListSerialization.data(fromPropertyList: ["k": round + 1], format: .binary, options: 0)
+				.write(to: url, options: .atomic)
+			let heard = waitUntil(seconds: 10) { store.storedValue(forKey: "k") as? Int == round + 1 }
+			#expect(heard, "the change after the folder was \(replacement) was not heard")
+		}
+	}
+
+	@Test func aConfigurationFolderNameThatIsNotUTF8SendsNoFileElsewhere() throws {
+		let home = folder.file("home")
+		try FileManager.default.createDirectory(at: home, withIntermediateDirectories: false)
+		let executable = try ChildProcess.helperURL(named: "defaults").path
+		// The shell passes the byte 0xFF through; Foundation would read it as U+FFFD.
+		let command =
+			"XDG_CONFIG_HOME=\"$(printf '\(folder.url.path)/config\\377')\" HOME='\(home.path)' "
+			+ "'\(executable)' write app k -string v"
+		let result = try ChildProcess.run(["-c", command], executable: "/bin/sh")
+		let names = try FileManager.default.contentsOfDirectory(atPath: folder.url.path)
+		#expect(!names.contains { $0.contains("\u{FFFD}") }, "a folder named with U+FFFD was made: \(names)")
+		#expect((result.standardOutput + result.standardError).contains("XDG_CONFIG_HOME"), "\(result)")
 	}
 }

@@ -1,0 +1,173 @@
+import Foundation
+import Testing
+
+@testable import Defaults
+
+#if canImport(Glibc)
+	import Glibc
+#endif
+
+/// A store and the `defaults` command run as root with the `HOME` of a user who planted links in their own folder
+/// (`sudo app`, `sudo defaults write`): nothing outside that user's folder may change.
+@Suite(.serialized, .enabled(if: geteuid() == 0, "only root can be steered by another user's links"))
+struct FileStoreRootTests {
+	let folder: TemporaryDirectory
+	let user: TemporaryUser
+	let home: URL
+	let config: URL
+	/// Root's own folder, which the user can read but not change.
+	let system: URL
+
+	init() throws {
+		folder = try TemporaryDirectory()
+		user = try TemporaryUser()
+		home = folder.file("home")
+		config = home.appending(path: ".config", directoryHint: .isDirectory)
+		system = folder.file("system")
+		for made in [home, config, system] {
+			try FileManager.default.createDirectory(at: made, withIntermediateDirectories: false)
+		}
+		try user.own(home)
+		try user.own(config)
+		chmod(config.path, 0o700)
+		chmod(system.path, 0o755)
+		try Data("precious=KEEP\n".utf8).write(to: system.appending(path: "target.conf"))
+		try PropertyListSerialization.data(fromPropertyList: ["precious": "KEEP"], format: .binary, options: 0)
+			.write(to: system.appending(path: "target.plist"))
+	}
+
+	/// Plants, as the user, a link in the user's configuration folder.
+	func plant(_ name: String, to destination: URL, ownedBy owner: uid_t? = nil) throws {
+		let link = config.appending(path: name)
+		try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: destination.path)
+		try user.own(link)
+		if let owner {
+			#expect(lchown(link.path, owner, owner) == 0)
+		}
+	}
+
+	@Test func aStoreRunAsRootChangesNothingALinkPointsAtOutsideTheUsersFolder() throws {
+		try plant("app.plist", to: system.appending(path: "target.conf"))
+		try plant("valid.plist", to: system.appending(path: "target.plist"))
+		try plant("fresh.plist", to: system.appending(path: "created.plist"))
+		try plant("folder", to: system)
+		let before = try FolderSnapshot(system)
+		FailureRecorder.start()
+		let urls = ["app.plist", "valid.plist", "fresh.plist", "folder/inner.plist"].map { config.appending(path: $0) }
+		for url in urls {
+			let store = Defaults.FileStore.at(url)
+			store.setStoredValue("root", forKey: "written")
+			#expect(!store.flush(), "\(url.path) was written through the user's link")
+			store.discardPendingChanges()
+		}
+		#expect(try FolderSnapshot(system) == before, "root changed a file the user's link points at")
+		let messages = FailureRecorder.failures(forKey: "").map(\.message)
+		#expect(messages.contains { $0.contains(config.appending(path: "app.plist").path) && $0.contains("root") })
+	}
+
+	@Test func theDefaultsCommandRunAsRootChangesNothingALinkPointsAtOutsideTheUsersFolder() throws {
+		try plant("app.plist", to: system.appending(path: "target.conf"))
+		try plant("valid.plist", to: system.appending(path: "target.plist"))
+		try plant("fresh.plist", to: system.appending(path: "created.plist"))
+		let before = try FolderSnapshot(system)
+		// `sudo` keeps the user's `HOME`; no `XDG_CONFIG_HOME`, so the command finds `~/.config`.
+		let environment = ["HOME": home.path, "XDG_CONFIG_HOME": ""]
+		for domain in ["app", "valid", "fresh"] {
+			let result = try ChildProcess.run(
+				["write", domain, "written", "-string", "root"], executable: "defaults", environment: environment)
+			#expect(result.status != 0, "defaults wrote \(domain) through the user's link: \(result)")
+			_ = try ChildProcess.run(["delete", domain], executable: "defaults", environment: environment)
+		}
+		#expect(try FolderSnapshot(system) == before, "root changed a file the user's link points at")
+	}
+
+	@Test func rootFollowsAUsersLinkIntoAFolderTheUserOwnsAndKeepsEverythingTheirs() throws {
+		let dotfiles = home.appending(path: "dotfiles", directoryHint: .isDirectory)
+		try FileManager.default.createDirectory(at: dotfiles, withIntermediateDirectories: false)
+		try user.own(dotfiles)
+		let target = dotfiles.appending(path: "app.plist")
+		try PropertyListSerialization.data(fromPropertyList: ["kept": 1], format: .binary, options: 0).write(to: target)
+		try user.own(target)
+		try plant("app.plist", to: target)
+		let store = Defaults.FileStore.at(config.appending(path: "app.plist"))
+		#expect(store.storedValue(forKey: "kept") as? Int == 1)
+		store.setStoredValue(2, forKey: "added")
+		#expect(store.flush())
+		#expect(try PropertyListFile.decode(Data(contentsOf: target))["added"] as? Int == 2)
+		for name in try FileManager.default.contentsOfDirectory(atPath: dotfiles.path) {
+			var status = stat()
+			#expect(lstat(dotfiles.appending(path: name).path, &status) == 0)
+			#expect(status.st_uid == user.uid, "\(name) was left to root")
+		}
+	}
+
+	@Test func aFolderSwappedForALinkAfterTheChecksDoesNotRedirectRootsWrite() throws {
+		let url = config.appending(path: "app.plist")
+		try PropertyListSerialization.data(fromPropertyList: ["kept": 1], format: .binary, options: 0).write(to: url)
+		try user.own(url)
+		let store = Defaults.FileStore.at(url)
+		#expect(store.storedValue(forKey: "kept") as? Int == 1)
+		let before = try FolderSnapshot(system)
+		// The user swaps `~/.config` for a link to root's folder, after any check the store made.
+		try FileManager.default.moveItem(at: config, to: home.appending(path: "config-real"))
+		try FileManager.default.createSymbolicLink(atPath: config.path, withDestinationPath: system.path)
+		try user.own(config)
+		#expect(throws: (any Error).self) {
+			try store.file.replace(with: ["written": "root"])
+		}
+		if case .values = store.file.read() {
+			Issue.record("root read through the swapped-in link")
+		}
+		store.setStoredValue("root", forKey: "written")
+		#expect(!store.flush())
+		store.discardPendingChanges()
+		let after = try FolderSnapshot(system)
+		#expect(after == before, "root wrote through a folder swapped for a link: \(before) AFTER \(after)")
+	}
+
+	@Test func aLinkOwnedByAThirdUserIsNotFollowedByRoot() throws {
+		let dotfiles = home.appending(path: "dotfiles", directoryHint: .isDirectory)
+		try FileManager.default.createDirectory(at: dotfiles, withIntermediateDirectories: false)
+		try user.own(dotfiles)
+		try plant("app.plist", to: dotfiles.appending(path: "app.plist"), ownedBy: 65_534)
+		let store = Defaults.FileStore.at(config.appending(path: "app.plist"))
+		store.setStoredValue(1, forKey: "k")
+		#expect(!store.flush())
+		store.discardPendingChanges()
+		#expect(try FileManager.default.contentsOfDirectory(atPath: dotfiles.path).isEmpty)
+	}
+}
+
+/// Every entry of a folder tree as `lstat` and the bytes see it, with the folder's own modification time (a file
+/// created and removed again still changes it).
+struct FolderSnapshot: Equatable, CustomStringConvertible {
+	var entries: [String: String] = [:]
+
+	init(_ url: URL) throws {
+		try add(url.path(percentEncoded: false), as: ".")
+	}
+
+	private mutating func add(_ path: String, as name: String) throws {
+		var status = stat()
+		guard lstat(path, &status) == 0 else {
+			throw CocoaError(.fileReadNoSuchFile)
+		}
+		var line = "uid \(status.st_uid) gid \(status.st_gid) mode \(String(status.st_mode, radix: 8))"
+		switch status.st_mode & S_IFMT {
+		case S_IFDIR:
+			line += " mtime \(status.st_mtim.tv_sec).\(status.st_mtim.tv_nsec)"
+			for child in try FileManager.default.contentsOfDirectory(atPath: path) {
+				try add(path + "/" + child, as: name + "/" + child)
+			}
+		case S_IFLNK:
+			line += " -> " + (try FileManager.default.destinationOfSymbolicLink(atPath: path))
+		default:
+			line += " bytes " + (try Data(contentsOf: URL(filePath: path))).base64EncodedString()
+		}
+		entries[name] = line
+	}
+
+	var description: String {
+		entries.keys.sorted().map { "\($0): \(entries[$0]!)" }.joined(separator: "\n")
+	}
+}
