@@ -103,7 +103,11 @@ __attribute__((constructor)) static void isolate_test_process(void) {
 		|| snprintf(temporary, sizeof temporary, "%s/tmp", folder) >= (int)sizeof temporary) {
 		return;
 	}
-	if (mkdir(config, 0700) != 0 || mkdir(temporary, 0700) != 0) {
+	// The temporary folder stands in for /tmp, so it is like /tmp: every user may make files there (tests make
+	// folders owned by other users, which the store as root may touch only as those users could), and the run's
+	// folder above it can be passed through. The configuration folder stays private, as ~/.config is.
+	if (chmod(folder, 0755) != 0 || mkdir(config, 0700) != 0 || mkdir(temporary, 0700) != 0
+		|| chmod(temporary, 01777) != 0) {
 		return;
 	}
 	strcpy(isolation_folder, folder);
