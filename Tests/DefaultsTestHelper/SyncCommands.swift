@@ -36,14 +36,17 @@ let syncCommands: [String: @Sendable ([String]) -> Int32] = [
 		return status
 	},
 	// sync-await-and-die <endpoint> <prefix> <name> <value> <seconds>: as sync-await, but ends the process at once when
-	// it reads <value> (`_exit`, no flush), as a machine killed right after it heard a remote value.
+	// it reads <value> (30 ms later, `_exit`: no flush), as a machine killed right after it heard a remote value.
 	"sync-await-and-die": { arguments in
 		guard arguments.count == 5, let seconds = Double(arguments[4]) else {
 			return ObservationCommand.usage("sync-await-and-die <endpoint> <prefix> <name> <value> <seconds>")
 		}
 		let keys = SyncCommand.start(arguments[0], arguments[1], names: [arguments[2]])
 		let expected = arguments[3] == "-" ? nil : arguments[3]
-		_exit(ObservationCommand.awaitValue(of: keys[arguments[2]]!, equalTo: expected, seconds: seconds))
+		let status = ObservationCommand.awaitValue(of: keys[arguments[2]]!, equalTo: expected, seconds: seconds)
+		// Long enough for the engine to record the value as agreed, shorter than the store's 100 ms flush delay.
+		usleep(30_000)
+		_exit(status)
 	},
 	// sync-write-and-exit <endpoint> <prefix> <name=value>…: writes the values and exits normally at once, awaiting
 	// nothing: the exit's bounded wait pushes them.
