@@ -56,9 +56,14 @@ final class EtcdServer: @unchecked Sendable {
 		return server
 	}
 
+	/// `DEFAULTS_TEST_ETCD` when set (a path), else `/usr/bin/etcd`, else the first `etcd` on the PATH.
 	static func executable() throws -> URL {
-		let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
-		for folder in path.split(separator: ":").map(String.init) + ["/usr/bin", "/usr/local/bin"] {
+		let environment = ProcessInfo.processInfo.environment
+		if let chosen = environment["DEFAULTS_TEST_ETCD"], !chosen.isEmpty {
+			return URL(filePath: chosen)
+		}
+		let path = environment["PATH"] ?? ""
+		for folder in ["/usr/bin"] + path.split(separator: ":").map(String.init) + ["/usr/local/bin"] {
 			let candidate = URL(filePath: folder).appending(path: "etcd")
 			if FileManager.default.isExecutableFile(atPath: candidate.path) {
 				return candidate
