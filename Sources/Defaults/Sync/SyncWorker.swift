@@ -96,7 +96,8 @@ actor SyncWorker {
 		if case Defaults.RemoteServiceError.refused = error {
 			return .seconds(30)
 		}
-		return .seconds(2)
+		// Short, so that a machine is back within about a second of the remote (or its quorum) coming back.
+		return .seconds(1)
 	}
 
 	func run(wake: WakeSignal, localChanges: LocalChanges) async {
