@@ -124,7 +124,8 @@ actor SyncWorker {
 				// The history the watch needs is gone: read the whole prefix instead, at once the first time. A remote
 				// that says so again right after a full read is waited for, with back-off, and reported once.
 				needsFullRead = true
-				compactedInARow += 1
+				// A watch that ran a while before its history was compacted is a first time again.
+				compactedInARow = ContinuousClock.now - started >= Self.stableSession ? 1 : compactedInARow + 1
 				if compactedInARow > 1 {
 					delay = min(
 						delay * 2, Self.longestRetryDelay(after: Defaults.RemoteServiceError.compacted(revision)))
