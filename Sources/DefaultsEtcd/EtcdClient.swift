@@ -210,6 +210,9 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 					return error
 				}
 				running.attach(transports[index].open(request, to: watch))
+				try await checkWatchedMember(index, prefix: prefix, until: continuation, stopping: running)
+			} catch is CancellationError {
+				// The consumer stopped, or the stream ended: nothing left to check.
 			} catch {
 				// Fetching a token could not reach the endpoint: the next watch tries the next one.
 				if case Defaults.RemoteServiceError.unreachable = error {
@@ -247,7 +250,7 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 			failures.isEmpty ? "no endpoint answered" : failures.joined(separator: "; "))
 	}
 
-	private func call(
+	func call(
 		_ path: String, _ body: [String: Any], endpoint index: Int, renewingToken: Bool
 	) async throws
 		-> [String: Any]
@@ -381,7 +384,7 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		return fresh
 	}
 
-	private func failOver(from index: Int) {
+	func failOver(from index: Int) {
 		_ = preferred.compareExchange(expected: index, desired: (index + 1) % endpoints.count, ordering: .relaxed)
 	}
 

@@ -86,6 +86,24 @@ import Testing
 		#expect(elapsed < .milliseconds(1500), "connected again \(elapsed) after etcd came back")
 	}
 
+	/// A watch on a member that stopped answering (a paused process keeps its connections open and silent) ends,
+	/// so that the status says disconnected, and the machine is back once the member answers again.
+	@Test func aMachineWatchingAStoppedMemberSaysItIsDisconnected() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint], requestTimeout: 1)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: "/test/paused/", store: Defaults.InMemoryStore())
+		engine.add(["level"])
+		engine.start()
+		defer { engine.stop() }
+		#expect(try await eventually { engine.status.isConnected })
+		etcd.pause()
+		let disconnected = try await eventually { !engine.status.isConnected }
+		etcd.resume()
+		#expect(disconnected)
+		#expect(try await eventually { engine.status.isConnected })
+	}
+
 	private func eventually(_ condition: () -> Bool) async throws -> Bool {
 		let deadline = Date().addingTimeInterval(10)
 		while Date() < deadline {
