@@ -85,8 +85,22 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 	public func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
 		let answer = try await call(
 			"/v3/kv/range", ["key": Self.base64(prefix), "range_end": Self.base64(Self.rangeEnd(of: prefix))])
-		let entries = try (answer["kvs"] as? [[String: Any]] ?? []).map(Self.entry)
-		return Defaults.RemoteSnapshot(entries: entries, revision: Self.revision(of: answer))
+		// One key etcd's gateway sends in a form this client cannot read is skipped and named, not a reason to read
+		// nothing at all.
+		var entries: [Defaults.RemoteEntry] = []
+		var skipped: [String] = []
+		for kv in answer["kvs"] as? [[String: Any]] ?? [] {
+			do {
+				entries.append(try Self.entry(kv))
+			} catch {
+				skipped.append("\(error)")
+			}
+		}
+		let revision = Self.revision(of: answer)
+		guard revision >= 0 else {
+			throw Defaults.RemoteServiceError.invalidResponse("/v3/kv/range: a negative revision \(revision)")
+		}
+		return Defaults.RemoteSnapshot(entries: entries, revision: revision, skipped: skipped)
 	}
 
 	/// A transaction (`/v3/kv/txn`): if the key's mod revision is `expectedModRevision`, put or delete it; otherwise
@@ -170,24 +184,35 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 					guard let self else {
 						return Defaults.RemoteServiceError.unreachable("the etcd client was released")
 					}
-					switch ending {
-					case .closed:
-						return Defaults.RemoteServiceError.unreachable("the watch stream ended")
-					case .broken(let error):
+					let endpoint = self.endpoints[index].absoluteString
+					let error: Defaults.RemoteServiceError =
+						switch ending {
+						case .closed:
+							.unreachable("\(endpoint): the watch stream ended")
+						case .broken(let error):
+							.unreachable("\(endpoint): the watch stream broke: \(error)")
+						case .errorReply(let status, let body):
+							self.failure(
+								status: status, reply: body, path: "/v3/watch", endpoint: index,
+								sentToken: request.token
+							).error
+						case .cancelled(let reason):
+							self.failure(
+								status: 0, message: "etcd cancelled the watch: \(reason)", code: nil, path: "/v3/watch",
+								endpoint: index, sentToken: request.token
+							).error
+						}
+					// A member without a leader refuses the watch (or ends it) as unavailable: the next watch goes to
+					// another member, as does one after a broken or ended stream.
+					if case .unreachable = error {
 						self.failOver(from: index)
-						return Defaults.RemoteServiceError.unreachable("the watch stream broke: \(error)")
-					case .errorReply(let status, let body):
-						return self.failure(
-							status: status, reply: body, path: "/v3/watch", endpoint: index, sentToken: request.token
-						).error
-					case .cancelled(let reason):
-						return self.failure(
-							status: 0, message: "etcd cancelled the watch: \(reason)", code: nil, path: "/v3/watch",
-							endpoint: index, sentToken: request.token
-						).error
 					}
+					return error
 				}
 				running.attach(transports[index].open(request, to: watch))
+				try await checkWatchedMember(index, prefix: prefix, until: continuation, stopping: running)
+			} catch is CancellationError {
+				// The consumer stopped, or the stream ended: nothing left to check.
 			} catch {
 				// Fetching a token could not reach the endpoint: the next watch tries the next one.
 				if case Defaults.RemoteServiceError.unreachable = error {
@@ -203,7 +228,8 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 	// MARK: Requests
 
 	private func call(_ path: String, _ body: [String: Any]) async throws -> [String: Any] {
-		var lastError: any Error = Defaults.RemoteServiceError.unreachable("no endpoint answered")
+		// Each endpoint's failure, so that the error names what failed where, not only the last one tried.
+		var failures: [String] = []
 		let start = preferred.load(ordering: .relaxed)
 		for offset in 0..<endpoints.count {
 			let index = (start + offset) % endpoints.count
@@ -214,16 +240,17 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 				}
 				return answer
 			} catch let error as Defaults.RemoteServiceError {
-				guard case .unreachable = error else {
+				guard case .unreachable(let reason) = error else {
 					throw error
 				}
-				lastError = error
+				failures.append(reason)
 			}
 		}
-		throw lastError
+		throw Defaults.RemoteServiceError.unreachable(
+			failures.isEmpty ? "no endpoint answered" : failures.joined(separator: "; "))
 	}
 
-	private func call(
+	func call(
 		_ path: String, _ body: [String: Any], endpoint index: Int, renewingToken: Bool
 	) async throws
 		-> [String: Any]
@@ -312,10 +339,12 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		return (.invalidResponse(context), false)
 	}
 
+	/// Every request asks for a member with a leader: one without answers "no leader" at once (the next endpoint is
+	/// then tried) instead of holding a read or a write until its own timeout, and refuses or ends a watch.
 	private func makeRequest(endpoint index: Int, path: String, body: [String: Any]) async throws -> GatewayRequest {
 		GatewayRequest(
 			url: endpoints[index].appending(path: path), body: try JSONSerialization.data(withJSONObject: body),
-			token: try await currentToken(endpoint: index), timeout: requestTimeout)
+			token: try await currentToken(endpoint: index), timeout: requestTimeout, requiresLeader: true)
 	}
 
 	private func currentToken(endpoint index: Int) async throws -> String? {
@@ -355,87 +384,7 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		return fresh
 	}
 
-	private func failOver(from index: Int) {
+	func failOver(from index: Int) {
 		_ = preferred.compareExchange(expected: index, desired: (index + 1) % endpoints.count, ordering: .relaxed)
-	}
-
-	// MARK: JSON
-
-	static func base64(_ text: String) -> String {
-		Data(text.utf8).base64EncodedString()
-	}
-
-	/// The first key after every key that starts with `prefix`: etcd's way of asking for a prefix.
-	static func rangeEnd(of prefix: String) -> String {
-		var bytes = Array(prefix.utf8)
-		while let last = bytes.last {
-			if last < 0xFF {
-				bytes[bytes.count - 1] = last + 1
-				return String(decoding: bytes, as: UTF8.self)
-			}
-			bytes.removeLast()
-		}
-		return "\0"
-	}
-
-	/// etcd's gateway writes 64-bit integers as strings and leaves out zero values.
-	static func int64(_ value: Any?) -> Int64 {
-		switch value {
-		case let text as String: Int64(text) ?? 0
-		case let number as NSNumber: number.int64Value
-		default: 0
-		}
-	}
-
-	static func revision(of answer: [String: Any]) -> Int64 {
-		int64((answer["header"] as? [String: Any])?["revision"])
-	}
-
-	static func entry(_ kv: [String: Any]) throws -> Defaults.RemoteEntry {
-		guard let key = (kv["key"] as? String).flatMap({ Data(base64Encoded: $0) }) else {
-			throw Defaults.RemoteServiceError.invalidResponse("a key-value without a key")
-		}
-		let value = (kv["value"] as? String).flatMap { Data(base64Encoded: $0) } ?? Data()
-		return Defaults.RemoteEntry(
-			key: String(decoding: key, as: UTF8.self), value: value, modRevision: int64(kv["mod_revision"]))
-	}
-}
-
-/// The parts of one watch that its consumer's termination must stop: the task that opens it (fetching a token
-/// first), then the stream it opened. Whichever comes after `end()` is stopped at once.
-final class RunningWatch: Sendable {
-	private struct Parts {
-		var task: Task<Void, Never>?
-		var stream: (any GatewayStream)?
-		var isEnded = false
-	}
-
-	private let parts = LockedState(Parts())
-
-	func attach(_ task: Task<Void, Never>) {
-		if parts.withLock({ parts in
-			parts.task = task
-			return parts.isEnded
-		}) {
-			task.cancel()
-		}
-	}
-
-	func attach(_ stream: any GatewayStream) {
-		if parts.withLock({ parts in
-			parts.stream = stream
-			return parts.isEnded
-		}) {
-			stream.cancel()
-		}
-	}
-
-	func end() {
-		let (task, stream) = parts.withLock { parts in
-			parts.isEnded = true
-			return (parts.task, parts.stream)
-		}
-		task?.cancel()
-		stream?.cancel()
 	}
 }

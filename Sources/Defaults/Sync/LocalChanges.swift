@@ -11,6 +11,11 @@ final class LocalChanges: Sendable {
 		let name: String
 		private let changes = Atomic<Int>(0)
 		private let pushed = Atomic<Int>(0)
+		/// The change number of the last change heard by name (from another process, or a key newly synced) rather
+		/// than through a commit tap: while it is the latest change, the local value was not written through the
+		/// package here, and a removal among those may be a lost settings file rather than a wish. Kept on this rare
+		/// path so that a write through the package costs one atomic add, as before.
+		private let lastHeardByName = Atomic<Int>(0)
 
 		init(name: String) {
 			self.name = name
@@ -20,6 +25,19 @@ final class LocalChanges: Sendable {
 		@inline(__always)
 		func bump() {
 			changes.add(1, ordering: .releasing)
+		}
+
+		/// Counts a change heard by name, not through a commit tap.
+		func bumpHeardByName() {
+			// `Int.max` first: a reader in between takes the change as not written here, the safe side.
+			lastHeardByName.store(.max, ordering: .sequentiallyConsistent)
+			let generation = changes.wrappingAdd(1, ordering: .releasing).newValue
+			lastHeardByName.store(generation, ordering: .sequentiallyConsistent)
+		}
+
+		/// Whether the latest change was written through the package in this process (a commit tap counted it).
+		var isWrittenHere: Bool {
+			changes.load(ordering: .acquiring) > lastHeardByName.load(ordering: .sequentiallyConsistent)
 		}
 
 		/// The changes counted so far, when some are not yet pushed.
@@ -63,7 +81,7 @@ final class LocalChanges: Sendable {
 
 	/// Counts a change of `name` (a change heard by name: from another process, or a key newly synced).
 	func note(_ name: String) {
-		counter(for: name).bump()
+		counter(for: name).bumpHeardByName()
 	}
 
 	/// Every pending name with the changes counted for it now.
@@ -78,15 +96,30 @@ final class LocalChanges: Sendable {
 	}
 
 	/// Forgets `name` if no change came in after its change number `generation`; `nil` forgets it whatever came.
-	func forget(_ name: String, upTo generation: Int?) {
+	///
+	/// - Returns: whether `name` is no longer pending.
+	@discardableResult
+	func forget(_ name: String, upTo generation: Int?) -> Bool {
 		guard let counter = counters.withLock({ $0[name] }) else {
-			return
+			return true
 		}
 		if let generation {
 			counter.forget(upTo: generation)
 		} else {
 			counter.forgetAll()
 		}
+		return counter.pendingGeneration == nil
+	}
+
+	/// Every pending name with the changes counted for it now, and whether one was written through the package here.
+	func pendingChanges() -> [String: (generation: Int, isWrittenHere: Bool)] {
+		var pending: [String: (generation: Int, isWrittenHere: Bool)] = [:]
+		for counter in counters.withLock({ Array($0.values) }) {
+			if let generation = counter.pendingGeneration {
+				pending[counter.name] = (generation, counter.isWrittenHere)
+			}
+		}
+		return pending
 	}
 
 	/// How many names are pending.

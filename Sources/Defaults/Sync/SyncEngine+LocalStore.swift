@@ -38,6 +38,32 @@ extension Defaults.SyncEngine {
 		store.commit(stored, forKey: name)
 	}
 
+	/// Puts the store's pending writes on disk, so that the sync state never records agreement on a value the
+	/// settings file does not hold yet (a machine killed in between would take its older value for a local edit).
+	///
+	/// - Returns: whether everything is on disk; always `true` for a store without a file.
+	static func makeLocalValuesDurable(in store: any Defaults.Store) -> Bool {
+		guard let fileStore = store as? Defaults.FileStore else {
+			return true
+		}
+		return fileStore.flush()
+	}
+
+	/// Whether the store's settings file is gone, empty or unreadable: a store that reads empty because its file was
+	/// lost (moved aside as corrupt, deleted, truncated, its permissions changed), which is not a wish to remove every
+	/// key.
+	static func isSettingsFileLost(for store: any Defaults.Store) -> Bool {
+		guard let fileStore = store as? Defaults.FileStore else {
+			return false
+		}
+		guard FileManager.default.isReadableFile(atPath: fileStore.url.path),
+			let attributes = try? FileManager.default.attributesOfItem(atPath: fileStore.url.path)
+		else {
+			return true
+		}
+		return (attributes[.size] as? NSNumber)?.intValue == 0
+	}
+
 	/// The state file beside a file store's settings file (`<settings>.plist.sync.json`); `nil` for other stores,
 	/// whose queue then lives as long as the process.
 	static func defaultStateFile(for store: any Defaults.Store) -> URL? {

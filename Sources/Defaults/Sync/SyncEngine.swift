@@ -10,10 +10,11 @@ extension Defaults {
 	///
 	/// The local store stays the source of every read and write. The engine hears local changes of its keys and
 	/// pushes their stored forms, and applies remote changes to the store, where observers hear them like any change.
-	/// The rule for conflicts: every push is a compare-and-swap against the key's revision this machine last saw, so
-	/// a push wins only if it was made knowing the latest remote value; otherwise the remote value wins and is applied
-	/// locally. Every machine ends on the value the remote ordered last, except for a value the remote refused as too
-	/// large, which stays on its machine until the key changes again. See the Sync article.
+	/// The rule for conflicts: of two changes to a key made without seeing each other, the one etcd commits first is
+	/// kept on every machine, and the other machine is told (``conflicts`` and a ``Defaults/Failure``). Every push
+	/// is a compare-and-swap against the key's revision this machine last saw, so a change made knowing the latest
+	/// remote value always goes through. A value the remote refuses as too large stays on its machine until the key
+	/// changes again. See Docs/Sync.md.
 	///
 	/// ```swift
 	/// let engine = Defaults.SyncEngine(remote: etcd, prefix: "/defaults/editor/", store: store)
@@ -31,10 +32,11 @@ extension Defaults {
 
 		private let worker: SyncWorker
 		private let wake = WakeSignal()
-		private let localChanges = LocalChanges()
+		private let localChanges: LocalChanges
 		private let observations = LockedState<[LocalChangeObservation]>([])
 		private let loop = LockedState<Task<Void, Never>?>(nil)
 		private let statusBroadcast = StatusBroadcast()
+		private let conflictBroadcast = ConflictBroadcast()
 
 		/// The store whose keys are synced.
 		public var store: any Store { storeReference }
@@ -56,12 +58,17 @@ extension Defaults {
 			self.storeReference = store
 			let stateFile = stateFile ?? Self.defaultStateFile(for: store)
 			self.stateFile = stateFile
+			let localChanges = LocalChanges()
+			self.localChanges = localChanges
 			self.worker = SyncWorker(
-				remote: remote, prefix: prefix, store: StoreBox(store), state: SyncState.load(from: stateFile),
-				stateFile: stateFile, status: statusBroadcast)
+				remote: remote, prefix: prefix, store: StoreBox(store), loaded: SyncState.load(from: stateFile),
+				queue: SyncQueue.load(besideStateFile: stateFile), stateFile: stateFile, status: statusBroadcast,
+				conflicts: conflictBroadcast, localChanges: localChanges)
+			Self.pushAtExit(self)
 		}
 
 		deinit {
+			Self.forgetAtExit(self)
 			stop()
 			for observation in observations.withLock({ $0 }) {
 				observation.cancel()
@@ -141,6 +148,16 @@ extension Defaults {
 			await worker.synchronize(localChanges: localChanges)
 		}
 
+		/// Whether local changes wait to be pushed.
+		var hasPendingChanges: Bool {
+			localChanges.pendingCount > 0
+		}
+
+		/// Pushes what is pending, once, without reading the remote.
+		func pushPendingNow() async {
+			await worker.pushOnce()
+		}
+
 		/// What the engine is doing now.
 		public var status: SyncStatus {
 			statusBroadcast.current
@@ -149,6 +166,18 @@ extension Defaults {
 		/// The status now and at each change, for a status line.
 		public var statusUpdates: AsyncStream<SyncStatus> {
 			statusBroadcast.stream()
+		}
+
+		/// Each local change that loses a conflict from now on: this machine pushed it without knowing the remote's
+		/// newer value, so the remote value replaced it here. A ``Defaults/Failure`` reports it too.
+		///
+		/// ```swift
+		/// for await conflict in engine.conflicts {
+		/// 	print("kept the other machine's value of \(conflict.keyName)")
+		/// }
+		/// ```
+		public var conflicts: AsyncStream<SyncConflict> {
+			conflictBroadcast.stream()
 		}
 
 		private func localDidChange(_ name: String) {

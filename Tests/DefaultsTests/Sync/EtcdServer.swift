@@ -57,9 +57,14 @@ final class EtcdServer: @unchecked Sendable {
 		return server
 	}
 
+	/// `DEFAULTS_TEST_ETCD` when set (a path), else `/usr/bin/etcd`, else the first `etcd` on the PATH.
 	static func executable() throws -> URL {
-		let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
-		for folder in path.split(separator: ":").map(String.init) + ["/usr/bin", "/usr/local/bin"] {
+		let environment = ProcessInfo.processInfo.environment
+		if let chosen = environment["DEFAULTS_TEST_ETCD"], !chosen.isEmpty {
+			return URL(filePath: chosen)
+		}
+		let path = environment["PATH"] ?? ""
+		for folder in ["/usr/bin"] + path.split(separator: ":").map(String.init) + ["/usr/local/bin"] {
 			let candidate = URL(filePath: folder).appending(path: "etcd")
 			if FileManager.default.isExecutableFile(atPath: candidate.path) {
 				return candidate
@@ -113,6 +118,16 @@ final class EtcdServer: @unchecked Sendable {
 		if (try? process.wait(timeout: 5)) == nil {
 			process.kill(SIGKILL)
 		}
+	}
+
+	/// Stops etcd's process without ending it (SIGSTOP), as a frozen host: its connections stay open and silent.
+	func pause() {
+		process?.kill(SIGSTOP)
+	}
+
+	/// Lets a paused etcd go on (SIGCONT).
+	func resume() {
+		process?.kill(SIGCONT)
 	}
 
 	/// Kills etcd at once, as a crash or a cut cable would.
