@@ -1,5 +1,7 @@
 import Foundation
 
+/// The well-known Defaults package's `removeAll()` on `UserDefaults`, which tells observers: a write through the
+/// package, so it lives with the keys rather than with the store conformance.
 extension UserDefaults {
 	/// Removes every value stored in this suite, telling observers, as the well-known Defaults package's
 	/// `UserDefaults.removeAll()` does. Registered defaults stay registered.
@@ -7,8 +9,6 @@ extension UserDefaults {
 	/// ```swift
 	/// UserDefaults.standard.removeAll()
 	/// ```
-	///
-	/// It lives with the keys, not with the store conformance: telling observers is a write through the package.
 	public func removeAll() {
 		Defaults.removeAll(suite: self)
 	}
