@@ -48,7 +48,14 @@ let signalCommands: [String: @Sendable ([String]) -> Int32] = [
 			var bytes: [UInt8] = [UInt8(ascii: "1"), 0xFF, UInt8(SIGKILL)]
 			_ = write(descriptor, &bytes, bytes.count)
 		}
-		let report = "pipes below 3: \(pipes)\n"
+		// The store's watch and its folder's files (the lock) are the package's too, and must stay off 0-2 as well.
+		let folder = URL(filePath: arguments[0]).deletingLastPathComponent().path
+		let others = (0...2).filter { (descriptor: Int32) in
+			let target =
+				(try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(descriptor)")) ?? ""
+			return target.contains("inotify") || target.hasPrefix(folder)
+		}
+		let report = "pipes below 3: \(pipes)\nwatch or settings files below 3: \(others)\n"
 		_ = FileManager.default.createFile(atPath: arguments[1], contents: Data(report.utf8))
 		while true {
 			sleep(60)

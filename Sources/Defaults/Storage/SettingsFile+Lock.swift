@@ -35,7 +35,8 @@ extension SettingsFile {
 				+ "it and no lock file is made beside it."
 		}
 		// Not following links: a link planted at the lock path must not make us create a file elsewhere.
-		descriptor = openat(anchor.descriptor, anchor.name(lockName), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+		descriptor = movedAboveStandardStreams(
+			openat(anchor.descriptor, anchor.name(lockName), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600))
 		guard descriptor >= 0 else {
 			let reason = errno == ELOOP ? "it is a symbolic link" : String(cString: strerror(errno))
 			return "The lock file \(lockPath) could not be opened: \(reason)."

@@ -49,7 +49,7 @@ extension SettingsFile {
 			IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_MOVE_SELF)
 
 		private init?() {
-			descriptor = inotify_init1(Int32(IN_CLOEXEC))
+			descriptor = movedAboveStandardStreams(inotify_init1(Int32(IN_CLOEXEC)))
 			guard descriptor >= 0 else {
 				return nil
 			}
