@@ -138,9 +138,9 @@ enum TerminationFlush {
 		guard pipe(&descriptors) == 0 else {
 			return nil
 		}
-		// With descriptors 0-2 closed at launch, `pipe` returns them: move the pipe above them.
-		let moved = descriptors.map { fcntl($0, F_DUPFD_CLOEXEC, 3) }
-		descriptors.forEach { close($0) }
+		// Closed on `exec`, and, with descriptors 0-2 closed at launch (`pipe` returns them), moved above them.
+		descriptors.forEach { _ = fcntl($0, F_SETFD, FD_CLOEXEC) }
+		let moved = descriptors.map(movedAboveStandardStreams)
 		guard moved.allSatisfy({ $0 >= 3 }) else {
 			moved.filter { $0 >= 0 }.forEach { close($0) }
 			return nil
