@@ -1,3 +1,4 @@
+import Defaults
 import Foundation
 
 // `read`, `read-type`, `domains` and `find`: they parse files and never open a store, so they change nothing on disk.
@@ -10,8 +11,12 @@ extension Verb.Declaration {
 			With no domain, prints every domain of the configuration folder. With a domain, prints its keys and
 			values; with a key too, prints that value (text as it is, anything else in property-list text form).
 			--json prints JSON instead: dates as ISO 8601 text, data as Base64.
+			With a key, -url and -json print the value as the app's key reads it, the way write takes it: -url a
+			URL (a Key<URL> stores JSON text), -json the JSON text of a Codable value, indented. A value that is not
+			in that form exits 65.
 			Exits 1 when the domain or key does not exist.
-			"""
+			""",
+		options: [.readAsURL, .readAsJSON]
 	) { arguments throws(ToolError) in
 		guard !arguments.positionals.isEmpty || arguments.has(OptionSpec.app.name) else {
 			try arguments.finish()
@@ -28,7 +33,13 @@ extension Verb.Declaration {
 		guard let value = values[key] else {
 			throw .notFound("The domain/default pair of (\(domain.name), \(key)) does not exist.")
 		}
-		Output.line(arguments.isJSON ? JSONFormat.encode(value) : TextFormat.topLevel(value))
+		if arguments.has(OptionSpec.readAsURL.name) {
+			Output.line(try StoredText.url(value, key: key))
+		} else if arguments.has(OptionSpec.readAsJSON.name) {
+			Output.line(try StoredText.json(value, key: key))
+		} else {
+			Output.line(arguments.isJSON ? JSONFormat.encode(value) : TextFormat.topLevel(value))
+		}
 		return .success
 	}
 
@@ -137,5 +148,42 @@ extension Verb.Declaration {
 			dictionary.contains { key, element in contains(key, word) || valueContains(element, word) }
 		default: contains(TextFormat.compact(value), word)
 		}
+	}
+}
+
+extension OptionSpec {
+	/// `read … -url`: the value as a `Key<URL>` reads it.
+	static let readAsURL = OptionSpec(name: "-url", help: "print the value as the URL a Key<URL> reads from it")
+	/// `read … -json`: the JSON text a `Codable` key stored, indented.
+	static let readAsJSON = OptionSpec(name: "-json", help: "print the JSON text a Codable key stored, indented")
+}
+
+/// Stored values shown as the app's keys read them: what `write -url` and `write -json` store, read back.
+enum StoredText {
+	/// The URL a `Key<URL>` reads from `stored`, through the library's own bridge.
+	static func url(_ stored: Any, key: String) throws(ToolError) -> String {
+		let store = Defaults.InMemoryStore()
+		store.setStoredValue(stored, forKey: key)
+		switch Defaults.storedState(of: Defaults.Key<URL?>(key, suite: store)) {
+		case .current(let url?), .olderForm(let url?, _):
+			return url.absoluteString
+		case .undecodable(let error):
+			throw .badValue("The value of \(key) is not a URL as a Key<URL> stores it: \(error.reason).")
+		default:
+			throw .badValue("The value of \(key) is not a URL as a Key<URL> stores it.")
+		}
+	}
+
+	/// The JSON text in `stored`, indented with sorted keys.
+	static func json(_ stored: Any, key: String) throws(ToolError) -> String {
+		guard let text = stored as? String,
+			let object = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: .fragmentsAllowed),
+			let data = try? JSONSerialization.data(
+				withJSONObject: object,
+				options: [.prettyPrinted, .sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes])
+		else {
+			throw .badValue("The value of \(key) is not JSON text, as a Codable key stores its values.")
+		}
+		return String(decoding: data, as: UTF8.self)
 	}
 }

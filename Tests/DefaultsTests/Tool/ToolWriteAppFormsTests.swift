@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `defaults write -url` and `-json` store what an app's `Key<URL>` and `Codable` keys read, without the user typing
-/// the JSON text by hand.
+/// the JSON text by hand; `defaults read -url` and `-json` show those values the same way.
 @Suite struct ToolWriteAppFormsTests {
 	struct Window: Codable, Equatable, Defaults.Serializable {
 		var width = 800
@@ -40,5 +40,27 @@ import Testing
 		#expect(notJSON.status == 65, "\(notJSON)")
 		#expect(notJSON.standardError.contains("is not JSON"))
 		#expect(!FileManager.default.fileExists(atPath: tool.file("app").path))
+	}
+
+	@Test func valuesAnAppStoredReadBackAsTheURLAndTheJSONTheyAre() throws {
+		let tool = try ToolRunner()
+		let store = Defaults.FileStore.at(tool.file("app"))
+		store[Defaults.Key<URL?>("exportURL", suite: store)] = URL(string: "file:///tmp/x")
+		store[Defaults.Key<Window>("window", default: Window(), suite: store)] = Window(width: 1024, height: 768)
+		#expect(store.flush())
+
+		#expect(try tool.run("read", "app", "exportURL", "-url").standardOutput == "file:///tmp/x\n")
+		#expect(
+			try tool.run("read", "app", "window", "-json").standardOutput
+				== "{\n  \"height\" : 768,\n  \"width\" : 1024\n}\n")
+		let notURL = try tool.run("read", "app", "window", "-url")
+		#expect(notURL.status == 65, "\(notURL)")
+		#expect(notURL.standardError.contains("is not a URL"))
+	}
+
+	@Test func aURLWrittenWithTheFlagReadsBackWithTheFlag() throws {
+		let tool = try ToolRunner()
+		try tool.succeed("write", "app", "homePage", "-url", "https://example.com/a?b=1")
+		#expect(try tool.run("read", "app", "homePage", "-url").standardOutput == "https://example.com/a?b=1\n")
 	}
 }
