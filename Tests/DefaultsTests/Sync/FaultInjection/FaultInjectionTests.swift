@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+
+/// Sync under faults: a real 3-member etcd cluster, five machines as child processes writing their own key and shared
+/// keys, one fault injected and healed while they write, then etcd's full history and every machine's log checked
+/// (see ``FaultChecker``). Each scenario runs against every etcd the environment names (``EtcdServer/executables()``:
+/// `DEFAULTS_TEST_ETCD` or the installed one, and `DEFAULTS_TEST_ETCD_35`).
+///
+/// Serialized: a scenario runs three etcd members and five machines, which is all two cores take.
+@Suite(.serialized) struct FaultInjectionTests {
+	/// Fixed seeds, so that a failure here reproduces; `.ci/faults` runs random ones.
+	static func schedule(_ seed: UInt64) -> MachineFleet.Schedule {
+		MachineFleet.Schedule(seed: seed)
+	}
+
+	static let etcds = EtcdServer.executables()
+
+	private func expectNothingLost(_ fault: Fault, _ etcd: URL, seed: UInt64) async throws {
+		let outcome = try await FaultRun(etcd: etcd, schedule: Self.schedule(seed), faults: [fault]).run()
+		print("fault injection: \(outcome)")
+		#expect(outcome.violations.isEmpty, "\(outcome)")
+	}
+
+	@Test(.timeLimit(.minutes(1)), arguments: etcds)
+	func aLeaderKilledWhileMachinesWriteLosesNothing(etcd: URL) async throws {
+		try await expectNothingLost(.leaderKill, etcd, seed: 1)
+	}
+
+	@Test(.timeLimit(.minutes(1)), arguments: etcds)
+	func aMachineKilledAndRestartedLosesNothing(etcd: URL) async throws {
+		try await expectNothingLost(.machineKill, etcd, seed: 2)
+	}
+
+	@Test(.timeLimit(.minutes(1)), arguments: etcds)
+	func aPausedLeaderLosesNothing(etcd: URL) async throws {
+		try await expectNothingLost(.memberPause, etcd, seed: 3)
+	}
+
+	@Test(.timeLimit(.minutes(1)), arguments: etcds)
+	func aLostQuorumLosesNothingOnceItReturns(etcd: URL) async throws {
+		try await expectNothingLost(.lostQuorum, etcd, seed: 4)
+	}
+
+	@Test(.timeLimit(.minutes(1)), arguments: etcds)
+	func aWholeClusterRestartLosesNothing(etcd: URL) async throws {
+		try await expectNothingLost(.clusterRestart, etcd, seed: 5)
+	}
+
+	@Test(
+		.timeLimit(.minutes(1)),
+		.enabled(
+			if: IsolatedNetwork.isAvailable,
+			"a member cut off from its peers needs network namespaces (root and `ip netns`), which this machine refuses"
+		),
+		arguments: etcds)
+	func aMemberCutOffFromItsPeersLosesNothing(etcd: URL) async throws {
+		try await expectNothingLost(.memberCutOff, etcd, seed: 6)
+	}
+}

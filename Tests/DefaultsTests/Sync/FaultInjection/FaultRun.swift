@@ -1,0 +1,139 @@
+import Foundation
+
+/// A fault the suite injects while the machines write, and heals.
+enum Fault: String, CaseIterable, Sendable {
+	case leaderKill
+	case lostQuorum
+	case machineKill
+	case memberPause
+	case clusterRestart
+	case memberCutOff
+
+	var needsIsolatedNetwork: Bool { self == .memberCutOff }
+
+	/// Injects the fault, holds it `seconds`, heals it; returns the moment it was healed.
+	func inject(
+		into cluster: EtcdCluster, machines fleet: MachineFleet, for seconds: Double, choosing pick: Int
+	)
+		async throws -> Date
+	{
+		let leader = try await Self.waitForLeader(cluster)
+		let follower = (leader + 1 + pick % 2) % 3
+		switch self {
+		case .leaderKill:
+			cluster.kill(leader)
+			try await Task.sleep(for: .seconds(seconds))
+			try await cluster.restart(leader)
+		case .lostQuorum:
+			cluster.kill(leader)
+			cluster.kill(follower)
+			try await Task.sleep(for: .seconds(seconds))
+			try cluster.launch(leader)
+			try cluster.launch(follower)
+			try await cluster.waitUntilServing(timeout: 15)
+		case .machineKill:
+			let machine = pick % fleet.schedule.machines
+			try fleet.kill(machine)
+			try await Task.sleep(for: .seconds(seconds))
+			try fleet.launch(machine)
+		case .memberPause:
+			cluster.pause(leader)
+			try await Task.sleep(for: .seconds(seconds))
+			cluster.resume(leader)
+		case .clusterRestart:
+			cluster.stop()
+			try await Task.sleep(for: .seconds(seconds))
+			for index in 0..<3 {
+				try cluster.launch(index)
+			}
+			try await cluster.waitUntilServing(timeout: 15)
+		case .memberCutOff:
+			// A follower: machines that watch it keep a connection to a member that has lost its leader.
+			guard let network = cluster.network else {
+				throw EtcdCluster.NotReady(description: "a cut-off member needs the cluster in network namespaces")
+			}
+			try network.cut(follower)
+			try await cluster.waitUntilLeaderless(follower, timeout: 5)
+			try await Task.sleep(for: .seconds(seconds))
+			try network.heal(follower)
+		}
+		return Date()
+	}
+
+	private static func waitForLeader(_ cluster: EtcdCluster) async throws -> Int {
+		let deadline = Date().addingTimeInterval(10)
+		while Date() < deadline {
+			if let leader = cluster.leader() {
+				return leader
+			}
+			try await Task.sleep(for: .milliseconds(100))
+		}
+		throw EtcdCluster.NotReady(description: "the cluster agreed on no leader within 10 s")
+	}
+}
+
+/// One run: a cluster, machines writing their schedule, faults injected and healed, then the checker's verdict.
+struct FaultRun {
+	struct Outcome: CustomStringConvertible {
+		let faults: [Fault]
+		let schedule: MachineFleet.Schedule
+		let etcd: URL
+		let violations: [String]
+		/// From the last heal until the last machine held etcd's final values; `nil` when they never did.
+		let healToConvergence: TimeInterval?
+		let revisions: Int64
+
+		var description: String {
+			"\(faults.map(\.rawValue)) against \(etcd.path), \(schedule), \(revisions) revisions, heal → convergence "
+				+ "\(healToConvergence.map { String(format: "%.2f s", $0) } ?? "never")"
+				+ (violations.isEmpty ? "" : ":\n" + violations.joined(separator: "\n"))
+		}
+	}
+
+	let etcd: URL
+	let schedule: MachineFleet.Schedule
+	let faults: [Fault]
+	var startDelay = 0.8
+	var faultSeconds = 1.5
+	var convergenceTimeout: TimeInterval = 15
+
+	func run() async throws -> Outcome {
+		let network = faults.contains { $0.needsIsolatedNetwork } ? try IsolatedNetwork() : nil
+		defer { network?.remove() }
+		let cluster = try await EtcdCluster.start(etcd: etcd, network: network)
+		defer { cluster.stop() }
+		let fleet = try MachineFleet(endpoints: cluster.endpoints, schedule: schedule)
+		try await Task.sleep(for: .seconds(startDelay))
+		var healed = Date()
+		for (index, fault) in faults.enumerated() {
+			healed = try await fault.inject(
+				into: cluster, machines: fleet, for: faultSeconds, choosing: Int(schedule.seed) &+ index)
+		}
+		let converged = try await fleet.waitUntilConverged(on: cluster.endpoints, timeout: convergenceTimeout)
+		try fleet.stop()
+		var violations = converged ? [] : ["the machines did not converge within \(convergenceTimeout) s of the heal"]
+		guard let state = cluster.endpoints.lazy.compactMap({ EtcdGateway.state($0, prefix: fleet.prefix) }).first
+		else {
+			return Outcome(
+				faults: faults, schedule: schedule, etcd: etcd, violations: violations + ["etcd did not answer a read"],
+				healToConvergence: nil, revisions: 0)
+		}
+		let history = try await EtcdHistory.read(cluster.endpoints[0], prefix: fleet.prefix, upTo: state.revision)
+		let logs = fleet.logs
+		violations +=
+			FaultChecker(
+				history: history, finalState: state.values, logs: logs,
+				sharedNames: (0..<schedule.sharedKeys).map { "shared\($0)" }
+			).violations
+		for (index, exits) in fleet.exits.sorted(by: { $0.key < $1.key }) {
+			if let last = exits.last, last.wasSignaled || last.status != 0 {
+				violations.append("machine \(index) exited with \(last)")
+			}
+		}
+		let convergedAt = logs.compactMap(\.lastView?.milliseconds).max().map { Double($0) / 1000 }
+		let healToConvergence = converged ? max(0, (convergedAt ?? 0) - healed.timeIntervalSince1970) : nil
+		return Outcome(
+			faults: faults, schedule: schedule, etcd: etcd, violations: violations,
+			healToConvergence: healToConvergence, revisions: state.revision)
+	}
+}
