@@ -11,6 +11,9 @@ final class LocalChanges: Sendable {
 		let name: String
 		private let changes = Atomic<Int>(0)
 		private let pushed = Atomic<Int>(0)
+		/// The change number of the last write made through the package in this process (a commit tap heard it):
+		/// a removal among those is meant, unlike a key gone because the settings file was lost.
+		private let writtenHere = Atomic<Int>(0)
 
 		init(name: String) {
 			self.name = name
@@ -20,6 +23,18 @@ final class LocalChanges: Sendable {
 		@inline(__always)
 		func bump() {
 			changes.add(1, ordering: .releasing)
+		}
+
+		/// Counts a write made through the package in this process.
+		@inline(__always)
+		func bumpWrittenHere() {
+			let generation = changes.wrappingAdd(1, ordering: .releasing).newValue
+			writtenHere.store(generation, ordering: .relaxed)
+		}
+
+		/// Whether a change not yet pushed was written through the package in this process.
+		var isWrittenHere: Bool {
+			writtenHere.load(ordering: .relaxed) > pushed.load(ordering: .relaxed)
 		}
 
 		/// The changes counted so far, when some are not yet pushed.
@@ -78,15 +93,30 @@ final class LocalChanges: Sendable {
 	}
 
 	/// Forgets `name` if no change came in after its change number `generation`; `nil` forgets it whatever came.
-	func forget(_ name: String, upTo generation: Int?) {
+	///
+	/// - Returns: whether `name` is no longer pending.
+	@discardableResult
+	func forget(_ name: String, upTo generation: Int?) -> Bool {
 		guard let counter = counters.withLock({ $0[name] }) else {
-			return
+			return true
 		}
 		if let generation {
 			counter.forget(upTo: generation)
 		} else {
 			counter.forgetAll()
 		}
+		return counter.pendingGeneration == nil
+	}
+
+	/// Every pending name with the changes counted for it now, and whether one was written through the package here.
+	func pendingChanges() -> [String: (generation: Int, isWrittenHere: Bool)] {
+		var pending: [String: (generation: Int, isWrittenHere: Bool)] = [:]
+		for counter in counters.withLock({ Array($0.values) }) {
+			if let generation = counter.pendingGeneration {
+				pending[counter.name] = (generation, counter.isWrittenHere)
+			}
+		}
+		return pending
 	}
 
 	/// How many names are pending.

@@ -17,7 +17,7 @@ extension Defaults.SyncEngine {
 		for name in watched {
 			let counter = changes.counter(for: name)
 			handlers[name] = {
-				counter.bump()
+				counter.bumpWrittenHere()
 				wake.signal()
 			}
 		}
@@ -36,6 +36,29 @@ extension Defaults.SyncEngine {
 
 	static func applyRemoteValue(_ stored: Any?, forKey name: String, in store: any Defaults.Store) {
 		store.commit(stored, forKey: name)
+	}
+
+	/// Puts the store's pending writes on disk, so that the sync state never records agreement on a value the
+	/// settings file does not hold yet (a machine killed in between would take its older value for a local edit).
+	///
+	/// - Returns: whether everything is on disk; always `true` for a store without a file.
+	static func makeLocalValuesDurable(in store: any Defaults.Store) -> Bool {
+		guard let fileStore = store as? Defaults.FileStore else {
+			return true
+		}
+		return fileStore.flush()
+	}
+
+	/// Whether the store's settings file is gone or empty: a store that reads empty because its file was lost (moved
+	/// aside as corrupt, deleted, truncated), which is not a wish to remove every key.
+	static func isSettingsFileLost(for store: any Defaults.Store) -> Bool {
+		guard let fileStore = store as? Defaults.FileStore else {
+			return false
+		}
+		guard let attributes = try? FileManager.default.attributesOfItem(atPath: fileStore.url.path) else {
+			return true
+		}
+		return (attributes[.size] as? NSNumber)?.intValue == 0
 	}
 
 	/// The state file beside a file store's settings file (`<settings>.plist.sync.json`); `nil` for other stores,

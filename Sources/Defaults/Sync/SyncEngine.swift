@@ -31,10 +31,11 @@ extension Defaults {
 
 		private let worker: SyncWorker
 		private let wake = WakeSignal()
-		private let localChanges = LocalChanges()
+		private let localChanges: LocalChanges
 		private let observations = Mutex<[LocalChangeObservation]>([])
 		private let loop = Mutex<Task<Void, Never>?>(nil)
 		private let statusBroadcast = StatusBroadcast()
+		private let conflictBroadcast = ConflictBroadcast()
 
 		/// The store whose keys are synced.
 		public var store: any Store { storeReference }
@@ -56,9 +57,12 @@ extension Defaults {
 			self.storeReference = store
 			let stateFile = stateFile ?? Self.defaultStateFile(for: store)
 			self.stateFile = stateFile
+			let localChanges = LocalChanges()
+			self.localChanges = localChanges
 			self.worker = SyncWorker(
-				remote: remote, prefix: prefix, store: StoreBox(store), state: SyncState.load(from: stateFile),
-				stateFile: stateFile, status: statusBroadcast)
+				remote: remote, prefix: prefix, store: StoreBox(store), loaded: SyncState.load(from: stateFile),
+				queue: SyncQueue.load(besideStateFile: stateFile), stateFile: stateFile, status: statusBroadcast,
+				conflicts: conflictBroadcast, localChanges: localChanges)
 		}
 
 		deinit {
@@ -149,6 +153,18 @@ extension Defaults {
 		/// The status now and at each change, for a status line.
 		public var statusUpdates: AsyncStream<SyncStatus> {
 			statusBroadcast.stream()
+		}
+
+		/// Each local change that loses a conflict from now on: this machine pushed it without knowing the remote's
+		/// newer value, so the remote value replaced it here. A ``Defaults/Failure`` reports it too.
+		///
+		/// ```swift
+		/// for await conflict in engine.conflicts {
+		/// 	print("kept the other machine's value of \(conflict.keyName)")
+		/// }
+		/// ```
+		public var conflicts: AsyncStream<SyncConflict> {
+			conflictBroadcast.stream()
 		}
 
 		private func localDidChange(_ name: String) {

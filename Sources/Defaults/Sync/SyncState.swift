@@ -1,12 +1,15 @@
 import Foundation
 
-/// What a machine last agreed with the remote on, per key: the offline queue is the difference between this and the
-/// local store, so it survives exits and restarts with the state file, which is written atomically after each change.
+/// What a machine last agreed with the remote on, per key, and the revision the watch resumes after.
+///
+/// It is not the offline queue: which keys wait to be pushed is recorded on its own (``SyncQueue``), when the change
+/// happens, so that a lost settings file or a lost state file never reads as the user removing every key.
 struct SyncState: Codable, Equatable {
 	struct Record: Codable, Equatable {
 		/// The remote's bytes for the key (`nil`: the key does not exist remotely).
 		var value: Data?
-		/// The key's mod revision on the remote (0: never existed).
+		/// The revision of the last change of the key this machine saw: the write's, or the removal's for a key that
+		/// no longer exists (0: never seen). It orders events; the compare-and-swap uses ``expectedModRevision``.
 		var modRevision: Int64
 		/// When the remote value did not decode and was left alone: the local stored form at that time, encoded;
 		/// the key is pending only once the local value moves away from it.
@@ -15,26 +18,45 @@ struct SyncState: Codable, Equatable {
 		/// When the remote refused the local value (too large): `keptLocalValue` is that value, and `value` and
 		/// `modRevision` the remote's record at the time. Optional, so that older state files still decode.
 		var isHeldLocally: Bool? = nil
+		/// Pushes sent since the last agreement whose outcome this machine does not know (the reply was lost): etcd
+		/// may have committed any of them. A remote value equal to one of them is this machine's own write, not
+		/// another machine's. Optional, so that older state files still decode.
+		var unconfirmedPushes: [UnconfirmedPush]? = nil
+
+		/// The mod revision a compare-and-swap must name: etcd compares a key that does not exist as 0, whatever
+		/// revision removed it.
+		var expectedModRevision: Int64 {
+			value == nil ? 0 : modRevision
+		}
+
+		/// Whether `value` (`nil`: a removal) is one of this machine's pushes whose reply it never got.
+		func isUnconfirmedPush(of value: Data?) -> Bool {
+			unconfirmedPushes?.contains { $0.value == value } ?? false
+		}
+	}
+
+	/// One push sent and not confirmed.
+	struct UnconfirmedPush: Codable, Equatable {
+		/// The bytes pushed; `nil` for a removal.
+		var value: Data?
 	}
 
 	/// The remote revision everything up to which has been applied; the watch resumes after it.
 	var revision: Int64 = 0
 	var records: [String: Record] = [:]
 
-	static func load(from url: URL?) -> SyncState {
-		guard let url, let data = try? Data(contentsOf: url),
-			let state = try? JSONDecoder().decode(SyncState.self, from: data)
-		else {
-			return SyncState()
-		}
-		return state
-	}
+	/// How many unconfirmed pushes a key remembers; more than a few means etcd has been unreachable for long, and the
+	/// oldest is the least likely to be the one committed.
+	static let unconfirmedPushLimit = 16
 
-	func save(to url: URL?) {
-		guard let url, let data = try? JSONEncoder().encode(self) else {
-			return
-		}
-		try? data.write(to: url, options: .atomic)
+	/// Notes that `value` is being pushed for `name`, before the request goes out.
+	mutating func notePushSent(_ value: Data?, forKey name: String) {
+		var record = records[name] ?? Record(value: nil, modRevision: 0)
+		var unconfirmed = record.unconfirmedPushes ?? []
+		unconfirmed.removeAll { $0.value == value }
+		unconfirmed.append(UnconfirmedPush(value: value))
+		record.unconfirmedPushes = Array(unconfirmed.suffix(Self.unconfirmedPushLimit))
+		records[name] = record
 	}
 
 	/// The stored form the local store holds if nothing changed locally since the last agreement.
@@ -45,4 +67,11 @@ struct SyncState: Codable, Equatable {
 		let bytes = record.isUnreadable || record.isHeldLocally == true ? record.keptLocalValue : record.value
 		return bytes.flatMap(SyncedValueCoding.decode)
 	}
+}
+
+/// The synced keys with a local change made on purpose (a write or a removal through the package, or a change another
+/// process wrote to a readable settings file) that the remote has not taken yet. Recorded when the engine hears the
+/// change, in a file of its own beside the state file, so that a lost state file does not drop it.
+struct SyncQueue: Codable, Equatable {
+	var names: Set<String> = []
 }

@@ -1,0 +1,126 @@
+import Foundation
+
+#if canImport(Glibc)
+	import Glibc
+#elseif canImport(Darwin)
+	import Darwin
+#endif
+
+// Where sync keeps what it agreed on and what it still has to push, and how those files reach the disk.
+extension SyncState {
+	/// What was found at the state file's place.
+	enum Loaded {
+		/// No file: a machine that never synced here (or whose queue file is gone too).
+		case none
+		case state(SyncState)
+		/// The file is missing while the queue file beside it says it existed, or it does not decode.
+		case lost(reason: String)
+	}
+
+	static func load(from url: URL?) -> Loaded {
+		guard let url else {
+			return .none
+		}
+		guard let data = try? Data(contentsOf: url) else {
+			let hadState = FileManager.default.fileExists(atPath: SyncQueue.url(besideStateFile: url).path)
+			return hadState ? .lost(reason: "it is missing") : .none
+		}
+		guard let state = try? JSONDecoder().decode(SyncState.self, from: data) else {
+			return .lost(reason: "it does not decode (\(data.count) bytes)")
+		}
+		return .state(state)
+	}
+
+	/// Writes the state where a crash leaves either the old file or the new one, both complete: a temporary file,
+	/// synced to disk, renamed over the old one, and the folder synced. Readable by its owner only, as the settings
+	/// file is: it holds copies of the synced values.
+	///
+	/// - Returns: whether the state is on disk.
+	@discardableResult
+	func save(to url: URL?) -> Bool {
+		guard let url, let data = try? JSONEncoder().encode(self) else {
+			return url == nil
+		}
+		return DurableFile.write(data, to: url)
+	}
+}
+
+extension SyncQueue {
+	/// `<state file>` with `.queue.json` in place of `.json` (or added).
+	static func url(besideStateFile stateFile: URL) -> URL {
+		let path = stateFile.path
+		let base = path.hasSuffix(".json") ? String(path.dropLast(".json".count)) : path
+		return URL(filePath: base + ".queue.json")
+	}
+
+	static func load(besideStateFile stateFile: URL?) -> SyncQueue {
+		guard let stateFile, let data = try? Data(contentsOf: url(besideStateFile: stateFile)),
+			let queue = try? JSONDecoder().decode(SyncQueue.self, from: data)
+		else {
+			return SyncQueue()
+		}
+		return queue
+	}
+
+	@discardableResult
+	func save(besideStateFile stateFile: URL?) -> Bool {
+		guard let stateFile else {
+			return true
+		}
+		let encoder = JSONEncoder()
+		encoder.outputFormatting = .sortedKeys
+		guard let data = try? encoder.encode(self) else {
+			return false
+		}
+		return DurableFile.write(data, to: Self.url(besideStateFile: stateFile))
+	}
+}
+
+/// Replaces a small file so that a crash at any point leaves the old contents or the new, never a mix or nothing.
+enum DurableFile {
+	static func write(_ data: Data, to url: URL, mode: mode_t = 0o600) -> Bool {
+		let folder = url.deletingLastPathComponent().path
+		let temporary = folder + "/." + url.lastPathComponent + ".\(getpid()).tmp"
+		let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+		guard descriptor >= 0 else {
+			return false
+		}
+		var isWritten = fchmod(descriptor, mode) == 0
+		if isWritten, !data.isEmpty {
+			isWritten = data.withUnsafeBytes { buffer in
+				var offset = 0
+				while offset < buffer.count {
+					let count = systemWrite(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+					if count < 0 {
+						if errno == EINTR {
+							continue
+						}
+						return false
+					}
+					offset += count
+				}
+				return true
+			}
+		}
+		isWritten = isWritten && fsync(descriptor) == 0
+		close(descriptor)
+		guard isWritten, rename(temporary, url.path) == 0 else {
+			unlink(temporary)
+			return false
+		}
+		let folderDescriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+		if folderDescriptor >= 0 {
+			_ = fsync(folderDescriptor)
+			close(folderDescriptor)
+		}
+		return true
+	}
+
+	private static func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+		#if canImport(Glibc)
+			Glibc.write(descriptor, bytes, count)
+		#else
+			Darwin.write(descriptor, bytes, count)
+		#endif
+	}
+}

@@ -1,0 +1,174 @@
+import Foundation
+
+// Remote to local: full reads of the prefix, the watch's events, and what a machine whose state file was lost takes.
+extension SyncWorker {
+	func readEverything() async throws {
+		// Forgotten only once read and applied: a read that fails leaves them for the next try.
+		let reading = names.withLock { $0.unread }
+		let snapshot = try await remote.read(prefix: prefix)
+		let synced = currentNames
+		var seen: Set<String> = []
+		var events: [Defaults.RemoteEvent] = []
+		for entry in snapshot.entries {
+			guard let name = name(ofRemoteKey: entry.key), synced.contains(name) else {
+				continue
+			}
+			seen.insert(name)
+			events.append(.put(entry))
+		}
+		let storedNames = Set(store.store.storedKeys())
+		if let stateLoss {
+			rebuildLostState(from: snapshot, synced: synced, storedNames: storedNames, reason: stateLoss)
+		}
+		// Deleted while this machine was not watching, with the deletion compacted away.
+		for (name, record) in state.records where record.value != nil && !seen.contains(name) && synced.contains(name) {
+			events.append(.delete(key: prefix + name, modRevision: snapshot.revision))
+		}
+		apply(events, storedNames: storedNames)
+		state.revision = max(state.revision, snapshot.revision)
+		saveState()
+		names.withLock { $0.unread.subtract(reading) }
+		publish()
+	}
+
+	/// The state file is gone: the machine rejoins as a new one would (it takes the remote's values, also the
+	/// absence of a key another machine removed), except for the keys its queue says were changed here and not
+	/// pushed, which are pushed against the remote's current revision, so that the edit is not dropped.
+	private func rebuildLostState(
+		from snapshot: Defaults.RemoteSnapshot, synced: Set<String>, storedNames: Set<String>, reason: String
+	) {
+		var current: [String: Defaults.RemoteEntry] = [:]
+		for entry in snapshot.entries {
+			if let name = name(ofRemoteKey: entry.key) {
+				current[name] = entry
+			}
+		}
+		var kept: [String] = []
+		for name in synced.sorted() {
+			if queue.names.contains(name) {
+				let entry = current[name]
+				state.records[name] = .init(value: entry?.value, modRevision: entry?.modRevision ?? 0)
+				localChanges.note(name)
+				kept.append(name)
+				continue
+			}
+			// Agreed on the local value, so that `apply` replaces it with the remote's like any remote change.
+			let local = localValue(of: name, storedNames: storedNames)
+			state.records[name] = .init(value: try? local.map { try SyncedValueCoding.encode($0) }, modRevision: 0)
+		}
+		stateLoss = nil
+		Defaults.report(
+			Defaults.Failure(
+				keyName: prefix, reason: .storage,
+				message:
+					"The sync state file \(stateFile?.path ?? "") was lost (\(reason)). This machine took the remote values of '\(prefix)' as a new machine would"
+					+ (kept.isEmpty
+						? "."
+						: ", except for its unpushed changes of \(kept.joined(separator: ", ")), which it pushes.")
+			))
+	}
+
+	func receive(_ events: [Defaults.RemoteEvent]) {
+		heardFromRemote()
+		guard !events.isEmpty else {
+			// The watch's first reply: it is running.
+			return
+		}
+		compactedInARow = 0
+		// Only events under the prefix move the revision: a gateway that sends others must not make a later resume
+		// skip history.
+		let mine = events.filter { name(ofRemoteKey: $0.key) != nil && $0.revision > 0 }
+		apply(mine, storedNames: Set(store.store.storedKeys()))
+		for event in mine {
+			state.revision = max(state.revision, event.revision)
+		}
+		saveState()
+		publish()
+	}
+
+	func apply(_ events: [Defaults.RemoteEvent], storedNames: Set<String>) {
+		let synced = currentNames
+		for event in events {
+			let (key, value, revision) = (event.key, event.value, event.revision)
+			guard let name = name(ofRemoteKey: key), synced.contains(name) else {
+				continue
+			}
+			let record = state.records[name]
+			// Seen already: this machine's own push coming back, or an older event.
+			if let record, record.modRevision >= revision {
+				continue
+			}
+			let local = localValue(of: name, storedNames: storedNames)
+			// One of this machine's own pushes whose reply was lost, committed after all: agreed on it. A newer local
+			// change goes out next, against this revision, instead of losing to this machine's own older write.
+			if let record, record.isUnconfirmedPush(of: value) {
+				state.records[name] = .init(value: value, modRevision: revision)
+				staleNames.remove(name)
+				if !Self.isEqual(local, value.flatMap(SyncedValueCoding.decode)) {
+					localChanges.note(name)
+				}
+				continue
+			}
+			// Changed here since the last agreement: its push (a compare-and-swap against the old revision) decides.
+			if !Self.isEqual(local, state.agreedLocalValue(forKey: name)) {
+				staleNames.insert(name)
+				continue
+			}
+			guard let value else {
+				state.records[name] = .init(value: nil, modRevision: revision)
+				if local != nil {
+					Defaults.SyncEngine.applyRemoteValue(nil, forKey: name, in: store.store)
+				}
+				continue
+			}
+			guard let stored = SyncedValueCoding.decode(value) else {
+				state.records[name] = .init(
+					value: value, modRevision: revision,
+					keptLocalValue: local.flatMap { try? SyncedValueCoding.encode($0) },
+					isUnreadable: true)
+				reportUnreadable(name: name, key: key, revision: revision)
+				continue
+			}
+			state.records[name] = .init(value: value, modRevision: revision)
+			if !Self.isEqual(local, stored) {
+				Defaults.SyncEngine.applyRemoteValue(stored, forKey: name, in: store.store)
+			}
+		}
+	}
+
+	private func reportUnreadable(name: String, key: String, revision: Int64) {
+		guard reportedUnreadable.insert("\(name)@\(revision)").inserted else {
+			return
+		}
+		Defaults.report(
+			Defaults.Failure(
+				keyName: name, reason: .decodingFailed,
+				message:
+					"The remote value of '\(name)' (\(key), revision \(revision)) is not a synced stored form; it was left on the remote as it is, and the local value was kept."
+			))
+	}
+}
+
+extension Defaults.RemoteEvent {
+	var key: String {
+		switch self {
+		case .put(let entry): entry.key
+		case .delete(let key, _): key
+		}
+	}
+
+	/// The bytes written; `nil` for a removal.
+	var value: Data? {
+		switch self {
+		case .put(let entry): entry.value
+		case .delete: nil
+		}
+	}
+
+	var revision: Int64 {
+		switch self {
+		case .put(let entry): entry.modRevision
+		case .delete(_, let revision): revision
+		}
+	}
+}

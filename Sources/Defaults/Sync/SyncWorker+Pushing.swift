@@ -1,0 +1,227 @@
+import Foundation
+
+// Local to remote: which local changes are pushed, in transactions, and what a refused or conflicting push does.
+extension SyncWorker {
+	struct Push {
+		let name: String
+		let generation: Int
+		let bytes: Data?
+		let expectedModRevision: Int64
+	}
+
+	/// How many keys go into one transaction: etcd refuses more than 128 operations in one by default.
+	static let pushBatchSize = 100
+	/// Well under etcd's default request limit (1.5 MiB) and its gRPC message limit (2 MiB).
+	static let pushBatchBytes = 512 << 10
+	/// How many synced keys may be found gone at once, without a removal through the package here or in the queue,
+	/// and still be pushed as removals (`defaults delete` of a key or two while the app did not run). More at once is
+	/// taken for a settings file that lost them: nothing is pushed, the keys get their synced values back, and a
+	/// failure names them.
+	static let inferredRemovalLimit = 2
+
+	/// `pushes` in transactions of at most ``pushBatchSize`` keys and ``pushBatchBytes`` bytes of values.
+	static func batches(of pushes: [Push]) -> [ArraySlice<Push>] {
+		var batches: [ArraySlice<Push>] = []
+		var start = 0
+		var bytes = 0
+		for (index, push) in pushes.enumerated() {
+			let size = push.bytes?.count ?? 0
+			if index > start, index - start == pushBatchSize || bytes + size > pushBatchBytes {
+				batches.append(pushes[start..<index])
+				start = index
+				bytes = 0
+			}
+			bytes += size
+		}
+		if start < pushes.count {
+			batches.append(pushes[start...])
+		}
+		return batches
+	}
+
+	func pushPending(localChanges: LocalChanges) async throws {
+		let changes = localChanges.pendingChanges()
+		// Nothing goes out before a lost state is rebuilt from the remote: the revisions to compare against are gone.
+		guard !changes.isEmpty, stateLoss == nil else {
+			updatePendingCount(stateLoss == nil ? 0 : localChanges.pendingCount)
+			return
+		}
+		// The values about to be pushed reach the settings file first: a machine killed after the push must not
+		// restart with an older local value and take it for a newer edit.
+		_ = Defaults.SyncEngine.makeLocalValuesDurable(in: store.store)
+		let synced = currentNames
+		let storedNames = Set(store.store.storedKeys())
+		var pushes: [Push] = []
+		var inferredRemovals: [(name: String, generation: Int)] = []
+		for (name, change) in changes.sorted(by: { $0.key < $1.key }) {
+			guard synced.contains(name) else {
+				localChanges.forget(name, upTo: change.generation)
+				continue
+			}
+			let local = localValue(of: name, storedNames: storedNames)
+			let agreed = state.agreedLocalValue(forKey: name)
+			if Self.isEqual(local, agreed) && !staleNames.contains(name) {
+				localChanges.forget(name, upTo: change.generation)
+				queue.names.remove(name)
+				continue
+			}
+			if local == nil, agreed != nil, !change.isWrittenHere, !queue.names.contains(name) {
+				inferredRemovals.append((name, change.generation))
+				continue
+			}
+			pushes.append(
+				Push(
+					name: name, generation: change.generation,
+					bytes: try local.map { try SyncedValueCoding.encode($0) },
+					expectedModRevision: state.records[name]?.expectedModRevision ?? 0))
+		}
+		if !inferredRemovals.isEmpty {
+			if inferredRemovals.count > Self.inferredRemovalLimit
+				|| Defaults.SyncEngine.isSettingsFileLost(for: store.store)
+			{
+				restoreLostValues(inferredRemovals, localChanges: localChanges)
+			} else {
+				pushes += inferredRemovals.map {
+					Push(
+						name: $0.name, generation: $0.generation, bytes: nil,
+						expectedModRevision: state.records[$0.name]?.expectedModRevision ?? 0)
+				}
+			}
+		}
+		// Before any request: offline, this is the count a status line shows.
+		updatePendingCount(pushes.count)
+		guard !pushes.isEmpty else {
+			saveQueue()
+			return
+		}
+		// Recorded before the requests go out: the queue, so that a lost state file does not drop these changes, and
+		// each push as unconfirmed, so that etcd committing one whose reply is lost is recognised as this machine's.
+		queue.names.formUnion(pushes.map(\.name))
+		for push in pushes {
+			state.notePushSent(push.bytes, forKey: push.name)
+		}
+		saveState()
+		for batch in Self.batches(of: pushes) {
+			// All at once when none conflicts (the common case: many keys written at once); else one by one, so that
+			// each conflict is settled on its own.
+			if batch.count > 1, let revision = try await pushAll(batch) {
+				for push in batch {
+					didWrite(push, at: revision, localChanges: localChanges)
+				}
+			} else {
+				for push in batch {
+					try await pushOne(push, localChanges: localChanges)
+				}
+			}
+			saveState()
+		}
+		updatePendingCount(localChanges.pendingCount)
+	}
+
+	/// Keys gone from the store without anyone removing them here: the settings file lost them. The remote keeps
+	/// them and so does this machine again, from what it last agreed on (a newer remote value follows as usual).
+	private func restoreLostValues(_ removals: [(name: String, generation: Int)], localChanges: LocalChanges) {
+		for removal in removals {
+			Defaults.SyncEngine.applyRemoteValue(
+				state.agreedLocalValue(forKey: removal.name), forKey: removal.name, in: store.store)
+			localChanges.forget(removal.name, upTo: removal.generation)
+		}
+		let names = removals.map(\.name).joined(separator: ", ")
+		Defaults.report(
+			Defaults.Failure(
+				keyName: prefix, reason: .storage,
+				message:
+					"\(removals.count) synced keys of '\(prefix)' were gone from the local store at once without being removed through Defaults (\(names)): the settings file looks lost or replaced, so no removal was pushed and their synced values were put back. Remove them through Defaults to remove them everywhere."
+			))
+	}
+
+	private func didWrite(_ push: Push, at revision: Int64, localChanges: LocalChanges) {
+		heardFromRemote()
+		state.records[push.name] = .init(value: push.bytes, modRevision: revision)
+		staleNames.remove(push.name)
+		if localChanges.forget(push.name, upTo: push.generation) {
+			queue.names.remove(push.name)
+		}
+	}
+
+	/// The batch in one transaction; `nil` when a key conflicts or the remote refuses the whole (too large, or a key it
+	/// will not take), so that each is pushed on its own.
+	private func pushAll(_ batch: ArraySlice<Push>) async throws -> Int64? {
+		do {
+			return try await remote.compareAndSwap(
+				all: batch.map {
+					Defaults.RemoteWrite(
+						key: prefix + $0.name, value: $0.bytes, expectedModRevision: $0.expectedModRevision)
+				})
+		} catch let error as Defaults.RemoteServiceError {
+			// Too large, or refused as a whole: each key on its own says which one it is. An outage stays an outage.
+			if case .unreachable = error {
+				throw error
+			}
+			return nil
+		}
+	}
+
+	private func pushOne(_ push: Push, localChanges: LocalChanges) async throws {
+		let result: Defaults.RemoteWriteResult
+		do {
+			result = try await remote.compareAndSwap(
+				key: prefix + push.name, value: push.bytes, expectedModRevision: push.expectedModRevision)
+		} catch Defaults.RemoteServiceError.valueTooLarge(let reason) {
+			try await holdLocally(push, reason: reason, localChanges: localChanges)
+			return
+		}
+		switch result {
+		case .written(let revision):
+			didWrite(push, at: revision, localChanges: localChanges)
+		case .conflict(let current):
+			let storedNames = Set(store.store.storedKeys())
+			let local = localValue(of: push.name, storedNames: storedNames)
+			// This machine's own earlier push, committed though its reply was lost: agreed on it, and the newer local
+			// value goes out against its revision at the next pass.
+			if let record = state.records[push.name], record.isUnconfirmedPush(of: current?.value) {
+				state.records[push.name] = .init(
+					value: current?.value, modRevision: current?.modRevision ?? max(1, state.revision))
+				staleNames.remove(push.name)
+				localChanges.note(push.name)
+				return
+			}
+			// Made without knowing the latest remote value: the remote value wins here too. Taking the local value
+			// as agreed lets `apply` replace it like any remote change.
+			localChanges.forget(push.name, upTo: nil)
+			queue.names.remove(push.name)
+			staleNames.remove(push.name)
+			state.records[push.name] = .init(
+				value: try local.map { try SyncedValueCoding.encode($0) }, modRevision: 0)
+			let event: Defaults.RemoteEvent =
+				current.map { .put($0) } ?? .delete(key: prefix + push.name, modRevision: max(1, state.revision))
+			apply([event], storedNames: storedNames)
+			reportLostConflict(name: push.name, discarded: local, winner: current)
+		}
+	}
+
+	/// This value will never fit: say so and let the others through. The local value stays as it is, held against
+	/// the remote's current record, so that the key syncs again as soon as either side changes it (a later remote
+	/// change replaces it, like any later change; a later local change is pushed).
+	private func holdLocally(_ push: Push, reason: String, localChanges: LocalChanges) async throws {
+		let key = prefix + push.name
+		let snapshot = try await remote.read(prefix: key)
+		let current = snapshot.entries.first { $0.key == key }
+		localChanges.forget(push.name, upTo: push.generation)
+		queue.names.remove(push.name)
+		// Unless the watch delivered something newer while this read ran: then the key stays marked stale, and its
+		// next push settles it as a conflict.
+		if snapshot.revision >= state.revision {
+			state.records[push.name] = .init(
+				value: current?.value, modRevision: current?.modRevision ?? 0, keptLocalValue: push.bytes,
+				isHeldLocally: true)
+			staleNames.remove(push.name)
+		}
+		Defaults.report(
+			Defaults.Failure(
+				keyName: push.name, reason: .storage,
+				message:
+					"The value of '\(push.name)' (\(push.bytes?.count ?? 0) bytes stored) was not synced: the remote will not store a value this large (\(reason)). It is kept on this machine until the key changes again, here or on another machine."
+			))
+	}
+}

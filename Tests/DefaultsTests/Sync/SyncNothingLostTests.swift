@@ -1,0 +1,184 @@
+import DefaultsEtcd
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Defaults
+
+/// Acknowledged writes that sync once lost (issue 18, items 1 to 4): each test here failed before its fix.
+@Suite(.serialized, .timeLimit(.minutes(1))) struct SyncNothingLostTests {
+	@Test func aRemovedKeyCanBeSetAgain() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let store = Defaults.InMemoryStore()
+		let engine = Defaults.SyncEngine(remote: remote, prefix: "/test/again/", store: store)
+		engine.add(["theme"])
+		try store.write("dark", forKey: "theme")
+		#expect(await engine.synchronize())
+		store.removeValue(forKey: "theme")
+		#expect(await engine.synchronize())
+		try store.write("light", forKey: "theme")
+		#expect(await engine.synchronize())
+		#expect(store.storedValue(forKey: "theme") as? String == "light")
+		let entry = try await remote.read(prefix: "/test/again/theme").entries.first
+		#expect(entry.flatMap { SyncedValueCoding.decode($0.value) } as? String == "light")
+	}
+
+	/// The settings file is lost while its state file survives: the machine takes etcd's values back, and no other
+	/// machine loses anything.
+	@Test(arguments: [SettingsLoss.deleted, .emptied, .corrupted])
+	func aLostSettingsFileDeletesNothingElsewhere(_ loss: SettingsLoss) async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let first = try Machine(etcd: etcd, prefix: "/test/lost/")
+		let second = try Machine(etcd: etcd, prefix: "/test/lost/")
+		#expect(try first.run("sync-write", ["theme=dark", "font=mono", "size=12"]).lines == ["synced"])
+		#expect(try second.values(["theme", "font", "size"]).values.count == 3)
+
+		try loss.apply(to: first.settingsFile)
+		#expect(
+			try first.values(["theme", "font", "size"]) == (true, ["theme": "dark", "font": "mono", "size": "12"]))
+		#expect(try second.values(["theme", "font", "size"]).values.count == 3)
+	}
+
+	/// Removals made through the API still propagate, many at once too.
+	@Test func removalsThroughTheAPIStillReachTheOtherMachineAfterARestart() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let first = try Machine(etcd: etcd, prefix: "/test/reset/")
+		let second = try Machine(etcd: etcd, prefix: "/test/reset/")
+		#expect(try first.run("sync-write", ["k*4=v"]).lines == ["synced"])
+		#expect(try second.values(["k*4"]).values.count == 4)
+		etcd.kill()
+		#expect(try first.run("sync-write", ["k*4=-"]).lines == ["offline"])
+		try await etcd.restart()
+		#expect(try first.values(["k*4"]) == (true, [:]))
+		#expect(try second.values(["k*4"]) == (true, [:]))
+	}
+
+	/// A start-up that would delete many synced keys at once (the settings file lost them while the app was not
+	/// running) pushes none of those deletions and says which keys.
+	@Test func aStartUpThatWouldDeleteManyKeysPushesNothingAndSaysWhich() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let first = try Machine(etcd: etcd, prefix: "/test/many-lost/")
+		let second = try Machine(etcd: etcd, prefix: "/test/many-lost/")
+		#expect(try first.run("sync-write", ["k*4=v", "other=x"]).lines == ["synced"])
+		// What remains of the file: a readable property list holding one unsynced key.
+		let remaining = try PropertyListSerialization.data(
+			fromPropertyList: ["unrelated": "kept"], format: .xml, options: 0)
+		try remaining.write(to: first.settingsFile)
+		let result = try first.run("sync-dump", ["k*4"])
+		#expect(result.lines.first == "synced", "\(result)")
+		#expect(result.standardError.contains("k0"), "\(result)")
+		#expect(try second.values(["k*4"]).values.count == 4)
+	}
+
+	/// The state file is lost: a key another machine deleted meanwhile is not created again, and an edit made
+	/// offline and not yet pushed is not dropped.
+	@Test func aLostStateFileNeitherRecreatesADeletedKeyNorDropsAnOfflineEdit() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let first = try Machine(etcd: etcd, prefix: "/test/state/")
+		let second = try Machine(etcd: etcd, prefix: "/test/state/")
+		#expect(try first.run("sync-write", ["gone=1", "mode=base"]).lines == ["synced"])
+		#expect(try second.values(["gone", "mode"]).values.count == 2)
+		#expect(try second.run("sync-write", ["gone=-"]).lines == ["synced"])
+		etcd.kill()
+		#expect(try first.run("sync-write", ["mode=offline"]).lines == ["offline"])
+		try FileManager.default.removeItem(at: first.stateFile)
+		try await etcd.restart()
+
+		let result = try first.run("sync-dump", ["gone", "mode"])
+		#expect(result.lines == ["synced", "mode=offline"], "\(result)")
+		#expect(result.standardError.contains("state"), "\(result)")
+		#expect(try second.values(["gone", "mode"]).values == ["mode": "offline"])
+	}
+
+	/// etcd committed a push whose reply never came: the machine recognises its own write and its newer local
+	/// write still wins.
+	@Test func aPushWhoseReplyWasLostDoesNotBeatTheSameMachinesNewerWrite() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = LosingFirstReply(try EtcdClient(endpoints: [etcd.endpoint]))
+		let store = Defaults.InMemoryStore()
+		let engine = Defaults.SyncEngine(remote: remote, prefix: "/test/lost-reply/", store: store)
+		engine.add(["level"])
+		try store.write(1, forKey: "level")
+		#expect(await engine.synchronize())
+		remote.losesNextReply.store(true, ordering: .relaxed)
+		try store.write(2, forKey: "level")
+		#expect(await engine.synchronize() == false)
+		try store.write(3, forKey: "level")
+		#expect(await engine.synchronize())
+		#expect(store.storedValue(forKey: "level") as? Int == 3)
+		let entry = try await remote.base.read(prefix: "/test/lost-reply/level").entries.first
+		#expect(entry.flatMap { SyncedValueCoding.decode($0.value) } as? Int == 3)
+	}
+}
+
+enum SettingsLoss: String, CaseIterable, CustomTestStringConvertible {
+	case deleted, emptied, corrupted
+
+	var testDescription: String { rawValue }
+
+	func apply(to file: URL) throws {
+		switch self {
+		case .deleted: try FileManager.default.removeItem(at: file)
+		case .emptied: try Data().write(to: file)
+		case .corrupted: try Data("<?xml version=\"1.0\"?><plist><dict><key>x".utf8).write(to: file)
+		}
+	}
+}
+
+extension Machine {
+	/// The helper's standard settings file.
+	var settingsFile: URL {
+		folder.url.appending(path: "DefaultsTestHelper.plist")
+	}
+
+	/// The sync state file beside it.
+	var stateFile: URL {
+		folder.url.appending(path: "DefaultsTestHelper.plist.sync.json")
+	}
+}
+
+/// A remote whose next compare-and-swap is carried out and then reported as unreachable, as when etcd commits a write
+/// whose reply is lost on the way back.
+final class LosingFirstReply: Defaults.RemoteKeyValueService {
+	let base: EtcdClient
+	let losesNextReply = Atomic<Bool>(false)
+
+	init(_ base: EtcdClient) {
+		self.base = base
+	}
+
+	func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
+		try await base.read(prefix: prefix)
+	}
+
+	func compareAndSwap(
+		key: String, value: Data?, expectedModRevision: Int64
+	) async throws -> Defaults.RemoteWriteResult {
+		let result = try await base.compareAndSwap(key: key, value: value, expectedModRevision: expectedModRevision)
+		try loseReplyIfAsked()
+		return result
+	}
+
+	func compareAndSwap(all writes: [Defaults.RemoteWrite]) async throws -> Int64? {
+		let result = try await base.compareAndSwap(all: writes)
+		try loseReplyIfAsked()
+		return result
+	}
+
+	func watch(prefix: String, fromRevision revision: Int64) -> AsyncThrowingStream<[Defaults.RemoteEvent], any Error> {
+		base.watch(prefix: prefix, fromRevision: revision)
+	}
+
+	private func loseReplyIfAsked() throws {
+		if losesNextReply.exchange(false, ordering: .relaxed) {
+			throw Defaults.RemoteServiceError.unreachable("the reply was lost")
+		}
+	}
+}
