@@ -33,6 +33,24 @@ struct EtcdHistory {
 		return values
 	}
 
+	/// Reads the history up to `revision` from the first of `endpoints` that delivers it, within `timeout` seconds
+	/// each (a member restarted a moment ago may still be catching up).
+	static func read(
+		anyOf endpoints: [String], prefix: String, upTo revision: Int64, timeout: Double = 5
+	)
+		async throws -> EtcdHistory
+	{
+		var failures: [String] = []
+		for endpoint in endpoints {
+			do {
+				return try await read(endpoint, prefix: prefix, upTo: revision, timeout: timeout)
+			} catch {
+				failures.append("\(endpoint): \(error)")
+			}
+		}
+		throw Unreadable(description: failures.joined(separator: "; "))
+	}
+
 	/// Reads the history up to `revision` from `endpoint`, within `timeout` seconds.
 	static func read(
 		_ endpoint: String, prefix: String, upTo revision: Int64, timeout: Double = 10
@@ -61,7 +79,10 @@ struct EtcdHistory {
 			}
 			try await Task.sleep(for: .milliseconds(50))
 		}
-		throw Unreadable(description: "etcd's history up to \(revision) did not arrive within \(timeout) s")
+		let arrived = (try? parse(curl.standardOutputSoFar, prefix: prefix))?.last?.revision ?? 0
+		throw Unreadable(
+			description: "etcd's history up to \(revision) did not arrive within \(timeout) s (up to \(arrived) did; "
+				+ "curl wrote \(curl.standardOutputSoFar.count) bytes, \(curl.standardErrorSoFar))")
 	}
 
 	/// The gateway streams one JSON object per line, `{"result": {"events": [{"type"?, "kv": {…}}]}}`.

@@ -67,7 +67,10 @@ final class MachineFleet: @unchecked Sendable {
 		processes[index] = try ChildProcess(
 			[
 				"sync-machine", preferred.joined(separator: ","), prefix, "\(index)", "\(schedule.machines)",
-				"\(incarnations[index])", "\(schedule.seed)", "\(schedule.writes)",
+				"\(incarnations[index])", "\(schedule.seed)",
+				// A machine started again after a crash writes a few more: enough to show its writes still go out,
+				// few enough that heal-to-convergence times measure sync rather than the schedule.
+				"\(incarnations[index] == 1 ? schedule.writes : min(schedule.writes, 5))",
 				"\(schedule.intervalMilliseconds)", "\(schedule.sharedKeys)", "\(schedule.removalPercent)",
 				folder.url.path,
 			], environment: configFolders[index].configEnvironment)
