@@ -15,8 +15,10 @@ import Testing
 
 	static let etcds = EtcdServer.executables()
 
-	private func expectNothingLost(_ fault: Fault, _ etcd: URL, seed: UInt64) async throws {
-		let outcome = try await FaultRun(etcd: etcd, schedule: Self.schedule(seed), faults: [fault]).run()
+	private func expectNothingLost(_ fault: Fault, _ etcd: URL, seed: UInt64, for seconds: Double = 1.5) async throws {
+		let outcome = try await FaultRun(
+			etcd: etcd, schedule: Self.schedule(seed), faults: [fault], faultSeconds: seconds
+		).run()
 		print("fault injection: \(outcome)")
 		#expect(outcome.violations.isEmpty, "\(outcome)")
 	}
@@ -39,6 +41,19 @@ import Testing
 	@Test(.timeLimit(.minutes(1)), arguments: etcds)
 	func aLostQuorumLosesNothingOnceItReturns(etcd: URL) async throws {
 		try await expectNothingLost(.lostQuorum, etcd, seed: 4)
+	}
+
+	/// Held longer than a machine's request timeout (2 s): pushes the paused leader holds commit after their
+	/// machines gave up on them. On i18-engine 811cf5e, 1 run in 4 (etcd 3.5): machine 3's own key ended on
+	/// m3.1.12 (stored at revision 53, during the pause), every machine with it, although its owner had acknowledged
+	/// writes up to m3.1.39 after it.
+	@Test(
+		.disabled(
+			"waiting for issue 18 defect 4: a push etcd committed after its reply was lost beats the machine's newer writes"
+		),
+		.timeLimit(.minutes(1)), arguments: etcds)
+	func aPausedQuorumLosesNothingOnceItGoesOn(etcd: URL) async throws {
+		try await expectNothingLost(.pausedQuorum, etcd, seed: 7, for: 4)
 	}
 
 	@Test(.timeLimit(.minutes(1)), arguments: etcds)

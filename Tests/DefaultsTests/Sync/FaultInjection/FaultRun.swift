@@ -4,6 +4,9 @@ import Foundation
 enum Fault: String, CaseIterable, Sendable {
 	case leaderKill
 	case lostQuorum
+	/// Two members (the leader among them) stopped with SIGSTOP: writes they hold commit only once they go on, after
+	/// the machines' requests timed out.
+	case pausedQuorum
 	case machineKill
 	case memberPause
 	case clusterRestart
@@ -19,30 +22,46 @@ enum Fault: String, CaseIterable, Sendable {
 	{
 		let leader = try await Self.waitForLeader(cluster)
 		let follower = (leader + 1 + pick % 2) % 3
+		// The heal is the moment the fault ends (a process started or resumed, a link up): what follows, etcd's own
+		// recovery included, counts towards heal-to-convergence.
+		var healed = Date()
 		switch self {
 		case .leaderKill:
 			cluster.kill(leader)
 			try await Task.sleep(for: .seconds(seconds))
+			healed = Date()
 			try await cluster.restart(leader)
 		case .lostQuorum:
 			cluster.kill(leader)
 			cluster.kill(follower)
 			try await Task.sleep(for: .seconds(seconds))
+			healed = Date()
 			try cluster.launch(leader)
 			try cluster.launch(follower)
+			try await cluster.waitUntilServing(timeout: 15)
+		case .pausedQuorum:
+			cluster.pause(leader)
+			cluster.pause(follower)
+			try await Task.sleep(for: .seconds(seconds))
+			healed = Date()
+			cluster.resume(leader)
+			cluster.resume(follower)
 			try await cluster.waitUntilServing(timeout: 15)
 		case .machineKill:
 			let machine = pick % fleet.schedule.machines
 			try fleet.kill(machine)
 			try await Task.sleep(for: .seconds(seconds))
+			healed = Date()
 			try fleet.launch(machine)
 		case .memberPause:
 			cluster.pause(leader)
 			try await Task.sleep(for: .seconds(seconds))
+			healed = Date()
 			cluster.resume(leader)
 		case .clusterRestart:
 			cluster.stop()
 			try await Task.sleep(for: .seconds(seconds))
+			healed = Date()
 			for index in 0..<3 {
 				try cluster.launch(index)
 			}
@@ -55,9 +74,10 @@ enum Fault: String, CaseIterable, Sendable {
 			try network.cut(follower)
 			try await cluster.waitUntilLeaderless(follower, timeout: 5)
 			try await Task.sleep(for: .seconds(seconds))
+			healed = Date()
 			try network.heal(follower)
 		}
-		return Date()
+		return healed
 	}
 
 	private static func waitForLeader(_ cluster: EtcdCluster) async throws -> Int {
