@@ -34,6 +34,11 @@ import Testing
 	}
 
 	@Test(.timeLimit(.minutes(1)), arguments: etcds)
+	func aMachineWhoseSettingsFileIsLostRejoinsWithoutDeletingAnything(etcd: URL) async throws {
+		try await expectNothingLost(.settingsFileLoss, etcd, seed: 8)
+	}
+
+	@Test(.timeLimit(.minutes(1)), arguments: etcds)
 	func aPausedLeaderLosesNothing(etcd: URL) async throws {
 		try await expectNothingLost(.memberPause, etcd, seed: 3)
 	}

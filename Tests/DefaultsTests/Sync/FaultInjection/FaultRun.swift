@@ -8,6 +8,9 @@ enum Fault: String, CaseIterable, Sendable {
 	/// the machines' requests timed out.
 	case pausedQuorum
 	case machineKill
+	/// A machine killed once all it wrote is in etcd, its settings file left empty (a lost disk, a bad restore), its
+	/// sync state kept, and started again: it must rejoin like a new machine, not push its empty file as removals.
+	case settingsFileLoss
 	case memberPause
 	case clusterRestart
 	case memberCutOff
@@ -51,6 +54,13 @@ enum Fault: String, CaseIterable, Sendable {
 			let machine = pick % fleet.schedule.machines
 			try fleet.kill(machine)
 			try await Task.sleep(for: .seconds(seconds))
+			healed = Date()
+			try fleet.launch(machine)
+		case .settingsFileLoss:
+			let machine = pick % fleet.schedule.machines
+			try await fleet.waitUntilIdle(machine, timeout: 15)
+			try fleet.kill(machine)
+			try fleet.emptySettingsFile(of: machine)
 			healed = Date()
 			try fleet.launch(machine)
 		case .memberPause:

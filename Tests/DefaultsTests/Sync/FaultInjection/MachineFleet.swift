@@ -86,6 +86,24 @@ final class MachineFleet: @unchecked Sendable {
 		exits[index, default: []].append(try process.wait(timeout: 5))
 	}
 
+	/// Empties machine `index`'s settings file (the helper's standard store), keeping its sync state beside it.
+	func emptySettingsFile(of index: Int) throws {
+		try Data().write(to: configFolders[index].file("DefaultsTestHelper.plist"))
+	}
+
+	/// Waits until machine `index` finished its schedule with nothing left to push, at most `timeout` seconds.
+	func waitUntilIdle(_ index: Int, timeout: TimeInterval) async throws {
+		let deadline = Date().addingTimeInterval(timeout)
+		while Date() < deadline {
+			let log = log(index)
+			if log.isDone, log.lastView?.pending == 0 {
+				return
+			}
+			try await Task.sleep(for: .milliseconds(50))
+		}
+		throw EtcdCluster.NotReady(description: "machine \(index) still had changes to push after \(timeout) s")
+	}
+
 	func log(_ index: Int) -> MachineLog {
 		MachineLog(text: (try? String(contentsOf: folder.file("log-\(index)"), encoding: .utf8)) ?? "")
 	}
