@@ -85,8 +85,22 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 	public func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
 		let answer = try await call(
 			"/v3/kv/range", ["key": Self.base64(prefix), "range_end": Self.base64(Self.rangeEnd(of: prefix))])
-		let entries = try (answer["kvs"] as? [[String: Any]] ?? []).map(Self.entry)
-		return Defaults.RemoteSnapshot(entries: entries, revision: Self.revision(of: answer))
+		// One key etcd's gateway sends in a form this client cannot read is skipped and named, not a reason to read
+		// nothing at all.
+		var entries: [Defaults.RemoteEntry] = []
+		var skipped: [String] = []
+		for kv in answer["kvs"] as? [[String: Any]] ?? [] {
+			do {
+				entries.append(try Self.entry(kv))
+			} catch {
+				skipped.append("\(error)")
+			}
+		}
+		let revision = Self.revision(of: answer)
+		guard revision >= 0 else {
+			throw Defaults.RemoteServiceError.invalidResponse("/v3/kv/range: a negative revision \(revision)")
+		}
+		return Defaults.RemoteSnapshot(entries: entries, revision: revision, skipped: skipped)
 	}
 
 	/// A transaction (`/v3/kv/txn`): if the key's mod revision is `expectedModRevision`, put or delete it; otherwise
@@ -165,27 +179,37 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 						"start_revision": String(revision), "progress_notify": true,
 					]
 				]
-				let request = try await makeRequest(endpoint: index, path: "/v3/watch", body: body)
+				var leaderRequest = try await makeRequest(endpoint: index, path: "/v3/watch", body: body)
+				leaderRequest.requiresLeader = true
+				let request = leaderRequest
 				let watch = EtcdWatch(continuation: continuation) { [weak self] ending in
 					guard let self else {
 						return Defaults.RemoteServiceError.unreachable("the etcd client was released")
 					}
-					switch ending {
-					case .closed:
-						return Defaults.RemoteServiceError.unreachable("the watch stream ended")
-					case .broken(let error):
+					let endpoint = self.endpoints[index].absoluteString
+					let error: Defaults.RemoteServiceError =
+						switch ending {
+						case .closed:
+							.unreachable("\(endpoint): the watch stream ended")
+						case .broken(let error):
+							.unreachable("\(endpoint): the watch stream broke: \(error)")
+						case .errorReply(let status, let body):
+							self.failure(
+								status: status, reply: body, path: "/v3/watch", endpoint: index,
+								sentToken: request.token
+							).error
+						case .cancelled(let reason):
+							self.failure(
+								status: 0, message: "etcd cancelled the watch: \(reason)", code: nil, path: "/v3/watch",
+								endpoint: index, sentToken: request.token
+							).error
+						}
+					// A member without a leader refuses the watch (or ends it) as unavailable: the next watch goes to
+					// another member, as does one after a broken or ended stream.
+					if case .unreachable = error {
 						self.failOver(from: index)
-						return Defaults.RemoteServiceError.unreachable("the watch stream broke: \(error)")
-					case .errorReply(let status, let body):
-						return self.failure(
-							status: status, reply: body, path: "/v3/watch", endpoint: index, sentToken: request.token
-						).error
-					case .cancelled(let reason):
-						return self.failure(
-							status: 0, message: "etcd cancelled the watch: \(reason)", code: nil, path: "/v3/watch",
-							endpoint: index, sentToken: request.token
-						).error
 					}
+					return error
 				}
 				running.attach(transports[index].open(request, to: watch))
 			} catch {
@@ -393,11 +417,20 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 
 	static func entry(_ kv: [String: Any]) throws -> Defaults.RemoteEntry {
 		guard let key = (kv["key"] as? String).flatMap({ Data(base64Encoded: $0) }) else {
-			throw Defaults.RemoteServiceError.invalidResponse("a key-value without a key")
+			throw Defaults.RemoteServiceError.invalidResponse(
+				"a key-value whose key is missing or not base64: \(String(describing: kv["key"] ?? "none").prefix(80))")
 		}
-		let value = (kv["value"] as? String).flatMap { Data(base64Encoded: $0) } ?? Data()
-		return Defaults.RemoteEntry(
-			key: String(decoding: key, as: UTF8.self), value: value, modRevision: int64(kv["mod_revision"]))
+		let name = String(decoding: key, as: UTF8.self)
+		guard let value = (kv["value"] as? String).map({ Data(base64Encoded: $0) }) ?? Data() else {
+			throw Defaults.RemoteServiceError.invalidResponse("the value of \(name) is not base64")
+		}
+		// A revision below 1 would make the key unwritable (a compare-and-swap against it never matches) and could
+		// move the watch's resume point: refused.
+		let modRevision = int64(kv["mod_revision"])
+		guard modRevision > 0 else {
+			throw Defaults.RemoteServiceError.invalidResponse("\(name) has the revision \(modRevision)")
+		}
+		return Defaults.RemoteEntry(key: name, value: value, modRevision: modRevision)
 	}
 }
 

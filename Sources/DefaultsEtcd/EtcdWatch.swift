@@ -18,17 +18,26 @@ final class EtcdWatch: GatewayStreamReceiver, @unchecked Sendable {
 	}
 
 	private let makeError: @Sendable (Ending) -> any Error
+	/// The most one watch message may hold (64 MiB, as a reply to a request): a message that grows past it ends the
+	/// watch with an error instead of growing without bound.
+	let maximumMessageSize: Int
+	static let defaultMaximumMessageSize = 64 << 20
 	// Touched only by the transport's calls, which come one at a time.
 	private var status = 0
 	private var buffer = Data()
+	/// How much of `buffer` the scanner has read: only the bytes after it are new.
+	private var scanned = 0
+	private var scanner = ObjectScanner()
+	private var isFinished = false
 
 	/// - Parameter makeError: The error the stream ends with, for each way it can end (the client uses it to fail
 	///   over, or to forget a token etcd refused).
 	init(
 		continuation: AsyncThrowingStream<[Defaults.RemoteEvent], any Error>.Continuation,
-		makeError: @escaping @Sendable (Ending) -> any Error
+		maximumMessageSize: Int = defaultMaximumMessageSize, makeError: @escaping @Sendable (Ending) -> any Error
 	) {
 		self.continuation = continuation
+		self.maximumMessageSize = maximumMessageSize
 		self.makeError = makeError
 	}
 
@@ -46,10 +55,27 @@ final class EtcdWatch: GatewayStreamReceiver, @unchecked Sendable {
 			}
 			return
 		}
-		while let end = Self.endOfFirstObject(in: buffer) {
-			let message = buffer[buffer.startIndex..<end]
-			buffer = Data(buffer[end...])
-			handle(Data(message))
+		guard !isFinished else {
+			return
+		}
+		var messageStart = 0
+		buffer.withUnsafeBytes { bytes in
+			for offset in scanned..<bytes.count where scanner.consume(bytes[offset]) {
+				let message = Data(bytes[messageStart...offset])
+				messageStart = offset + 1
+				handle(message)
+			}
+		}
+		if messageStart > 0 {
+			buffer.removeSubrange(buffer.startIndex..<buffer.startIndex + messageStart)
+		}
+		scanned = buffer.count
+		if buffer.count > maximumMessageSize {
+			isFinished = true
+			buffer = Data()
+			continuation.finish(
+				throwing: Defaults.RemoteServiceError.invalidResponse(
+					"a watch message larger than \(maximumMessageSize) bytes"))
 		}
 	}
 
@@ -107,13 +133,16 @@ final class EtcdWatch: GatewayStreamReceiver, @unchecked Sendable {
 		}
 	}
 
-	/// Where the first complete JSON object in `data` ends, counting braces outside strings.
-	static func endOfFirstObject(in data: Data) -> Data.Index? {
-		var depth = 0
-		var isInString = false
-		var isEscaped = false
-		for index in data.indices {
-			let byte = data[index]
+	/// Finds where JSON objects end in a stream of bytes, one byte at a time: each byte is looked at once, however
+	/// the stream is cut into chunks (a rescan from the start of the object on every chunk made a long object cost
+	/// quadratic time).
+	struct ObjectScanner {
+		private var depth = 0
+		private var isInString = false
+		private var isEscaped = false
+
+		/// Reads `byte`; `true` when it closes a top-level object.
+		mutating func consume(_ byte: UInt8) -> Bool {
 			if isInString {
 				if isEscaped {
 					isEscaped = false
@@ -122,19 +151,20 @@ final class EtcdWatch: GatewayStreamReceiver, @unchecked Sendable {
 				} else if byte == UInt8(ascii: "\"") {
 					isInString = false
 				}
-				continue
+				return false
 			}
 			switch byte {
 			case UInt8(ascii: "\""): isInString = true
 			case UInt8(ascii: "{"): depth += 1
 			case UInt8(ascii: "}"):
 				depth -= 1
-				if depth == 0 {
-					return data.index(after: index)
+				if depth <= 0 {
+					depth = 0
+					return true
 				}
 			default: break
 			}
+			return false
 		}
-		return nil
 	}
 }

@@ -9,6 +9,12 @@ struct GatewayRequest: Sendable {
 	var token: String?
 	/// How long the whole exchange may take; `nil` for a stream that stays open until cancelled.
 	var timeout: TimeInterval?
+	/// Sends `Grpc-Metadata-Hasleader: true`: etcd then refuses a watch on a member that has no leader, and ends an
+	/// open one when its member loses it, instead of keeping a watch that hears nothing.
+	var requiresLeader = false
+
+	/// The header that asks etcd for a member with a leader.
+	static let requiresLeaderHeader = (name: "Grpc-Metadata-Hasleader", value: "true")
 }
 
 /// An answer of the gateway: its HTTP status and its body, whatever the status.

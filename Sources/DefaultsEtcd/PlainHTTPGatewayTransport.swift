@@ -13,8 +13,9 @@
 	/// app. A reply to an HTTP/1.0 request is never chunked, so it cannot carry a trailer: it ends when etcd closes the
 	/// connection. One connection per request is cheap next to how seldom sync sends one.
 	struct PlainHTTPGatewayTransport: GatewayTransport {
-		/// The most a reply may hold; a larger one is refused rather than read into memory.
-		static let maximumReplySize = 512 << 20
+		/// The most a reply may hold (64 MiB): one announced larger is refused before its body is read, and one that
+		/// grows past it without announcing its size is refused as soon as it does.
+		static let maximumReplySize = 64 << 20
 
 		func send(_ request: GatewayRequest) async throws -> GatewayReply {
 			try await withCheckedThrowingContinuation { continuation in
@@ -35,13 +36,18 @@
 			let deadline = request.timeout.map { ContinuousClock.now + .seconds($0) }
 			let (connection, head, firstBytes) = try openReply(request, deadline: deadline, isCancelled: { false })
 			defer { connection.close() }
+			if let length = head.contentLength, length > maximumReplySize {
+				throw Defaults.RemoteServiceError.invalidResponse(
+					"\(request.url.absoluteString): the reply announces \(length) bytes, more than the \(maximumReplySize) accepted"
+				)
+			}
 			var body = firstBytes
 			while head.contentLength.map({ body.count < $0 }) ?? true {
 				guard let bytes = try connection.read(deadline: deadline, isCancelled: { false }) else {
 					break
 				}
 				body.append(bytes)
-				guard head.bodyStart + body.count <= maximumReplySize else {
+				guard body.count <= maximumReplySize else {
 					throw Defaults.RemoteServiceError.invalidResponse(
 						"\(request.url.absoluteString): the reply is larger than \(maximumReplySize) bytes")
 				}
@@ -94,6 +100,10 @@
 				+ "Content-Type: application/json\r\nContent-Length: \(request.body.count)\r\n"
 			if let token = request.token {
 				head += "Authorization: \(token)\r\n"
+			}
+			if request.requiresLeader {
+				let header = GatewayRequest.requiresLeaderHeader
+				head += "\(header.name): \(header.value)\r\n"
 			}
 			head += "\r\n"
 			return Data(head.utf8) + request.body

@@ -45,6 +45,10 @@ final class URLSessionGatewayTransport: GatewayTransport {
 		if let token = request.token {
 			urlRequest.setValue(token, forHTTPHeaderField: "Authorization")
 		}
+		if request.requiresLeader {
+			let header = GatewayRequest.requiresLeaderHeader
+			urlRequest.setValue(header.value, forHTTPHeaderField: header.name)
+		}
 		if let timeout = request.timeout {
 			urlRequest.timeoutInterval = timeout
 		}

@@ -35,6 +35,33 @@ let syncCommands: [String: @Sendable ([String]) -> Int32] = [
 		_ = Defaults.standardStore.flush()
 		return status
 	},
+	// sync-await-and-die <endpoint> <prefix> <name> <value> <seconds>: as sync-await, but ends the process at once when
+	// it reads <value> (30 ms later, `_exit`: no flush), as a machine killed right after it heard a remote value.
+	"sync-await-and-die": { arguments in
+		guard arguments.count == 5, let seconds = Double(arguments[4]) else {
+			return ObservationCommand.usage("sync-await-and-die <endpoint> <prefix> <name> <value> <seconds>")
+		}
+		let keys = SyncCommand.start(arguments[0], arguments[1], names: [arguments[2]])
+		let expected = arguments[3] == "-" ? nil : arguments[3]
+		let status = ObservationCommand.awaitValue(of: keys[arguments[2]]!, equalTo: expected, seconds: seconds)
+		// Long enough for the engine to record the value as agreed, shorter than the store's 100 ms flush delay.
+		usleep(30_000)
+		_exit(status)
+	},
+	// sync-write-and-exit <endpoint> <prefix> <name=value>…: writes the values and exits normally at once, awaiting
+	// nothing: the exit's bounded wait pushes them.
+	"sync-write-and-exit": { arguments in
+		guard arguments.count >= 3 else {
+			return ObservationCommand.usage("sync-write-and-exit <endpoint> <prefix> <name=value>…")
+		}
+		let assignments = arguments.dropFirst(2).flatMap(SyncCommand.expand)
+		let keys = SyncCommand.start(arguments[0], arguments[1], names: assignments.map(\.name))
+		for (name, value) in assignments {
+			Defaults[keys[name]!] = value
+		}
+		print("written")
+		return 0
+	},
 	// sync-keep-writing <endpoint> <prefix> <name> <count> <interval-ms> <seconds>: writes <name>0… one every
 	// <interval-ms>, then synchronises until nothing is pending (at most <seconds>). Exits 0 when all were pushed.
 	"sync-keep-writing": { arguments in

@@ -70,11 +70,15 @@ extension Defaults {
 		public var entries: [RemoteEntry]
 		/// The service's revision at the time of the read: watching from `revision + 1` misses nothing.
 		public var revision: Int64
+		/// Entries the service sent in a form that could not be read (a key that is not base64, a revision below 1),
+		/// each described: the engine reports them and syncs the other keys.
+		public var skipped: [String]
 
 		/// Creates a snapshot.
-		public init(entries: [RemoteEntry], revision: Int64) {
+		public init(entries: [RemoteEntry], revision: Int64, skipped: [String] = []) {
 			self.entries = entries
 			self.revision = revision
+			self.skipped = skipped
 		}
 	}
 

@@ -63,9 +63,11 @@ extension Defaults {
 				remote: remote, prefix: prefix, store: StoreBox(store), loaded: SyncState.load(from: stateFile),
 				queue: SyncQueue.load(besideStateFile: stateFile), stateFile: stateFile, status: statusBroadcast,
 				conflicts: conflictBroadcast, localChanges: localChanges)
+			Self.pushAtExit(self)
 		}
 
 		deinit {
+			Self.forgetAtExit(self)
 			stop()
 			for observation in observations.withLock({ $0 }) {
 				observation.cancel()
@@ -143,6 +145,16 @@ extension Defaults {
 		@discardableResult
 		public func synchronize() async -> Bool {
 			await worker.synchronize(localChanges: localChanges)
+		}
+
+		/// Whether local changes wait to be pushed.
+		var hasPendingChanges: Bool {
+			localChanges.pendingCount > 0
+		}
+
+		/// Pushes what is pending, once, without reading the remote.
+		func pushPendingNow() async {
+			await worker.pushOnce()
 		}
 
 		/// What the engine is doing now.

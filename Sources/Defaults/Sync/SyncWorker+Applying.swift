@@ -6,6 +6,12 @@ extension SyncWorker {
 		// Forgotten only once read and applied: a read that fails leaves them for the next try.
 		let reading = names.withLock { $0.unread }
 		let snapshot = try await remote.read(prefix: prefix)
+		for description in snapshot.skipped where reportedUnreadable.insert("skipped: \(description)").inserted {
+			Defaults.report(
+				Defaults.Failure(
+					keyName: prefix, reason: .decodingFailed,
+					message: "A remote entry under '\(prefix)' could not be read and was skipped: \(description)."))
+		}
 		let synced = currentNames
 		var seen: Set<String> = []
 		var events: [Defaults.RemoteEvent] = []

@@ -174,6 +174,15 @@ actor SyncWorker {
 		}
 	}
 
+	/// One push of what is pending, as at exit; a failure leaves the changes queued.
+	func pushOnce() async {
+		do {
+			try await pushPending(localChanges: localChanges)
+		} catch {
+			didDisconnect(error)
+		}
+	}
+
 	func synchronize(localChanges: LocalChanges) async -> Bool {
 		do {
 			try await pushPending(localChanges: localChanges)

@@ -1,0 +1,100 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+	import Glibc
+#elseif canImport(Darwin)
+	import Darwin
+#endif
+
+/// A stand-in for etcd's gateway on a loopback port the kernel picks: it answers each HTTP request with what
+/// `reply` returns for its path, then closes the connection, and keeps every request's head.
+final class FakeGateway: Sendable {
+	let port: Int
+	private let listener: Int32
+	private let log = HeadLog()
+
+	private final class HeadLog: Sendable {
+		let heads = Mutex<[String]>([])
+	}
+
+	var endpoint: String { "http://127.0.0.1:\(port)" }
+
+	/// The heads of the requests received so far.
+	var requestHeads: [String] { log.heads.withLock { $0 } }
+
+	init(reply: @escaping @Sendable (_ path: String) -> String) throws {
+		#if canImport(Glibc)
+			let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+		#else
+			let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+		#endif
+		var address = sockaddr_in()
+		address.sin_family = sa_family_t(AF_INET)
+		address.sin_port = 0
+		address.sin_addr.s_addr = inet_addr("127.0.0.1")
+		var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+		let isListening = withUnsafeMutablePointer(to: &address) { pointer in
+			pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+				bind(descriptor, socketAddress, length) == 0 && listen(descriptor, 16) == 0
+					&& getsockname(descriptor, socketAddress, &length) == 0
+			}
+		}
+		guard isListening else {
+			close(descriptor)
+			throw POSIXError(.EADDRINUSE)
+		}
+		self.listener = descriptor
+		self.port = Int(UInt16(bigEndian: address.sin_port))
+		Thread.detachNewThread { [log] in
+			while true {
+				let connection = accept(descriptor, nil, nil)
+				guard connection >= 0 else {
+					return
+				}
+				let head = Self.readRequest(connection)
+				log.heads.withLock { $0.append(head) }
+				let path = head.split(separator: " ").dropFirst().first.map(String.init) ?? "/"
+				let bytes = Array(reply(path).utf8)
+				_ = bytes.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, 0) }
+				close(connection)
+			}
+		}
+	}
+
+	/// Stops listening; the thread ends at its next accept.
+	func stop() {
+		shutdown(listener, Int32(SHUT_RDWR))
+		close(listener)
+	}
+
+	deinit {
+		stop()
+	}
+
+	/// Reads the head and the body its Content-Length announces; returns the head.
+	private static func readRequest(_ connection: Int32) -> String {
+		var received: [UInt8] = []
+		var buffer = [UInt8](repeating: 0, count: 4096)
+		while true {
+			let count = recv(connection, &buffer, buffer.count, 0)
+			guard count > 0 else {
+				break
+			}
+			received += buffer[0..<count]
+			let text = String(decoding: received, as: UTF8.self)
+			if let end = text.range(of: "\r\n\r\n") {
+				let head = String(text[..<end.lowerBound])
+				let length =
+					head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+					.flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+				if text.utf8.distance(from: end.upperBound.samePosition(in: text.utf8)!, to: text.utf8.endIndex)
+					>= length
+				{
+					return head
+				}
+			}
+		}
+		return String(decoding: received, as: UTF8.self)
+	}
+}
