@@ -1,7 +1,7 @@
 import Foundation
 
-/// Every change etcd made under a prefix, in etcd's order: a watch from revision 1 (the cluster never compacts: etcd
-/// compacts only when asked, and `--auto-compaction-retention` stays 0).
+/// Every change etcd made under a prefix, in etcd's order, from the prefix read at each revision since 1 (the cluster
+/// never compacts: etcd compacts only when asked, and `--auto-compaction-retention` stays 0).
 struct EtcdHistory {
 	struct Event: Equatable, CustomStringConvertible {
 		let revision: Int64
@@ -33,17 +33,13 @@ struct EtcdHistory {
 		return values
 	}
 
-	/// Reads the history up to `revision` from the first of `endpoints` that delivers it, within `timeout` seconds
-	/// each (a member restarted a moment ago may still be catching up).
-	static func read(
-		anyOf endpoints: [String], prefix: String, upTo revision: Int64, timeout: Double = 5
-	)
-		async throws -> EtcdHistory
-	{
+	/// Reads the history up to `revision` from the first of `endpoints` that serves it (a member restarted a moment
+	/// ago may still be catching up).
+	static func read(anyOf endpoints: [String], prefix: String, upTo revision: Int64) throws -> EtcdHistory {
 		var failures: [String] = []
 		for endpoint in endpoints {
 			do {
-				return try await read(endpoint, prefix: prefix, upTo: revision, timeout: timeout)
+				return try read(endpoint, prefix: prefix, upTo: revision)
 			} catch {
 				failures.append("\(endpoint): \(error)")
 			}
@@ -51,67 +47,74 @@ struct EtcdHistory {
 		throw Unreadable(description: failures.joined(separator: "; "))
 	}
 
-	/// Reads the history up to `revision` from `endpoint`, within `timeout` seconds.
-	static func read(
-		_ endpoint: String, prefix: String, upTo revision: Int64, timeout: Double = 10
-	) async throws
-		-> EtcdHistory
-	{
-		let request: [String: Any] = [
-			"create_request": [
-				"key": EtcdGateway.base64(prefix), "range_end": EtcdGateway.rangeEnd(of: prefix), "start_revision": "1",
-			]
-		]
-		let body = String(decoding: try JSONSerialization.data(withJSONObject: request), as: UTF8.self)
-		let curl = try ChildProcess(
-			["-s", "-N", "--max-time", "\(timeout)", "-X", "POST", endpoint + "/v3/watch", "-d", body],
-			executable: try EtcdGateway.curl)
-		defer {
-			curl.kill()
-			_ = try? curl.wait(timeout: 5)
-		}
-		let deadline = Date().addingTimeInterval(timeout)
-		while Date() < deadline {
-			let events = try parse(curl.standardOutputSoFar, prefix: prefix)
-			if events.last?.revision ?? 0 >= revision || (revision <= 1 && curl.standardOutputSoFar.contains("created"))
-			{
-				return EtcdHistory(events: events.filter { $0.revision <= revision })
+	/// Reads the prefix at every revision from 1 to `revision` (a range per revision, a hundred per `curl`, over one
+	/// connection) and makes the events from the differences: exact, and with no stream to wait on.
+	static func read(_ endpoint: String, prefix: String, upTo revision: Int64) throws -> EtcdHistory {
+		var events: [Event] = []
+		var previous: [String: (value: String, modRevision: Int64)] = [:]
+		var first: Int64 = 1
+		while first <= revision {
+			let last = min(first + 99, revision)
+			let states = try ranges(endpoint, prefix: prefix, revisions: first...last)
+			for (offset, state) in states.enumerated() {
+				let at = first + Int64(offset)
+				for (name, entry) in state.sorted(by: { $0.key < $1.key })
+				where previous[name]?.modRevision != entry.modRevision {
+					events.append(Event(revision: at, name: name, value: entry.value))
+				}
+				for name in previous.keys.sorted() where state[name] == nil {
+					events.append(Event(revision: at, name: name, value: nil))
+				}
+				previous = state
 			}
-			try await Task.sleep(for: .milliseconds(50))
+			first = last + 1
 		}
-		let arrived = (try? parse(curl.standardOutputSoFar, prefix: prefix))?.last?.revision ?? 0
-		throw Unreadable(
-			description: "etcd's history up to \(revision) did not arrive within \(timeout) s (up to \(arrived) did; "
-				+ "curl wrote \(curl.standardOutputSoFar.count) bytes, \(curl.standardErrorSoFar))")
+		return EtcdHistory(events: events)
 	}
 
-	/// The gateway streams one JSON object per line, `{"result": {"events": [{"type"?, "kv": {…}}]}}`.
-	private static func parse(_ output: String, prefix: String) throws -> [Event] {
-		var events: [Event] = []
-		for line in output.split(separator: "\n") {
-			guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
-				// The line still arriving.
-				continue
+	private static func ranges(
+		_ endpoint: String, prefix: String, revisions: ClosedRange<Int64>
+	) throws
+		-> [[String: (value: String, modRevision: Int64)]]
+	{
+		var arguments = ["-s", "--max-time", "20"]
+		for (index, revision) in revisions.enumerated() {
+			let request: [String: Any] = [
+				"key": EtcdGateway.base64(prefix), "range_end": EtcdGateway.rangeEnd(of: prefix),
+				"revision": String(revision),
+			]
+			let body = String(decoding: try JSONSerialization.data(withJSONObject: request), as: UTF8.self)
+			arguments +=
+				(index == 0 ? [] : ["--next", "-s"]) + [
+					"-w", "\\n", "-X", "POST", endpoint + "/v3/kv/range", "-d", body,
+				]
+		}
+		let result = try ChildProcess.run(arguments, executable: try EtcdGateway.curl, timeout: 30)
+		let lines = result.standardOutput.split(separator: "\n")
+		guard lines.count == revisions.count else {
+			throw Unreadable(
+				description: "\(lines.count) answers to \(revisions.count) reads of revisions \(revisions): \(result)")
+		}
+		return try lines.map { line in
+			guard let answer = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+				answer["header"] != nil
+			else {
+				throw Unreadable(description: "etcd answered a read of the history with \(line)")
 			}
-			if let error = object["error"] {
-				throw Unreadable(description: "etcd refused the history watch: \(error)")
-			}
-			let result = object["result"] as? [String: Any] ?? [:]
-			for event in result["events"] as? [[String: Any]] ?? [] {
-				let kv = event["kv"] as? [String: Any] ?? [:]
-				let key = (kv["key"] as? String).flatMap { Data(base64Encoded: $0) }.map {
+			var state: [String: (value: String, modRevision: Int64)] = [:]
+			for entry in answer["kvs"] as? [[String: Any]] ?? [] {
+				let key = (entry["key"] as? String).flatMap { Data(base64Encoded: $0) }.map {
 					String(decoding: $0, as: UTF8.self)
 				}
-				guard let key, key.hasPrefix(prefix), let revision = EtcdGateway.integer(kv["mod_revision"]) else {
-					throw Unreadable(description: "an event the checker cannot read: \(event)")
+				guard let key, key.hasPrefix(prefix), let modRevision = EtcdGateway.integer(entry["mod_revision"])
+				else {
+					throw Unreadable(description: "an entry the checker cannot read: \(entry)")
 				}
-				let isDeletion = event["type"] as? String == "DELETE"
-				events.append(
-					Event(
-						revision: revision, name: String(key.dropFirst(prefix.count)),
-						value: isDeletion ? nil : EtcdGateway.syncedString(kv["value"] as? String)))
+				state[String(key.dropFirst(prefix.count))] = (
+					EtcdGateway.syncedString(entry["value"] as? String), modRevision
+				)
 			}
+			return state
 		}
-		return events
 	}
 }

@@ -15,6 +15,9 @@ import Testing
 
 	static let etcds = EtcdServer.executables()
 
+	/// `DEFAULTS_FAULTS_WAITING=1` runs the scenarios that wait for a fix too.
+	static let waitingScenariosRun = ProcessInfo.processInfo.environment["DEFAULTS_FAULTS_WAITING"] == "1"
+
 	private func expectNothingLost(_ fault: Fault, _ etcd: URL, seed: UInt64, for seconds: Double = 1.5) async throws {
 		let outcome = try await FaultRun(
 			etcd: etcd, schedule: Self.schedule(seed), faults: [fault], faultSeconds: seconds
@@ -54,6 +57,7 @@ import Testing
 	/// writes up to m3.1.39 after it.
 	@Test(
 		.disabled(
+			if: !waitingScenariosRun,
 			"waiting for issue 18 defect 4: a push etcd committed after its reply was lost beats the machine's newer writes"
 		),
 		.timeLimit(.minutes(1)), arguments: etcds)
@@ -69,7 +73,9 @@ import Testing
 	/// Machines whose preferred member is cut off keep a watch that hears nothing, during the cut and after the heal
 	/// (seed 6: machines 1 and 4, or 2, never received the other machines' later writes; 15 s after the heal).
 	@Test(
-		.disabled("waiting for issue 18 defect 5: a watch on a member that lost its leader stays open and silent"),
+		.disabled(
+			if: !waitingScenariosRun,
+			"waiting for issue 18 defect 5: a watch on a member that lost its leader stays open and silent"),
 		.timeLimit(.minutes(1)),
 		.enabled(
 			if: IsolatedNetwork.isAvailable,

@@ -148,13 +148,17 @@ struct FaultRun {
 				faults: faults, schedule: schedule, etcd: etcd, violations: violations + ["etcd did not answer a read"],
 				healToConvergence: nil, revisions: 0)
 		}
-		let history = try await EtcdHistory.read(cluster.endpoints[0], prefix: fleet.prefix, upTo: state.revision)
 		let logs = fleet.logs
-		violations +=
-			FaultChecker(
-				history: history, finalState: state.values, logs: logs,
-				sharedNames: (0..<schedule.sharedKeys).map { "shared\($0)" }
-			).violations
+		do {
+			let history = try EtcdHistory.read(anyOf: cluster.endpoints, prefix: fleet.prefix, upTo: state.revision)
+			violations +=
+				FaultChecker(
+					history: history, finalState: state.values, logs: logs,
+					sharedNames: (0..<schedule.sharedKeys).map { "shared\($0)" }
+				).violations
+		} catch {
+			violations.append("etcd's history could not be read: \(error)")
+		}
 		for (index, exits) in fleet.exits.sorted(by: { $0.key < $1.key }) {
 			if let last = exits.last, last.wasSignaled || last.status != 0 {
 				violations.append("machine \(index) exited with \(last)")
