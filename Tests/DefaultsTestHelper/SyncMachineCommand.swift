@@ -101,9 +101,13 @@ struct SyncMachine {
 	/// Logs every change of the local values (with the time, for heal-to-convergence times) until told to stop.
 	func watchUntilStopped() {
 		let stop = folder.appending(path: "stop")
+		let parent = getppid()
+		// A machine whose test process is gone (crashed, killed) stops too, rather than polling forever.
+		let deadline = Date().addingTimeInterval(600)
 		var last = ""
 		while true {
-			let isStopping = FileManager.default.fileExists(atPath: stop.path)
+			let isStopping =
+				FileManager.default.fileExists(atPath: stop.path) || getppid() != parent || Date() > deadline
 			let current = "\(Defaults.iCloud.status.pendingCount) \(view)"
 			if current != last {
 				last = current

@@ -178,19 +178,19 @@ final class EtcdServer: @unchecked Sendable {
 	/// one left running by a test process that crashed is stopped, by its process id, when the next run starts one.
 	private static let registry = FileManager.default.temporaryDirectory.appending(path: "defaults-test-etcd")
 
-	private static func register(etcd: Int32, dataFolder: String) {
+	static func register(etcd: Int32, dataFolder: String) {
 		try? FileManager.default.createDirectory(at: registry, withIntermediateDirectories: true)
 		try? "\(etcd)\n\(getpid())\n\(dataFolder)".write(
 			to: registry.appending(path: "\(etcd)"), atomically: true, encoding: .utf8)
 	}
 
-	private static func unregister(etcd: Int32) {
+	static func unregister(etcd: Int32) {
 		try? FileManager.default.removeItem(at: registry.appending(path: "\(etcd)"))
 	}
 
 	/// Stops every etcd written down by a test process that is gone, once per test process. Linux only: a process is
 	/// recognised by its command line in /proc, so that a reused process id is never signalled.
-	private static let leftoversStopped: Void = {
+	static let leftoversStopped: Void = {
 		#if os(Linux)
 			let files =
 				(try? FileManager.default.contentsOfDirectory(at: registry, includingPropertiesForKeys: nil)) ?? []

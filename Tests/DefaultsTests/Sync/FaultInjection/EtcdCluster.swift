@@ -100,12 +100,17 @@ final class EtcdCluster: @unchecked Sendable {
 			"--auto-compaction-retention", "0",
 			"--log-level", "error",
 		]
+		_ = EtcdServer.leftoversStopped
 		if let namespace = member.namespace {
 			// `ip netns exec` execs etcd in place: the process id stays etcd's.
 			members[index].process = try ChildProcess(
 				["netns", "exec", namespace, etcd.path] + arguments, executable: IsolatedNetwork.ip)
 		} else {
 			members[index].process = try ChildProcess(arguments, executable: etcd.path)
+		}
+		// Written down like a single test etcd, so that a member left by a crashed test process is stopped later.
+		if let process = members[index].process {
+			EtcdServer.register(etcd: process.processIdentifier, dataFolder: member.dataFolder.path)
 		}
 	}
 
@@ -119,6 +124,7 @@ final class EtcdCluster: @unchecked Sendable {
 			return
 		}
 		members[index].process = nil
+		EtcdServer.unregister(etcd: process.processIdentifier)
 		process.kill(SIGCONT)
 		process.kill(SIGKILL)
 		_ = try? process.wait(timeout: 5)
