@@ -164,6 +164,15 @@ struct FaultRun {
 				violations.append("machine \(index) exited with \(last)")
 			}
 		}
+		if !violations.isEmpty {
+			// What the machines reported (each `Defaults.Failure` goes to standard error): the first clue to a cause.
+			for (index, exits) in fleet.exits.sorted(by: { $0.key < $1.key }) {
+				let reports = exits.map(\.standardError).joined().trimmingCharacters(in: .whitespacesAndNewlines)
+				if !reports.isEmpty {
+					violations.append("(machine \(index) reported: \(reports.prefix(600)))")
+				}
+			}
+		}
 		let convergedAt = logs.compactMap(\.lastView?.milliseconds).max().map { Double($0) / 1000 }
 		let healToConvergence = converged ? max(0, (convergedAt ?? 0) - healed.timeIntervalSince1970) : nil
 		return Outcome(

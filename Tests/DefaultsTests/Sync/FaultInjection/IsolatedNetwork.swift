@@ -11,8 +11,9 @@ import Foundation
 ///
 /// Each member's namespace has a client link to the host (`10.218.<b>.<4k+2>`, the host end `.<4k+1>`) and one
 /// link to each other member's namespace; its peer address (`10.221.<b>.<k+1>`) sits on its loopback and is routed
-/// over those links. Cutting member `k` takes its peer links down; its client link stays up. Names start with
-/// `i18f-<test process id>-`, and everything is removed when the value is released (and, for a test process that
+/// over those links. Cutting member `k` takes its peer links down; its client link stays up. Namespaces are named
+/// `i18f-<test process id>-…` and the host ends of the client links `i18f<random>c<k>`; deleting a namespace deletes
+/// its links with their host ends, when the value is released (and, for a test process that
 /// crashed, when the next one starts).
 ///
 /// ```swift
@@ -29,6 +30,8 @@ final class IsolatedNetwork: @unchecked Sendable {
 	private static let prefix = "i18f-"
 
 	let namespaces: [String]
+	/// The host ends of the client links.
+	private let hostEnds: [String]
 	/// The client and the peer address of each member.
 	let memberAddresses: [(client: String, peer: String)]
 	private var isRemoved = false
@@ -45,7 +48,11 @@ final class IsolatedNetwork: @unchecked Sendable {
 	init() throws {
 		Self.removeLeftovers()
 		let token = "\(getpid())-\(UInt16.random(in: 0...UInt16.max))"
-		let block = Int.random(in: 1...254)
+		// A block of client addresses no link here uses (a namespace deleted a moment ago may still hold one).
+		let used = (try? Self.run(["-o", "addr", "show"])) ?? ""
+		let block = (1...254).shuffled().first { !used.contains("10.218.\($0).") } ?? 1
+		let linkToken = String(UInt32.random(in: 0...0xFF_FFFF), radix: 16)
+		hostEnds = (0..<3).map { "i18f\(linkToken)c\($0)" }
 		namespaces = (0..<3).map { "\(Self.prefix)\(token)-m\($0)" }
 		memberAddresses = (0..<3).map { ("10.218.\(block).\(4 * $0 + 2)", "10.221.\(block).\($0 + 1)") }
 		do {
@@ -54,7 +61,7 @@ final class IsolatedNetwork: @unchecked Sendable {
 				try Self.run(["-n", namespace, "link", "set", "lo", "up"])
 				try Self.run(["-n", namespace, "addr", "add", "\(memberAddresses[index].peer)/32", "dev", "lo"])
 				// The client link: its host end named uniquely here, its other end `c` inside the namespace.
-				let hostEnd = "i18f\(getpid() % 100_000)c\(index)\(UInt8.random(in: 0...99))"
+				let hostEnd = hostEnds[index]
 				try Self.run(["link", "add", hostEnd, "type", "veth", "peer", "name", "c", "netns", namespace])
 				try Self.run(["addr", "add", "10.218.\(block).\(4 * index + 1)/30", "dev", hostEnd])
 				try Self.run(["link", "set", hostEnd, "up"])
@@ -106,6 +113,11 @@ final class IsolatedNetwork: @unchecked Sendable {
 			return
 		}
 		isRemoved = true
+		// A namespace outlives its deletion while sockets of its killed processes wind down (a minute or two);
+		// deleting the host ends at once leaves nothing of it in the test's namespace meanwhile.
+		for hostEnd in hostEnds {
+			_ = try? Self.run(["link", "del", hostEnd])
+		}
 		for namespace in namespaces {
 			_ = try? Self.run(["netns", "del", namespace])
 		}
