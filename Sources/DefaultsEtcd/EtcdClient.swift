@@ -179,9 +179,7 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 						"start_revision": String(revision), "progress_notify": true,
 					]
 				]
-				var leaderRequest = try await makeRequest(endpoint: index, path: "/v3/watch", body: body)
-				leaderRequest.requiresLeader = true
-				let request = leaderRequest
+				let request = try await makeRequest(endpoint: index, path: "/v3/watch", body: body)
 				let watch = EtcdWatch(continuation: continuation) { [weak self] ending in
 					guard let self else {
 						return Defaults.RemoteServiceError.unreachable("the etcd client was released")
@@ -212,6 +210,9 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 					return error
 				}
 				running.attach(transports[index].open(request, to: watch))
+				try await checkWatchedMember(index, prefix: prefix, until: continuation, stopping: running)
+			} catch is CancellationError {
+				// The consumer stopped, or the stream ended: nothing left to check.
 			} catch {
 				// Fetching a token could not reach the endpoint: the next watch tries the next one.
 				if case Defaults.RemoteServiceError.unreachable = error {
@@ -227,7 +228,8 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 	// MARK: Requests
 
 	private func call(_ path: String, _ body: [String: Any]) async throws -> [String: Any] {
-		var lastError: any Error = Defaults.RemoteServiceError.unreachable("no endpoint answered")
+		// Each endpoint's failure, so that the error names what failed where, not only the last one tried.
+		var failures: [String] = []
 		let start = preferred.load(ordering: .relaxed)
 		for offset in 0..<endpoints.count {
 			let index = (start + offset) % endpoints.count
@@ -238,16 +240,17 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 				}
 				return answer
 			} catch let error as Defaults.RemoteServiceError {
-				guard case .unreachable = error else {
+				guard case .unreachable(let reason) = error else {
 					throw error
 				}
-				lastError = error
+				failures.append(reason)
 			}
 		}
-		throw lastError
+		throw Defaults.RemoteServiceError.unreachable(
+			failures.isEmpty ? "no endpoint answered" : failures.joined(separator: "; "))
 	}
 
-	private func call(
+	func call(
 		_ path: String, _ body: [String: Any], endpoint index: Int, renewingToken: Bool
 	) async throws
 		-> [String: Any]
@@ -336,10 +339,12 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		return (.invalidResponse(context), false)
 	}
 
+	/// Every request asks for a member with a leader: one without answers "no leader" at once (the next endpoint is
+	/// then tried) instead of holding a read or a write until its own timeout, and refuses or ends a watch.
 	private func makeRequest(endpoint index: Int, path: String, body: [String: Any]) async throws -> GatewayRequest {
 		GatewayRequest(
 			url: endpoints[index].appending(path: path), body: try JSONSerialization.data(withJSONObject: body),
-			token: try await currentToken(endpoint: index), timeout: requestTimeout)
+			token: try await currentToken(endpoint: index), timeout: requestTimeout, requiresLeader: true)
 	}
 
 	private func currentToken(endpoint index: Int) async throws -> String? {
@@ -379,7 +384,7 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		return fresh
 	}
 
-	private func failOver(from index: Int) {
+	func failOver(from index: Int) {
 		_ = preferred.compareExchange(expected: index, desired: (index + 1) % endpoints.count, ordering: .relaxed)
 	}
 

@@ -16,6 +16,8 @@
 		/// The most a reply may hold (64 MiB): one announced larger is refused before its body is read, and one that
 		/// grows past it without announcing its size is refused as soon as it does.
 		static let maximumReplySize = 64 << 20
+		/// How long a connection may take to be accepted.
+		static let connectTimeout: Duration = .seconds(1)
 
 		func send(_ request: GatewayRequest) async throws -> GatewayReply {
 			try await withCheckedThrowingContinuation { continuation in
@@ -69,7 +71,11 @@
 		static func openReply(
 			_ request: GatewayRequest, deadline: ContinuousClock.Instant?, isCancelled: () -> Bool
 		) throws -> (connection: SocketConnection, head: ReplyHead, body: Data) {
-			let connection = try SocketConnection(to: request.url, deadline: deadline)
+			// A member that is up accepts a connection in milliseconds: one that does not within a second is passed
+			// over for the next, so that a client whose first endpoint is cut off reconnects within a couple of
+			// seconds rather than a request timeout per endpoint.
+			let connectDeadline = min(deadline ?? .now + connectTimeout, .now + connectTimeout)
+			let connection = try SocketConnection(to: request.url, deadline: connectDeadline)
 			do {
 				try connection.write(requestBytes(for: request), deadline: deadline)
 				var received = Data()

@@ -49,13 +49,16 @@ extension Defaults.SyncEngine {
 		return fileStore.flush()
 	}
 
-	/// Whether the store's settings file is gone or empty: a store that reads empty because its file was lost (moved
-	/// aside as corrupt, deleted, truncated), which is not a wish to remove every key.
+	/// Whether the store's settings file is gone, empty or unreadable: a store that reads empty because its file was
+	/// lost (moved aside as corrupt, deleted, truncated, its permissions changed), which is not a wish to remove every
+	/// key.
 	static func isSettingsFileLost(for store: any Defaults.Store) -> Bool {
 		guard let fileStore = store as? Defaults.FileStore else {
 			return false
 		}
-		guard let attributes = try? FileManager.default.attributesOfItem(atPath: fileStore.url.path) else {
+		guard FileManager.default.isReadableFile(atPath: fileStore.url.path),
+			let attributes = try? FileManager.default.attributesOfItem(atPath: fileStore.url.path)
+		else {
 			return true
 		}
 		return (attributes[.size] as? NSNumber)?.intValue == 0

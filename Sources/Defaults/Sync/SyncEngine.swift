@@ -10,10 +10,11 @@ extension Defaults {
 	///
 	/// The local store stays the source of every read and write. The engine hears local changes of its keys and
 	/// pushes their stored forms, and applies remote changes to the store, where observers hear them like any change.
-	/// The rule for conflicts: every push is a compare-and-swap against the key's revision this machine last saw, so
-	/// a push wins only if it was made knowing the latest remote value; otherwise the remote value wins and is applied
-	/// locally. Every machine ends on the value the remote ordered last, except for a value the remote refused as too
-	/// large, which stays on its machine until the key changes again. See the Sync article.
+	/// The rule for conflicts: of two changes to a key made without seeing each other, the one etcd commits first is
+	/// kept on every machine, and the other machine is told (``conflicts`` and a ``Defaults/Failure``). Every push
+	/// is a compare-and-swap against the key's revision this machine last saw, so a change made knowing the latest
+	/// remote value always goes through. A value the remote refuses as too large stays on its machine until the key
+	/// changes again. See Docs/Sync.md.
 	///
 	/// ```swift
 	/// let engine = Defaults.SyncEngine(remote: etcd, prefix: "/defaults/editor/", store: store)

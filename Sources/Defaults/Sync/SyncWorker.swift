@@ -96,7 +96,8 @@ actor SyncWorker {
 		if case Defaults.RemoteServiceError.refused = error {
 			return .seconds(30)
 		}
-		return .seconds(2)
+		// Short, so that a machine is back within about a second of the remote (or its quorum) coming back.
+		return .seconds(1)
 	}
 
 	func run(wake: WakeSignal, localChanges: LocalChanges) async {
@@ -123,7 +124,8 @@ actor SyncWorker {
 				// The history the watch needs is gone: read the whole prefix instead, at once the first time. A remote
 				// that says so again right after a full read is waited for, with back-off, and reported once.
 				needsFullRead = true
-				compactedInARow += 1
+				// A watch that ran a while before its history was compacted is a first time again.
+				compactedInARow = ContinuousClock.now - started >= Self.stableSession ? 1 : compactedInARow + 1
 				if compactedInARow > 1 {
 					delay = min(
 						delay * 2, Self.longestRetryDelay(after: Defaults.RemoteServiceError.compacted(revision)))

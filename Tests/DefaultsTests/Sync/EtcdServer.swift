@@ -152,6 +152,16 @@ final class EtcdServer: @unchecked Sendable {
 		}
 	}
 
+	/// Stops etcd's process without ending it (SIGSTOP), as a frozen host: its connections stay open and silent.
+	func pause() {
+		process?.kill(SIGSTOP)
+	}
+
+	/// Lets a paused etcd go on (SIGCONT).
+	func resume() {
+		process?.kill(SIGCONT)
+	}
+
 	/// Kills etcd at once, as a crash or a cut cable would.
 	func kill() {
 		guard let process else {

@@ -70,7 +70,9 @@ import Testing
 		#expect(try desktop.values(["font"]).values == ["font": "serif"])
 	}
 
-	@Test func editsMadeWhilePartitionedEndOnTheValueEtcdOrderedFirst() async throws {
+	/// The conflict rule, as Docs/Sync.md states it: of two changes to a key made without seeing each other, the one
+	/// etcd commits first is kept on every machine, and the other machine is told.
+	@Test func ofTwoChangesMadeWithoutSeeingEachOtherTheOneEtcdCommitsFirstIsKeptEverywhere() async throws {
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }
 		let first = try Machine(etcd: etcd, prefix: "/test/conflict/")
@@ -86,6 +88,11 @@ import Testing
 		// Both edits were made against the revision of "base". The first machine back pushes first: its
 		// compare-and-swap succeeds. The second machine's fails, so the remote value wins there too.
 		#expect(try first.values(["mode"]).values == ["mode": "first"])
+		let loser = try second.run("sync-dump", ["mode"])
+		#expect(loser.lines == ["synced", "mode=first"], "\(loser)")
+		// Told, with both values, so that the app can write its value again or ask its user.
+		#expect(loser.standardError.contains("lost a sync conflict"), "\(loser)")
+		#expect(loser.standardError.contains("second") && loser.standardError.contains("first"), "\(loser)")
 		#expect(try second.values(["mode"]).values == ["mode": "first"])
 		#expect(try first.values(["mode"]).values == ["mode": "first"])
 	}

@@ -75,6 +75,21 @@ import Testing
 		#expect(try second.values(["k*4"]).values.count == 4)
 	}
 
+	/// One key removed from a readable settings file while the app did not run (`defaults delete`) is a removal
+	/// someone made: it reaches the other machine.
+	@Test func oneKeyRemovedFromAReadableFileWhileTheAppWasStoppedIsRemovedEverywhere() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let first = try Machine(etcd: etcd, prefix: "/test/one-removed/")
+		let second = try Machine(etcd: etcd, prefix: "/test/one-removed/")
+		#expect(try first.run("sync-write", ["gone=1", "kept=2"]).lines == ["synced"])
+		#expect(try second.values(["gone", "kept"]).values.count == 2)
+		let remaining = try PropertyListSerialization.data(fromPropertyList: ["kept": "2"], format: .xml, options: 0)
+		try remaining.write(to: first.settingsFile)
+		#expect(try first.values(["gone", "kept"]) == (true, ["kept": "2"]))
+		#expect(try second.values(["gone", "kept"]).values == ["kept": "2"])
+	}
+
 	/// The state file is lost: a key another machine deleted meanwhile is not created again, and an edit made
 	/// offline and not yet pushed is not dropped.
 	@Test func aLostStateFileNeitherRecreatesADeletedKeyNorDropsAnOfflineEdit() async throws {

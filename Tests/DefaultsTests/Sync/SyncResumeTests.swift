@@ -64,6 +64,46 @@ import Testing
 		#expect(readerSync.status.lastError == nil)
 	}
 
+	/// Every machine converges within 2 s of a heal: retries wait at most 1 s during an outage.
+	@Test func aMachineIsConnectedAgainWithinTwoSecondsOfEtcdComingBack() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint], requestTimeout: 2)
+		let store = Defaults.InMemoryStore()
+		let engine = Defaults.SyncEngine(remote: remote, prefix: "/test/heal/", store: store)
+		engine.add(["level"])
+		engine.start()
+		defer { engine.stop() }
+		#expect(try await eventually { engine.status.isConnected })
+		etcd.kill()
+		#expect(try await eventually { !engine.status.isConnected })
+		// Long enough for the retries to reach their longest wait.
+		try await Task.sleep(for: .seconds(4))
+		try await etcd.restart()
+		let healed = ContinuousClock.now
+		#expect(try await eventually { engine.status.isConnected })
+		let elapsed = ContinuousClock.now - healed
+		#expect(elapsed < .milliseconds(1500), "connected again \(elapsed) after etcd came back")
+	}
+
+	/// A watch on a member that stopped answering (a paused process keeps its connections open and silent) ends,
+	/// so that the status says disconnected, and the machine is back once the member answers again.
+	@Test func aMachineWatchingAStoppedMemberSaysItIsDisconnected() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint], requestTimeout: 1)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: "/test/paused/", store: Defaults.InMemoryStore())
+		engine.add(["level"])
+		engine.start()
+		defer { engine.stop() }
+		#expect(try await eventually { engine.status.isConnected })
+		etcd.pause()
+		let disconnected = try await eventually { !engine.status.isConnected }
+		etcd.resume()
+		#expect(disconnected)
+		#expect(try await eventually { engine.status.isConnected })
+	}
+
 	private func eventually(_ condition: () -> Bool) async throws -> Bool {
 		let deadline = Date().addingTimeInterval(10)
 		while Date() < deadline {
