@@ -13,9 +13,9 @@ struct FaultChecker {
 	let logs: [MachineLog]
 	let sharedNames: [String]
 
-	/// The conflict rule of Docs/Sync.md ("The conflict rule"), as the checker applies it: every push is a
-	/// compare-and-swap against the revision the machine last saw, so every machine ends on the value etcd ordered
-	/// last, whichever machine wrote it and whenever it was edited.
+	/// The conflict rule of Docs/Sync.md ("The conflict rule"), as the checker applies it: of two changes to a key made
+	/// without seeing each other, the one etcd commits first is kept on every machine; the other fails its
+	/// compare-and-swap and is never stored. So every machine ends on the last value etcd's history holds for the key.
 	static func valueTheConflictRulePicks(_ events: [EtcdHistory.Event]) -> String? {
 		events.last?.value
 	}
@@ -96,6 +96,24 @@ struct FaultChecker {
 			let positions = history.events(of: name).compactMap { $0.value.flatMap(order.firstIndex(of:)) }
 			return positions == positions.sorted()
 				? nil : "machine \(index)'s own key went back to an older value: \(history.events(of: name))"
+		}
+	}
+
+	/// Pushes of received values that etcd refused: a machine that reports one of its changes lost a conflict
+	/// (`Defaults.Failure`, "A local change lost a sync conflict: '<name>': the local value <value> lost …") although it
+	/// never wrote that value. Such an echo never reaches etcd's history (its compare-and-swap failed), so only the
+	/// machine's reports show it; a report naming the wrong value looks the same, and is as wrong for the app that
+	/// reads it. `reports[i]` is machine `i`'s standard error.
+	static func echoAttempts(logs: [MachineLog], reports: [String]) -> [String] {
+		zip(logs.indices, reports).flatMap { index, report in
+			report.matches(of: /lost a sync conflict: '([^']+)': the local value (\S+) lost/).compactMap { match in
+				let (name, value) = (String(match.output.1), String(match.output.2))
+				let written = logs[index].attempts.filter { $0.name == name }.map { $0.value ?? "(removed)" }
+				return written.contains(value)
+					? nil
+					: "machine \(index) reports its change \(name)=\(value) lost, a value it never wrote (an echo push "
+						+ "of a received value, or the wrong value reported): \(match.output.0)"
+			}
 		}
 	}
 }

@@ -93,4 +93,16 @@ import Testing
 		#expect(log.lastView?.pending == 0)
 		#expect(log.finalValues == Self.finalState)
 	}
+
+	@Test func aConflictReportedForAValueTheMachineNeverWroteIsAnEcho() {
+		let reports = [
+			"Defaults: A local change lost a sync conflict: 'shared0': the local value m0.1.1 lost to the remote value "
+				+ "m1.1.0 (revision 5). Another machine's change reached the remote first\n",
+			"Defaults: A local change lost a sync conflict: 'own0': the local value m0.1.2 lost to the remote value "
+				+ "(removed) (revision 0). Another machine's change reached the remote first\n",
+		]
+		let echoes = FaultChecker.echoAttempts(logs: Self.logs, reports: reports)
+		#expect(echoes.count == 1, "\(echoes)")
+		#expect(echoes.first?.hasPrefix("machine 1 reports its change own0=m0.1.2 lost") == true, "\(echoes)")
+	}
 }

@@ -26,6 +26,26 @@ import Testing
 		#expect(outcome.violations.isEmpty, "\(outcome)")
 	}
 
+	/// Every push attempt checked too, not only what etcd stored: a machine that reports a conflict lost for a value
+	/// it never wrote either pushed back a value it received (an echo, refused by etcd's compare-and-swap) or reported
+	/// the wrong value. On i18-engine 3436ecb nearly every scenario shows it (seed 5, whole-cluster restart: machines
+	/// 0 to 3 each report "'own4': the local value m4.1.33 lost", machine 4's value they had received); seed 9 without
+	/// a fault on etcd 3.5: machines 2 and 3 "'own1': the local value m1.1.0 lost". When such an echo's
+	/// compare-and-swap succeeds, etcd stores the received value again (seed 1, leader kill, etcd 3.5: shared1=m0.1.2
+	/// at revisions 10 and 18; seed 6 on etcd 3.5: own2=m2.1.2 at 10 and 13), which every scenario checks.
+	@Test(
+		.disabled(
+			if: !waitingScenariosRun,
+			"waiting for a fix: machines push back values they received (found by this suite; issue 18 asks for no echo)"
+		),
+		.timeLimit(.minutes(1)), arguments: etcds)
+	func noMachinePushesBackAValueItReceivedEvenAfterAWholeClusterRestart(etcd: URL) async throws {
+		let outcome = try await FaultRun(etcd: etcd, schedule: Self.schedule(5), faults: [.clusterRestart]).run()
+		print("fault injection: \(outcome)")
+		#expect(outcome.violations.isEmpty, "\(outcome)")
+		#expect(outcome.echoAttempts.isEmpty, "\(outcome.echoAttempts.joined(separator: "\n"))")
+	}
+
 	@Test(.timeLimit(.minutes(1)), arguments: etcds)
 	func aLeaderKilledWhileMachinesWriteLosesNothing(etcd: URL) async throws {
 		try await expectNothingLost(.leaderKill, etcd, seed: 1)

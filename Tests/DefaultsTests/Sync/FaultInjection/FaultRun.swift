@@ -109,6 +109,8 @@ struct FaultRun {
 		let schedule: MachineFleet.Schedule
 		let etcd: URL
 		let violations: [String]
+		/// Received values pushed back and refused by etcd (see ``FaultChecker/echoAttempts(logs:reports:)``).
+		let echoAttempts: [String]
 		/// From the last heal until the last machine held etcd's final values; `nil` when they never did.
 		let healToConvergence: TimeInterval?
 		let revisions: Int64
@@ -116,6 +118,7 @@ struct FaultRun {
 		var description: String {
 			"\(faults.map(\.rawValue)) against \(etcd.path), \(schedule), \(revisions) revisions, heal → convergence "
 				+ "\(healToConvergence.map { String(format: "%.2f s", $0) } ?? "never")"
+				+ (echoAttempts.isEmpty ? "" : ", \(echoAttempts.count) echo pushes refused by etcd")
 				+ (violations.isEmpty ? "" : ":\n" + violations.joined(separator: "\n"))
 		}
 	}
@@ -146,7 +149,7 @@ struct FaultRun {
 		else {
 			return Outcome(
 				faults: faults, schedule: schedule, etcd: etcd, violations: violations + ["etcd did not answer a read"],
-				healToConvergence: nil, revisions: 0)
+				echoAttempts: [], healToConvergence: nil, revisions: 0)
 		}
 		let logs = fleet.logs
 		do {
@@ -173,10 +176,12 @@ struct FaultRun {
 				}
 			}
 		}
+		let reports = (0..<schedule.machines).map { fleet.exits[$0, default: []].map(\.standardError).joined() }
+		let echoAttempts = FaultChecker.echoAttempts(logs: logs, reports: reports)
 		let convergedAt = logs.compactMap(\.lastView?.milliseconds).max().map { Double($0) / 1000 }
 		let healToConvergence = converged ? max(0, (convergedAt ?? 0) - healed.timeIntervalSince1970) : nil
 		return Outcome(
-			faults: faults, schedule: schedule, etcd: etcd, violations: violations,
+			faults: faults, schedule: schedule, etcd: etcd, violations: violations, echoAttempts: echoAttempts,
 			healToConvergence: healToConvergence, revisions: state.revision)
 	}
 }
