@@ -88,4 +88,15 @@ enum EtcdGateway {
 		}
 		return (values, revision)
 	}
+
+	/// ``state(_:prefix:)`` from the first of `endpoints` that answers. (A loop: a lazy `compactMap(…).first` calls
+	/// its closure twice, and a member that answers once and not the second time would trap it.)
+	static func state(anyOf endpoints: [String], prefix: String) -> (values: [String: String], revision: Int64)? {
+		for endpoint in endpoints {
+			if let state = state(endpoint, prefix: prefix) {
+				return state
+			}
+		}
+		return nil
+	}
 }
