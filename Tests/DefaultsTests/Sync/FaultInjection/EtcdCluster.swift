@@ -94,8 +94,9 @@ final class EtcdCluster: @unchecked Sendable {
 			"--listen-peer-urls", member.listenPeerURL, "--initial-advertise-peer-urls", member.peerURL,
 			"--initial-cluster", initialCluster, "--initial-cluster-state", "new",
 			"--initial-cluster-token", folder.url.lastPathComponent,
-			// Elections within a second, so that a fault and its heal fit a test of a few seconds.
-			"--heartbeat-interval", "50", "--election-timeout", "500",
+			// Elections within a second or two, so that a fault and its heal fit a test of a few seconds; not faster,
+			// or twenty machines on two cores starve the heartbeats and leaders change without a fault.
+			"--heartbeat-interval", "100", "--election-timeout", "1000",
 			// The checker reads the whole history: nothing may be compacted away.
 			"--auto-compaction-retention", "0",
 			"--log-level", "error",

@@ -91,13 +91,13 @@ enum Fault: String, CaseIterable, Sendable {
 	}
 
 	private static func waitForLeader(_ cluster: EtcdCluster) async throws -> Int {
-		let deadline = Date().addingTimeInterval(10)
+		let deadline = Date().addingTimeInterval(20)
 		while Date() < deadline {
 			if let leader = cluster.leader() {
 				return leader
 			}
 			try await Task.sleep(for: .milliseconds(100))
 		}
-		throw EtcdCluster.NotReady(description: "the cluster agreed on no leader within 10 s")
+		throw EtcdCluster.NotReady(description: "the cluster agreed on no leader within 20 s")
 	}
 }

@@ -54,6 +54,7 @@ import Testing
 			}
 			round += 1
 		}
+		#expect(round > 0, "DEFAULTS_FAULTS_SECONDS=\(seconds) leaves no time for a round (about a minute each)")
 		let sorted = healTimes.sorted()
 		if !sorted.isEmpty {
 			print(
