@@ -119,7 +119,19 @@ final class EtcdWatch: GatewayStreamReceiver, @unchecked Sendable {
 			return
 		}
 		let events = (result["events"] as? [[String: Any]] ?? []).compactMap { event -> Defaults.RemoteEvent? in
-			guard let kv = event["kv"] as? [String: Any], let entry = try? EtcdClient.entry(kv) else {
+			guard let kv = event["kv"] as? [String: Any] else {
+				return nil
+			}
+			let entry: Defaults.RemoteEntry
+			do {
+				entry = try EtcdClient.entry(kv)
+			} catch {
+				// One event this client cannot read (a key that is not base64, a revision below 1) is skipped and
+				// reported; the others still sync.
+				Defaults.failureHandler(
+					Defaults.Failure(
+						keyName: "", reason: .decodingFailed,
+						message: "A watch event from etcd could not be read and was skipped: \(error)."))
 				return nil
 			}
 			if event["type"] as? String == "DELETE" {

@@ -11,9 +11,11 @@ final class LocalChanges: Sendable {
 		let name: String
 		private let changes = Atomic<Int>(0)
 		private let pushed = Atomic<Int>(0)
-		/// The change number of the last write made through the package in this process (a commit tap heard it):
-		/// a removal among those is meant, unlike a key gone because the settings file was lost.
-		private let writtenHere = Atomic<Int>(0)
+		/// The change number of the last change heard by name (from another process, or a key newly synced) rather
+		/// than through a commit tap: while it is the latest change, the local value was not written through the
+		/// package here, and a removal among those may be a lost settings file rather than a wish. Kept on this rare
+		/// path so that a write through the package costs one atomic add, as before.
+		private let lastHeardByName = Atomic<Int>(0)
 
 		init(name: String) {
 			self.name = name
@@ -25,16 +27,17 @@ final class LocalChanges: Sendable {
 			changes.add(1, ordering: .releasing)
 		}
 
-		/// Counts a write made through the package in this process.
-		@inline(__always)
-		func bumpWrittenHere() {
+		/// Counts a change heard by name, not through a commit tap.
+		func bumpHeardByName() {
+			// `Int.max` first: a reader in between takes the change as not written here, the safe side.
+			lastHeardByName.store(.max, ordering: .sequentiallyConsistent)
 			let generation = changes.wrappingAdd(1, ordering: .releasing).newValue
-			writtenHere.store(generation, ordering: .relaxed)
+			lastHeardByName.store(generation, ordering: .sequentiallyConsistent)
 		}
 
-		/// Whether a change not yet pushed was written through the package in this process.
+		/// Whether the latest change was written through the package in this process (a commit tap counted it).
 		var isWrittenHere: Bool {
-			writtenHere.load(ordering: .relaxed) > pushed.load(ordering: .relaxed)
+			changes.load(ordering: .acquiring) > lastHeardByName.load(ordering: .sequentiallyConsistent)
 		}
 
 		/// The changes counted so far, when some are not yet pushed.
@@ -78,7 +81,7 @@ final class LocalChanges: Sendable {
 
 	/// Counts a change of `name` (a change heard by name: from another process, or a key newly synced).
 	func note(_ name: String) {
-		counter(for: name).bump()
+		counter(for: name).bumpHeardByName()
 	}
 
 	/// Every pending name with the changes counted for it now.

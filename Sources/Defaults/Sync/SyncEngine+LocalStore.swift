@@ -17,7 +17,7 @@ extension Defaults.SyncEngine {
 		for name in watched {
 			let counter = changes.counter(for: name)
 			handlers[name] = {
-				counter.bumpWrittenHere()
+				counter.bump()
 				wake.signal()
 			}
 		}
