@@ -103,6 +103,9 @@ let benchmarks: @Sendable () -> Void = {
 			engine.stop()
 		}
 	}
+
+	// Heal → convergence after each fault, on a 3-member cluster of its own (SyncHeal.swift).
+	registerHealBenchmarks()
 }
 
 /// The cluster a latency benchmark's samples share, from its `setup` to its `teardown`.

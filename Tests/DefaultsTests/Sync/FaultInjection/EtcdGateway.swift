@@ -1,0 +1,102 @@
+import Foundation
+
+/// etcd's HTTP/JSON gateway as the fault-injection suite reads it: through `curl`, a client independent of the
+/// package's own, so that a defect in `DefaultsEtcd` cannot hide itself from the checker.
+///
+/// ```swift
+/// let status = EtcdGateway.call("http://127.0.0.1:2379", "/v3/maintenance/status", [:])
+/// ```
+enum EtcdGateway {
+	struct CurlMissing: Error, CustomStringConvertible {
+		var description: String { "the fault-injection suite reads etcd with curl; /usr/bin/curl is missing" }
+	}
+
+	static var curl: String {
+		get throws {
+			guard FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") else {
+				throw CurlMissing()
+			}
+			return "/usr/bin/curl"
+		}
+	}
+
+	/// One request; `nil` when the member does not answer within `timeout` seconds or answers with something else
+	/// than a JSON object.
+	static func call(_ endpoint: String, _ path: String, _ body: [String: Any], timeout: Double = 1) -> [String: Any]? {
+		guard let data = try? JSONSerialization.data(withJSONObject: body), let curl = try? curl,
+			let result = try? ChildProcess.run(
+				[
+					"-s", "--max-time", "\(timeout)", "-X", "POST", endpoint + path, "-d",
+					String(decoding: data, as: UTF8.self),
+				],
+				executable: curl, timeout: timeout + 5)
+		else {
+			return nil
+		}
+		return (try? JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8))) as? [String: Any]
+	}
+
+	static func base64(_ text: String) -> String {
+		Data(text.utf8).base64EncodedString()
+	}
+
+	/// The key just past every key starting with `prefix`.
+	static func rangeEnd(of prefix: String) -> String {
+		var bytes = Array(prefix.utf8)
+		bytes[bytes.count - 1] += 1
+		return Data(bytes).base64EncodedString()
+	}
+
+	static func integer(_ value: Any?) -> Int64? {
+		if let text = value as? String {
+			return Int64(text)
+		}
+		return (value as? NSNumber)?.int64Value
+	}
+
+	/// The string value a machine synced, from etcd's bytes (a binary property list `{"value": <stored form>}`), or
+	/// the raw bytes described when it is something else.
+	static func syncedString(_ base64: String?) -> String {
+		guard let base64, let data = Data(base64Encoded: base64) else {
+			return "<no value>"
+		}
+		if let wrapper = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
+			let value = wrapper["value"] as? String
+		{
+			return value
+		}
+		return "<not a synced string: \(data.count) bytes>"
+	}
+
+	/// The current values under `prefix` (names without the prefix) and the revision they were read at.
+	static func state(_ endpoint: String, prefix: String) -> (values: [String: String], revision: Int64)? {
+		guard
+			let answer = call(
+				endpoint, "/v3/kv/range", ["key": base64(prefix), "range_end": rangeEnd(of: prefix)], timeout: 2),
+			let header = answer["header"] as? [String: Any], let revision = integer(header["revision"])
+		else {
+			return nil
+		}
+		var values: [String: String] = [:]
+		for entry in answer["kvs"] as? [[String: Any]] ?? [] {
+			let key = (entry["key"] as? String).flatMap { Data(base64Encoded: $0) }.map {
+				String(decoding: $0, as: UTF8.self)
+			}
+			if let key, key.hasPrefix(prefix) {
+				values[String(key.dropFirst(prefix.count))] = syncedString(entry["value"] as? String)
+			}
+		}
+		return (values, revision)
+	}
+
+	/// ``state(_:prefix:)`` from the first of `endpoints` that answers. (A loop: a lazy `compactMap(…).first` calls
+	/// its closure twice, and a member that answers once and not the second time would trap it.)
+	static func state(anyOf endpoints: [String], prefix: String) -> (values: [String: String], revision: Int64)? {
+		for endpoint in endpoints {
+			if let state = state(endpoint, prefix: prefix) {
+				return state
+			}
+		}
+		return nil
+	}
+}

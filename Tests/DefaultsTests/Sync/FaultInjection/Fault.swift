@@ -1,0 +1,103 @@
+import Foundation
+
+/// A fault the suite injects while the machines write, and heals.
+enum Fault: String, CaseIterable, Sendable {
+	case leaderKill
+	case lostQuorum
+	/// Two members (the leader among them) stopped with SIGSTOP: writes they hold commit only once they go on, after
+	/// the machines' requests timed out.
+	case pausedQuorum
+	case machineKill
+	/// A machine killed once all it wrote is in etcd, its settings file left empty (a lost disk, a bad restore), its
+	/// sync state kept, and started again: it must rejoin like a new machine, not push its empty file as removals.
+	case settingsFileLoss
+	case memberPause
+	case clusterRestart
+	case memberCutOff
+
+	var needsIsolatedNetwork: Bool { self == .memberCutOff }
+
+	/// Injects the fault, holds it `seconds`, heals it; returns the moment it was healed.
+	func inject(
+		into cluster: EtcdCluster, machines fleet: MachineFleet, for seconds: Double, choosing pick: Int
+	)
+		async throws -> Date
+	{
+		let leader = try await Self.waitForLeader(cluster)
+		let follower = (leader + 1 + pick % 2) % 3
+		// The heal is the moment the fault ends (a process started or resumed, a link up): what follows, etcd's own
+		// recovery included, counts towards heal-to-convergence.
+		var healed = Date()
+		switch self {
+		case .leaderKill:
+			cluster.kill(leader)
+			try await Task.sleep(for: .seconds(seconds))
+			healed = Date()
+			try await cluster.restart(leader)
+		case .lostQuorum:
+			cluster.kill(leader)
+			cluster.kill(follower)
+			try await Task.sleep(for: .seconds(seconds))
+			healed = Date()
+			try cluster.launch(leader)
+			try cluster.launch(follower)
+			try await cluster.waitUntilServing(timeout: 15)
+		case .pausedQuorum:
+			cluster.pause(leader)
+			cluster.pause(follower)
+			try await Task.sleep(for: .seconds(seconds))
+			healed = Date()
+			cluster.resume(leader)
+			cluster.resume(follower)
+			try await cluster.waitUntilServing(timeout: 15)
+		case .machineKill:
+			let machine = pick % fleet.schedule.machines
+			try fleet.kill(machine)
+			try await Task.sleep(for: .seconds(seconds))
+			healed = Date()
+			try fleet.launch(machine)
+		case .settingsFileLoss:
+			let machine = pick % fleet.schedule.machines
+			try await fleet.waitUntilIdle(machine, timeout: 15)
+			try fleet.kill(machine)
+			try fleet.emptySettingsFile(of: machine)
+			healed = Date()
+			try fleet.launch(machine)
+		case .memberPause:
+			cluster.pause(leader)
+			try await Task.sleep(for: .seconds(seconds))
+			healed = Date()
+			cluster.resume(leader)
+		case .clusterRestart:
+			cluster.stop()
+			try await Task.sleep(for: .seconds(seconds))
+			healed = Date()
+			for index in 0..<3 {
+				try cluster.launch(index)
+			}
+			try await cluster.waitUntilServing(timeout: 15)
+		case .memberCutOff:
+			// A follower: machines that watch it keep a connection to a member that has lost its leader.
+			guard let network = cluster.network else {
+				throw EtcdCluster.NotReady(description: "a cut-off member needs the cluster in network namespaces")
+			}
+			try network.cut(follower)
+			try await cluster.waitUntilLeaderless(follower, timeout: 5)
+			try await Task.sleep(for: .seconds(seconds))
+			healed = Date()
+			try network.heal(follower)
+		}
+		return healed
+	}
+
+	private static func waitForLeader(_ cluster: EtcdCluster) async throws -> Int {
+		let deadline = Date().addingTimeInterval(20)
+		while Date() < deadline {
+			if let leader = cluster.leader() {
+				return leader
+			}
+			try await Task.sleep(for: .milliseconds(100))
+		}
+		throw EtcdCluster.NotReady(description: "the cluster agreed on no leader within 20 s")
+	}
+}

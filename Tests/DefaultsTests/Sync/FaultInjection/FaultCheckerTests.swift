@@ -1,0 +1,108 @@
+import Testing
+
+/// The checker itself, on made-up histories and logs: each rule it enforces fails when broken, so a green fault run
+/// means something.
+@Suite struct FaultCheckerTests {
+	typealias Event = EtcdHistory.Event
+
+	/// Machine 0 wrote `own0` twice and `shared0` once; machine 1 wrote `shared0` once, last.
+	static let logs = [
+		MachineLog(
+			text: """
+				start 1
+				try own0 m0.1.0
+				ack own0 m0.1.0
+				try shared0 m0.1.1
+				ack shared0 m0.1.1
+				try own0 m0.1.2
+				ack own0 m0.1.2
+				done
+				view 1000 0 own0=m0.1.2,own1=-,shared0=m1.1.0
+				final own0=m0.1.2,own1=-,shared0=m1.1.0
+				"""),
+		MachineLog(
+			text: """
+				start 1
+				try shared0 m1.1.0
+				ack shared0 m1.1.0
+				done
+				view 1000 0 own0=m0.1.2,own1=-,shared0=m1.1.0
+				final own0=m0.1.2,own1=-,shared0=m1.1.0
+				"""),
+	]
+
+	static let history = [
+		Event(revision: 2, name: "own0", value: "m0.1.0"),
+		Event(revision: 3, name: "shared0", value: "m0.1.1"),
+		Event(revision: 4, name: "own0", value: "m0.1.2"),
+		Event(revision: 5, name: "shared0", value: "m1.1.0"),
+	]
+
+	static let finalState = ["own0": "m0.1.2", "shared0": "m1.1.0"]
+
+	func violations(
+		history: [Event] = history, finalState: [String: String] = finalState, logs: [MachineLog] = logs
+	)
+		-> [String]
+	{
+		FaultChecker(
+			history: EtcdHistory(events: history), finalState: finalState, logs: logs, sharedNames: ["shared0"]
+		).violations
+	}
+
+	@Test func aCleanRunHasNoViolations() {
+		#expect(violations() == [])
+	}
+
+	@Test func aLostAcknowledgedWriteIsFound() {
+		let history = Array(Self.history.filter { $0.revision != 4 })
+		let found = violations(history: history, finalState: ["own0": "m0.1.0", "shared0": "m1.1.0"])
+		#expect(found.contains { $0.contains("machine 0's own key ended on m0.1.0") }, "\(found)")
+	}
+
+	@Test func anEchoPushIsFound() {
+		let history = Self.history + [Event(revision: 6, name: "shared0", value: "m0.1.1")]
+		let found = violations(history: history, finalState: ["own0": "m0.1.2", "shared0": "m0.1.1"])
+		#expect(found.contains { $0.contains("the same value stored more than once") }, "\(found)")
+	}
+
+	@Test func aMachineThatDidNotConvergeIsFound() {
+		var logs = Self.logs
+		logs[1] = MachineLog(text: "start 1\ndone\nfinal own0=m0.1.0,shared0=m1.1.0\n")
+		let found = violations(logs: logs)
+		#expect(found.contains { $0.hasPrefix("machine 1 ended on") }, "\(found)")
+	}
+
+	@Test func aSharedKeyThatDoesNotEndOnTheRulesValueIsFound() {
+		let found = violations(finalState: ["own0": "m0.1.2", "shared0": "m0.1.1"])
+		#expect(found.contains { $0.hasPrefix("shared0 ended on m0.1.1, the rule picks m1.1.0") }, "\(found)")
+	}
+
+	@Test func anOwnKeyGoingBackToAnOlderValueIsFound() {
+		let history = Self.history + [Event(revision: 6, name: "own0", value: "m0.1.0")]
+		let found = violations(history: history, finalState: ["own0": "m0.1.0", "shared0": "m1.1.0"])
+		#expect(found.contains { $0.contains("went back to an older value") }, "\(found)")
+	}
+
+	@Test func aLogLineOfEachKindIsRead() {
+		let log = Self.logs[0]
+		#expect(log.lines.first == .start(incarnation: 1))
+		#expect(log.lines.contains(.attempt(name: "own0", value: "m0.1.2")))
+		#expect(log.lines.contains(.acknowledged(name: "own0", value: "m0.1.2")))
+		#expect(log.isDone)
+		#expect(log.lastView?.pending == 0)
+		#expect(log.finalValues == Self.finalState)
+	}
+
+	@Test func aConflictReportedForAValueTheMachineNeverWroteIsAnEcho() {
+		let reports = [
+			"Defaults: A local change lost a sync conflict: 'shared0': the local value m0.1.1 lost to the remote value "
+				+ "m1.1.0 (revision 5). Another machine's change reached the remote first\n",
+			"Defaults: A local change lost a sync conflict: 'own0': the local value m0.1.2 lost to the remote value "
+				+ "(removed) (revision 0). Another machine's change reached the remote first\n",
+		]
+		let echoes = FaultChecker.echoAttempts(logs: Self.logs, reports: reports)
+		#expect(echoes.count == 1, "\(echoes)")
+		#expect(echoes.first?.hasPrefix("machine 1 reports its change own0=m0.1.2 lost") == true, "\(echoes)")
+	}
+}

@@ -1,0 +1,85 @@
+import Foundation
+
+/// One run: a cluster, machines writing their schedule, faults injected and healed, then the checker's verdict.
+struct FaultRun {
+	struct Outcome: CustomStringConvertible {
+		let faults: [Fault]
+		let schedule: MachineFleet.Schedule
+		let etcd: URL
+		let violations: [String]
+		/// Received values pushed back and refused by etcd (see ``FaultChecker/echoAttempts(logs:reports:)``).
+		let echoAttempts: [String]
+		/// From the last heal until the last machine held etcd's final values; `nil` when they never did.
+		let healToConvergence: TimeInterval?
+		let revisions: Int64
+
+		var description: String {
+			"\(faults.map(\.rawValue)) against \(etcd.path), \(schedule), \(revisions) revisions, heal → convergence "
+				+ "\(healToConvergence.map { String(format: "%.2f s", $0) } ?? "never")"
+				+ (echoAttempts.isEmpty ? "" : ", \(echoAttempts.count) echo pushes refused by etcd")
+				+ (violations.isEmpty ? "" : ":\n" + violations.joined(separator: "\n"))
+		}
+	}
+
+	let etcd: URL
+	let schedule: MachineFleet.Schedule
+	let faults: [Fault]
+	var startDelay = 0.8
+	var faultSeconds = 1.5
+	var convergenceTimeout: TimeInterval = 15
+
+	func run() async throws -> Outcome {
+		let network = faults.contains { $0.needsIsolatedNetwork } ? try IsolatedNetwork() : nil
+		defer { network?.remove() }
+		let cluster = try await EtcdCluster.start(etcd: etcd, network: network)
+		defer { cluster.stop() }
+		let fleet = try MachineFleet(endpoints: cluster.endpoints, schedule: schedule)
+		try await Task.sleep(for: .seconds(startDelay))
+		var healed = Date()
+		for (index, fault) in faults.enumerated() {
+			healed = try await fault.inject(
+				into: cluster, machines: fleet, for: faultSeconds, choosing: Int(schedule.seed) &+ index)
+		}
+		let converged = try await fleet.waitUntilConverged(on: cluster.endpoints, timeout: convergenceTimeout)
+		try fleet.stop()
+		var violations = converged ? [] : ["the machines did not converge within \(convergenceTimeout) s of the heal"]
+		guard let state = EtcdGateway.state(anyOf: cluster.endpoints, prefix: fleet.prefix)
+		else {
+			return Outcome(
+				faults: faults, schedule: schedule, etcd: etcd, violations: violations + ["etcd did not answer a read"],
+				echoAttempts: [], healToConvergence: nil, revisions: 0)
+		}
+		let logs = fleet.logs
+		do {
+			let history = try EtcdHistory.read(anyOf: cluster.endpoints, prefix: fleet.prefix, upTo: state.revision)
+			violations +=
+				FaultChecker(
+					history: history, finalState: state.values, logs: logs,
+					sharedNames: (0..<schedule.sharedKeys).map { "shared\($0)" }
+				).violations
+		} catch {
+			violations.append("etcd's history could not be read: \(error)")
+		}
+		for (index, exits) in fleet.exits.sorted(by: { $0.key < $1.key }) {
+			if let last = exits.last, last.wasSignaled || last.status != 0 {
+				violations.append("machine \(index) exited with \(last)")
+			}
+		}
+		if !violations.isEmpty {
+			// What the machines reported (each `Defaults.Failure` goes to standard error): the first clue to a cause.
+			for (index, exits) in fleet.exits.sorted(by: { $0.key < $1.key }) {
+				let reports = exits.map(\.standardError).joined().trimmingCharacters(in: .whitespacesAndNewlines)
+				if !reports.isEmpty {
+					violations.append("(machine \(index) reported: \(reports.prefix(600)))")
+				}
+			}
+		}
+		let reports = (0..<schedule.machines).map { fleet.exits[$0, default: []].map(\.standardError).joined() }
+		let echoAttempts = FaultChecker.echoAttempts(logs: logs, reports: reports)
+		let convergedAt = logs.compactMap(\.lastView?.milliseconds).max().map { Double($0) / 1000 }
+		let healToConvergence = converged ? max(0, (convergedAt ?? 0) - healed.timeIntervalSince1970) : nil
+		return Outcome(
+			faults: faults, schedule: schedule, etcd: etcd, violations: violations, echoAttempts: echoAttempts,
+			healToConvergence: healToConvergence, revisions: state.revision)
+	}
+}
