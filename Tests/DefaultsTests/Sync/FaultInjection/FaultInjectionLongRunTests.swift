@@ -7,7 +7,7 @@ import Testing
 /// `DEFAULTS_FAULTS_SEED` fixes the seed (printed first, so that a failing run can be repeated);
 /// `DEFAULTS_FAULTS_MACHINES` changes the number of machines; `DEFAULTS_FAULTS_SKIP` names faults to leave out
 /// (comma-separated, such as `memberCutOff`).
-@Suite(.serialized) struct FaultInjectionLongRunTests {
+@Suite(.serialized, .requiresEtcd) struct FaultInjectionLongRunTests {
 	static let environment = ProcessInfo.processInfo.environment
 	static let seconds = environment["DEFAULTS_FAULTS_SECONDS"].flatMap(Double.init)
 

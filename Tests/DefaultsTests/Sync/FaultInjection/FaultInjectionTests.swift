@@ -7,7 +7,7 @@ import Testing
 /// `DEFAULTS_TEST_ETCD` or the installed one, and `DEFAULTS_TEST_ETCD_35`).
 ///
 /// Serialized: a scenario runs three etcd members and five machines, which is all two cores take.
-@Suite(.serialized) struct FaultInjectionTests {
+@Suite(.serialized, .requiresEtcd) struct FaultInjectionTests {
 	/// Fixed seeds, so that a failure here reproduces; `.ci/faults` runs random ones.
 	static func schedule(_ seed: UInt64) -> MachineFleet.Schedule {
 		MachineFleet.Schedule(seed: seed, removalPercent: 15)
