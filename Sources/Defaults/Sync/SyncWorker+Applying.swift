@@ -94,6 +94,9 @@ extension SyncWorker {
 
 	func apply(_ events: [Defaults.RemoteEvent], storedNames: Set<String>) {
 		let synced = currentNames
+		// Kept current as values are applied: a batch may change one key twice, and the second change must see the
+		// first as stored, or it takes it for a local edit and pushes it back (an echo, reported as a lost conflict).
+		var storedNames = storedNames
 		for event in events {
 			let (key, value, revision) = (event.key, event.value, event.revision)
 			guard let name = name(ofRemoteKey: key), synced.contains(name) else {
@@ -124,6 +127,7 @@ extension SyncWorker {
 				state.records[name] = .init(value: nil, modRevision: revision)
 				if local != nil {
 					Defaults.SyncEngine.applyRemoteValue(nil, forKey: name, in: store.store)
+					storedNames.remove(name)
 				}
 				continue
 			}
@@ -138,6 +142,7 @@ extension SyncWorker {
 			state.records[name] = .init(value: value, modRevision: revision)
 			if !Self.isEqual(local, stored) {
 				Defaults.SyncEngine.applyRemoteValue(stored, forKey: name, in: store.store)
+				storedNames.insert(name)
 			}
 		}
 	}
