@@ -39,7 +39,34 @@ extension SyncWorker {
 		return batches
 	}
 
+	/// Pushes what is pending, one pass at a time.
+	///
+	/// The session's loop, `synchronize()` and the exit push all call it, and the actor lets them interleave at every
+	/// `await`. Two passes pushing one key against one revision would race: the second would meet the first's commit,
+	/// take it for another machine's, and drop a local change made since as lost. A caller that finds a pass under way
+	/// waits for it, then runs a pass of its own, so that what it wrote before calling still goes out.
 	func pushPending(localChanges: LocalChanges) async throws {
+		while let running = pushPassInFlight {
+			_ = try? await running.value
+			if pushPassInFlight == running {
+				pushPassInFlight = nil
+			}
+		}
+		let pass = Task { try await self.pushPendingPass(localChanges: localChanges) }
+		pushPassInFlight = pass
+		defer {
+			if pushPassInFlight == pass {
+				pushPassInFlight = nil
+			}
+		}
+		try await withTaskCancellationHandler {
+			try await pass.value
+		} onCancel: {
+			pass.cancel()
+		}
+	}
+
+	private func pushPendingPass(localChanges: LocalChanges) async throws {
 		let changes = localChanges.pendingChanges()
 		// Nothing goes out before a lost state is rebuilt from the remote: the revisions to compare against are gone.
 		guard !changes.isEmpty, stateLoss == nil else {

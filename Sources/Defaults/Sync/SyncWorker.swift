@@ -27,6 +27,8 @@ actor SyncWorker {
 	/// Watches ended at once with "compacted", in a row: more than one means the remote keeps saying so, and the
 	/// engine waits between tries instead of reading the prefix in a loop.
 	var compactedInARow = 0
+	/// The push pass under way, if any (``pushPending(localChanges:)``: one at a time).
+	var pushPassInFlight: Task<Void, any Error>?
 	/// What the queue file holds; `nil` before the first write.
 	var queueOnDisk: SyncQueue?
 

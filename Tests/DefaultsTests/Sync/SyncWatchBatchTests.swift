@@ -63,3 +63,64 @@ final class BatchRemote: Defaults.RemoteKeyValueService, @unchecked Sendable {
 		}
 	}
 }
+
+/// Push passes run one at a time: `synchronize()` while the engine's own pass is under way waits for it.
+@Suite(.timeLimit(.minutes(1))) struct SyncPushPassTests {
+	@Test func synchronizeDuringAPushWaitsForItInsteadOfPushingTheSameKeyBesideIt() async throws {
+		let remote = SlowWritesRemote()
+		let store = Defaults.InMemoryStore()
+		let engine = Defaults.SyncEngine(remote: remote, prefix: "/p/", store: store)
+		engine.add(["a"])
+		engine.start()
+		defer { engine.stop() }
+		let deadline = ContinuousClock.now + .seconds(10)
+		while !engine.status.isConnected, ContinuousClock.now < deadline {
+			try await Task.sleep(for: .milliseconds(20))
+		}
+		store[Defaults.Key<String>("a", default: "", suite: store)] = "mine"
+		// While the engine's pass is in its slow write, two more passes are asked for.
+		try await Task.sleep(for: .milliseconds(100))
+		async let first = engine.synchronize()
+		async let second = engine.synchronize()
+		_ = await (first, second)
+		#expect(remote.writes.load(ordering: .relaxed) >= 1)
+		#expect(remote.mostAtOnce.load(ordering: .relaxed) == 1, "one write of a key at a time")
+	}
+}
+
+/// A remote whose writes take 300 ms and succeed; it counts them and the most that ran at once.
+final class SlowWritesRemote: Defaults.RemoteKeyValueService, @unchecked Sendable {
+	let writes = Atomic<Int>(0)
+	let running = Atomic<Int>(0)
+	let mostAtOnce = Atomic<Int>(0)
+	let revision = Atomic<Int64>(10)
+
+	func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
+		Defaults.RemoteSnapshot(entries: [], revision: 10)
+	}
+
+	func compareAndSwap(
+		key: String, value: Data?, expectedModRevision: Int64
+	) async throws -> Defaults.RemoteWriteResult {
+		.written(revision: try await slowWrite())
+	}
+
+	func compareAndSwap(all writes: [Defaults.RemoteWrite]) async throws -> Int64? {
+		try await slowWrite()
+	}
+
+	private func slowWrite() async throws -> Int64 {
+		let now = running.add(1, ordering: .relaxed).newValue
+		_ = mostAtOnce.max(now, ordering: .relaxed)
+		writes.add(1, ordering: .relaxed)
+		try await Task.sleep(for: .milliseconds(300))
+		running.subtract(1, ordering: .relaxed)
+		return revision.add(1, ordering: .relaxed).newValue
+	}
+
+	func watch(prefix: String, fromRevision revision: Int64) -> AsyncThrowingStream<[Defaults.RemoteEvent], any Error> {
+		AsyncThrowingStream { continuation in
+			continuation.yield([])
+		}
+	}
+}
