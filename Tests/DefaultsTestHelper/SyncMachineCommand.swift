@@ -1,5 +1,6 @@
 import Defaults
 import DefaultsEtcd
+import DefaultsTestSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -128,24 +129,3 @@ struct SyncMachine {
 #else
 	private let writeBytes = Darwin.write
 #endif
-
-/// SplitMix64: the same seed gives the same schedule on every platform.
-struct SeededRandom {
-	private var state: UInt64
-
-	init(seed: UInt64) {
-		state = seed
-	}
-
-	mutating func next() -> UInt64 {
-		state &+= 0x9E37_79B9_7F4A_7C15
-		var mixed = state
-		mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-		mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-		return mixed ^ (mixed >> 31)
-	}
-
-	mutating func next(below bound: UInt64) -> UInt64 {
-		next() % max(bound, 1)
-	}
-}

@@ -1,3 +1,4 @@
+import DefaultsTestSupport
 import Foundation
 import Testing
 
@@ -26,7 +27,7 @@ import Testing
 		print("fault injection: seed \(seed) (DEFAULTS_FAULTS_SEED=\(seed) repeats this run), \(seconds) s")
 		try #require(!etcds.isEmpty && !faults.isEmpty)
 
-		var random = FaultRoundRandom(seed: seed)
+		var random = SeededRandom(seed: seed)
 		let deadline = Date().addingTimeInterval(seconds)
 		var round = 0
 		var healTimes: [TimeInterval] = []
