@@ -170,7 +170,7 @@ private func registerNotifications() {
 		fixture.lastValue += 1
 		Defaults[fixture.key] = fixture.lastValue
 	} setup: {
-		ObservedKey(observers: 100)
+		ObservedKey<Int>(observers: 100)
 	}
 
 	Benchmark("Notify 100 observers / NotificationCenter.post") { benchmark, fixture in
@@ -183,14 +183,14 @@ private func registerNotifications() {
 		fixture.lastValue.age += 1
 		Defaults[fixture.key] = fixture.lastValue
 	} setup: {
-		ObservedStructKey(observers: 100)
+		ObservedKey<Profile>(observers: 100)
 	}
 
 	Benchmark("Notify 1,000 observers / Defaults.observe (InMemoryStore)") { benchmark, fixture in
 		fixture.lastValue += 1
 		Defaults[fixture.key] = fixture.lastValue
 	} setup: {
-		ObservedKey(observers: 1_000)
+		ObservedKey<Int>(observers: 1_000)
 	}
 
 	Benchmark("Notify 1,000 observers / NotificationCenter.post") { benchmark, fixture in

@@ -159,7 +159,7 @@ private func registerNotifications() {
 			Defaults[fixture.key] = index
 		}
 	} setup: {
-		ObservedKey(observers: 1)
+		ObservedKey<Int>(observers: 1)
 	}
 
 	Benchmark("Notify 1 observer / NotificationCenter.post") { benchmark, fixture in

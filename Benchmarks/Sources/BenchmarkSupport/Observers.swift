@@ -2,16 +2,20 @@ import Benchmark
 import Defaults
 import Foundation
 
-/// An `Int` key of an in-memory store with `observers` callbacks attached, each reading the new value.
-public final class ObservedKey: @unchecked Sendable {
-	public let key: Defaults.Key<Int>
+/// A key of an in-memory store with `observers` callbacks attached, each reading the new value.
+///
+/// An `Int` key's observers read the change by a cast; a `Codable` struct key's share one decoding of each change
+/// (`StoredChange`'s memo).
+public final class ObservedKey<Value: Defaults.Serializable>: @unchecked Sendable {
+	public let key: Defaults.Key<Value>
 	/// The last value written, for benchmarks that write a new one each time.
-	public var lastValue = 0
+	public var lastValue: Value
 	private let observations: [any Defaults.Observation]
 
-	public init(observers: Int) {
-		let key = Defaults.Key<Int>("observed", default: 0, suite: Defaults.InMemoryStore())
+	public init(_ name: String, default defaultValue: Value, observers: Int) {
+		let key = Defaults.Key<Value>(name, default: defaultValue, suite: Defaults.InMemoryStore())
 		self.key = key
+		self.lastValue = defaultValue
 		self.observations = (0..<observers).map { _ in
 			Defaults.observe(key, options: []) { change in
 				blackHole(change.newValue)
@@ -24,28 +28,17 @@ public final class ObservedKey: @unchecked Sendable {
 	}
 }
 
-/// A `Codable` struct key of an in-memory store with `observers` callbacks attached, each reading the new value:
-/// the observers share one decoding of each change (`StoredChange`'s memo), where an `Int` key's are casts.
-public final class ObservedStructKey: @unchecked Sendable {
-	public let key: Defaults.Key<Profile>
-	/// The last value written, for benchmarks that write a new one each time.
-	public var lastValue = Profile(name: "Ada", age: 36, email: "ada@example.com", isAdmin: false, score: 1.5)
-	private let observations: [any Defaults.Observation]
-
-	public init(observers: Int) {
-		let key = Defaults.Key<Profile>(
-			"observedProfile", default: Profile(name: "", age: 0, email: "", isAdmin: false, score: 0),
-			suite: Defaults.InMemoryStore())
-		self.key = key
-		self.observations = (0..<observers).map { _ in
-			Defaults.observe(key, options: []) { change in
-				blackHole(change.newValue)
-			}
-		}
+extension ObservedKey where Value == Int {
+	public convenience init(observers: Int) {
+		self.init("observed", default: 0, observers: observers)
 	}
+}
 
-	deinit {
-		observations.forEach { $0.invalidate() }
+extension ObservedKey where Value == Profile {
+	public convenience init(observers: Int) {
+		self.init(
+			"observedProfile", default: Profile(name: "Ada", age: 36, email: "ada@example.com", isAdmin: false, score: 1.5),
+			observers: observers)
 	}
 }
 
