@@ -37,7 +37,8 @@ extension ObservedKey where Value == Int {
 extension ObservedKey where Value == Profile {
 	public convenience init(observers: Int) {
 		self.init(
-			"observedProfile", default: Profile(name: "Ada", age: 36, email: "ada@example.com", isAdmin: false, score: 1.5),
+			"observedProfile",
+			default: Profile(name: "Ada", age: 36, email: "ada@example.com", isAdmin: false, score: 1.5),
 			observers: observers)
 	}
 }
