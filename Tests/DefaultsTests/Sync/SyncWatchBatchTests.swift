@@ -18,7 +18,8 @@ import Testing
 		engine.start()
 		defer { engine.stop() }
 
-		let deadline = ContinuousClock.now + .seconds(10)
+		// Generous: in the whole suite, hundreds of tests share two threads, and the engine's tasks wait their turn.
+		let deadline = ContinuousClock.now + .seconds(30)
 		while store.storedValue(forKey: "a") as? String != "two", ContinuousClock.now < deadline {
 			try await Task.sleep(for: .milliseconds(20))
 		}
@@ -73,10 +74,11 @@ final class BatchRemote: Defaults.RemoteKeyValueService, @unchecked Sendable {
 		engine.add(["a"])
 		engine.start()
 		defer { engine.stop() }
-		let deadline = ContinuousClock.now + .seconds(10)
+		let deadline = ContinuousClock.now + .seconds(30)
 		while !engine.status.isConnected, ContinuousClock.now < deadline {
 			try await Task.sleep(for: .milliseconds(20))
 		}
+		try #require(engine.status.isConnected)
 		store[Defaults.Key<String>("a", default: "", suite: store)] = "mine"
 		// While the engine's pass is in its slow write, two more passes are asked for.
 		try await Task.sleep(for: .milliseconds(100))
