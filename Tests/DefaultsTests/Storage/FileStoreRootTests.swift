@@ -125,6 +125,36 @@ struct FileStoreRootTests {
 		#expect(after == before, "root wrote through a folder swapped for a link: \(before) AFTER \(after)")
 	}
 
+	@Test func anExportRunAsRootThroughAUsersLinkChangesNothingOutsideTheUsersFolder() throws {
+		let target = system.appending(path: "target.conf")
+		chmod(target.path, 0o640)
+		// The user's own links in the user's own folder, which root follows, to root's file and to root's folder.
+		for (name, destination) in [("backup.plist", target), ("out", system)] {
+			let link = home.appending(path: name)
+			try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: destination.path)
+			try user.own(link)
+		}
+		var before = stat()
+		#expect(lstat(target.path, &before) == 0)
+		let snapshot = try FolderSnapshot(system)
+		let environment = ["HOME": home.path, "XDG_CONFIG_HOME": ""]
+		_ = try ChildProcess.run(
+			["write", "src", "k", "-string", "v"], executable: "defaults", environment: environment)
+		for destination in ["backup.plist", "out/target.conf"].map({ home.appending(path: $0).path }) {
+			for verb in ["export", "snapshot"] {
+				let result = try ChildProcess.run(
+					[verb, "src", destination], executable: "defaults", environment: environment)
+				#expect(result.status == 73, "\(verb) wrote through the user's link at \(destination): \(result)")
+				#expect(result.standardError.contains("cannot be written"), "\(result)")
+			}
+		}
+		var after = stat()
+		#expect(lstat(target.path, &after) == 0)
+		#expect(after.st_uid == before.st_uid && after.st_gid == before.st_gid && after.st_mode == before.st_mode)
+		#expect(try Data(contentsOf: target) == Data("precious=KEEP\n".utf8))
+		#expect(try FolderSnapshot(system) == snapshot, "root changed a file the user's link points at")
+	}
+
 	@Test func aLinkOwnedByAThirdUserIsNotFollowedByRoot() throws {
 		let dotfiles = home.appending(path: "dotfiles", directoryHint: .isDirectory)
 		try FileManager.default.createDirectory(at: dotfiles, withIntermediateDirectories: false)
