@@ -31,18 +31,6 @@ enum FileOwnership {
 		}
 	}
 
-	/// Gives the open file `descriptor` the owner and group of the folder at `folderPath`.
-	static func giveToOwnerOfFolder(descriptor: Int32, folderPath: String) {
-		guard geteuid() == 0 else {
-			return
-		}
-		var folder = stat()
-		guard stat(folderPath, &folder) == 0 else {
-			return
-		}
-		give(descriptor: descriptor, to: folder)
-	}
-
 	/// Gives the open file `descriptor` the owner and group of the open folder `folderDescriptor`.
 	static func giveToOwnerOfFolder(descriptor: Int32, folderDescriptor: Int32) {
 		guard geteuid() == 0 else {

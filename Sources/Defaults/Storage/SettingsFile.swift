@@ -206,16 +206,20 @@ package struct SettingsFile: Sendable {
 		defer { close(parent) }
 		for name in missing.reversed() {
 			existing += (existing.hasSuffix("/") ? "" : "/") + name
-			guard mkdirat(parent, name, 0o700) == 0 || errno == EEXIST else {
+			let isNew = mkdirat(parent, name, 0o700) == 0
+			guard isNew || errno == EEXIST else {
 				return "The folder \(existing) could not be created: \(String(cString: strerror(errno)))."
 			}
 			let descriptor = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 			guard descriptor >= 0 else {
 				return "The folder \(existing) could not be opened: \(String(cString: strerror(errno)))."
 			}
-			// The umask may have narrowed 0700 further; nothing may have widened it.
-			fchmod(descriptor, 0o700)
-			FileOwnership.giveToOwnerOfFolder(descriptor: descriptor, folderDescriptor: parent)
+			// The umask may have narrowed 0700 further; nothing may have widened it. A folder someone else made
+			// meanwhile is theirs, and left as it is.
+			if isNew {
+				fchmod(descriptor, 0o700)
+				FileOwnership.giveToOwnerOfFolder(descriptor: descriptor, folderDescriptor: parent)
+			}
 			close(parent)
 			parent = descriptor
 		}

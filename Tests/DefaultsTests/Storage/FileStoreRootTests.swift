@@ -155,6 +155,24 @@ struct FileStoreRootTests {
 		#expect(try FolderSnapshot(system) == snapshot, "root changed a file the user's link points at")
 	}
 
+	@Test func aHardLinkAtTheLockPathIsNeitherGivenAwayNorUsed() throws {
+		let target = system.appending(path: "target.conf")
+		chmod(target.path, 0o640)
+		// Root's file, linked by name into the user's folder where the lock of `app.plist` goes.
+		#expect(link(target.path, config.appending(path: ".app.plist.lock").path) == 0)
+		var before = stat()
+		#expect(lstat(target.path, &before) == 0)
+		let store = Defaults.FileStore.at(config.appending(path: "app.plist"))
+		store.setStoredValue("root", forKey: "written")
+		#expect(!store.flush(), "root used a hard link to its own file as the lock")
+		store.discardPendingChanges()
+		var after = stat()
+		#expect(lstat(target.path, &after) == 0)
+		#expect(after.st_uid == 0 && after.st_gid == before.st_gid && after.st_mode == before.st_mode)
+		#expect(try Data(contentsOf: target) == Data("precious=KEEP\n".utf8))
+		#expect(!FileManager.default.fileExists(atPath: config.appending(path: "app.plist").path))
+	}
+
 	@Test func aLinkOwnedByAThirdUserIsNotFollowedByRoot() throws {
 		let dotfiles = home.appending(path: "dotfiles", directoryHint: .isDirectory)
 		try FileManager.default.createDirectory(at: dotfiles, withIntermediateDirectories: false)
