@@ -173,6 +173,27 @@ struct FileStoreRootTests {
 		#expect(!FileManager.default.fileExists(atPath: config.appending(path: "app.plist").path))
 	}
 
+	@Test func aLinkSwappedInAtTheFileNameLendsItsTargetNeitherOwnerNorMode() throws {
+		let url = config.appending(path: "app.plist")
+		try PropertyListSerialization.data(fromPropertyList: ["kept": 1], format: .binary, options: 0).write(to: url)
+		try user.own(url)
+		let store = Defaults.FileStore.at(url)
+		#expect(store.storedValue(forKey: "kept") as? Int == 1)
+		let target = system.appending(path: "target.conf")
+		chmod(target.path, 0o644)
+		// After the store resolved the path, the user puts a link to root's file where the settings file was.
+		try FileManager.default.removeItem(at: url)
+		try FileManager.default.createSymbolicLink(atPath: url.path, withDestinationPath: target.path)
+		try user.own(url)
+		_ = try store.file.replace(with: ["written": "root"])
+		var status = stat()
+		#expect(lstat(url.path, &status) == 0)
+		#expect(status.st_mode & S_IFMT == S_IFREG)
+		#expect(status.st_uid == user.uid, "the new file took the owner of the link's target")
+		#expect(status.st_mode & 0o777 == 0o600, "the new file took the mode of the link's target")
+		#expect(try Data(contentsOf: target) == Data("precious=KEEP\n".utf8))
+	}
+
 	@Test func aLinkOwnedByAThirdUserIsNotFollowedByRoot() throws {
 		let dotfiles = home.appending(path: "dotfiles", directoryHint: .isDirectory)
 		try FileManager.default.createDirectory(at: dotfiles, withIntermediateDirectories: false)
