@@ -24,7 +24,8 @@ enum OutputFile {
 	static func write(_ data: Data, to path: String) throws(ToolError) {
 		let file = SettingsFile(url: URL(filePath: path, directoryHint: .notDirectory))
 		if let refusal = file.refusal(for: .change) {
-			throw failure(path, refusal)
+			let leads = file.path == path ? "" : "it leads to \(file.path), which is left alone: "
+			throw failure(path, leads + refusal)
 		}
 		var status = stat()
 		if lstat(file.path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
