@@ -14,29 +14,21 @@ import Foundation
 /// 0600: the user's own app could then neither read nor write its settings. Only root can give a file away, so for
 /// anyone else this does nothing.
 enum FileOwnership {
-	/// Gives the open file `descriptor` the owner and group of the file at `path`, or of the folder when there is no
-	/// file yet.
-	static func keep(descriptor: Int32, ownerOf path: String, orFolder folderPath: String) {
+	/// Gives the open file `descriptor` the owner and group of the file `existing` describes, or of the folder of
+	/// `anchor` when there is no file yet. Taken from what was read without following links, never from a path a
+	/// link at the file's name could redirect.
+	static func keep(descriptor: Int32, ownerOf existing: stat?, orFolderOf anchor: FolderAnchor) {
 		guard geteuid() == 0 else {
 			return
 		}
-		var existing = stat()
-		guard stat(path, &existing) == 0 || stat(folderPath, &existing) == 0 else {
-			return
-		}
-		give(descriptor: descriptor, to: existing)
-	}
-
-	/// Gives the open file `descriptor` the owner and group of the folder at `folderPath`.
-	static func giveToOwnerOfFolder(descriptor: Int32, folderPath: String) {
-		guard geteuid() == 0 else {
+		if let existing {
+			give(descriptor: descriptor, to: existing)
 			return
 		}
 		var folder = stat()
-		guard stat(folderPath, &folder) == 0 else {
-			return
+		if fstatat(anchor.descriptor, anchor.name("."), &folder, 0) == 0 {
+			give(descriptor: descriptor, to: folder)
 		}
-		give(descriptor: descriptor, to: folder)
 	}
 
 	/// Gives the open file `descriptor` the owner and group of the open folder `folderDescriptor`.

@@ -72,8 +72,8 @@ struct ResolvedSettingsPath: Equatable {
 				guard status.st_uid == 0 || status.st_uid == folderOwner else {
 					refusal =
 						"the symbolic link \(candidate) belongs to \(describeUser(status.st_uid)) and lies in a folder of "
-						+ "\(describeUser(folderOwner)); a process running as root follows a link only if it belongs to "
-						+ "root or to the folder's owner"
+						+ "\(describeUser(folderOwner)), and root does not follow such a link: a process running as root "
+						+ "follows a link only if it belongs to root or to the folder's owner"
 					return
 				}
 				if status.st_uid != 0 {

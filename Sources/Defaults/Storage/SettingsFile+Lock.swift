@@ -34,14 +34,26 @@ extension SettingsFile {
 			return "The file \(path) is not a regular file (\(FileOwnership.kind(of: status))); nothing is written to "
 				+ "it and no lock file is made beside it."
 		}
-		// Not following links: a link planted at the lock path must not make us create a file elsewhere.
-		descriptor = movedAboveStandardStreams(
-			openat(anchor.descriptor, anchor.name(lockName), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600))
+		// Not following links: a link planted at the lock path must not make us create a file elsewhere. Made afresh
+		// when it can be, since only a file this process made may be given to the folder's owner: a hard link to
+		// `/etc/shadow` planted at the lock path must not be handed to the user who planted it.
+		let flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK
+		var opened = openat(anchor.descriptor, anchor.name(lockName), flags | O_CREAT | O_EXCL, 0o600)
+		let isNew = opened >= 0
+		if opened < 0, errno == EEXIST {
+			opened = openat(anchor.descriptor, anchor.name(lockName), flags)
+		}
+		descriptor = movedAboveStandardStreams(opened)
 		guard descriptor >= 0 else {
 			let reason = errno == ELOOP ? "it is a symbolic link" : String(cString: strerror(errno))
 			return "The lock file \(lockPath) could not be opened: \(reason)."
 		}
-		FileOwnership.giveToOwnerOfFolder(descriptor: descriptor, folderPath: folderPath)
+		if isNew {
+			FileOwnership.keep(descriptor: descriptor, ownerOf: nil, orFolderOf: anchor)
+		} else if let reason = untrustedLockReason(descriptor, in: anchor) {
+			unlock(&descriptor)
+			return "The lock file \(lockPath) is not used, and nothing is written: \(reason)."
+		}
 		let deadline = ContinuousClock.now + limit
 		while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
 			guard errno == EWOULDBLOCK || errno == EINTR else {
@@ -55,6 +67,27 @@ extension SettingsFile {
 					+ "and are written at the next try."
 			}
 			usleep(10_000)
+		}
+		return nil
+	}
+
+	/// Why the lock file found open at `descriptor` is not one this package made, or `nil` when it may be: a
+	/// regular file with no other name, belonging to the folder's owner, to root or to this process's user.
+	private func untrustedLockReason(_ descriptor: Int32, in anchor: FolderAnchor) -> String? {
+		var status = stat()
+		var folder = stat()
+		guard fstat(descriptor, &status) == 0, fstatat(anchor.descriptor, anchor.name("."), &folder, 0) == 0 else {
+			return String(cString: strerror(errno))
+		}
+		guard status.st_mode & S_IFMT == S_IFREG else {
+			return "it is \(FileOwnership.kind(of: status))"
+		}
+		guard status.st_nlink == 1 else {
+			return "it has \(status.st_nlink) names (a hard link to another file)"
+		}
+		guard [folder.st_uid, 0, geteuid()].contains(status.st_uid) else {
+			return
+				"it belongs to \(describeUser(status.st_uid)), not to the folder's owner \(describeUser(folder.st_uid))"
 		}
 		return nil
 	}

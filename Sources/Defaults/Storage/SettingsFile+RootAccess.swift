@@ -15,7 +15,7 @@ import Foundation
 /// moving a file aside; creating a folder), so that a link or folder swapped in after the store opened is caught
 /// at the next operation.
 extension SettingsFile {
-	enum RootAccess {
+	package enum RootAccess {
 		/// Reading the file.
 		case read
 		/// Creating files beside it (the lock, a temporary file, a folder), replacing it, moving it aside.
@@ -24,7 +24,7 @@ extension SettingsFile {
 
 	/// Why the store must not do `access` to the file, as a clause to follow "the file is left alone:"; `nil` when
 	/// it may. A path whose links could not be resolved is refused to everyone; the guardians' rights bind only root.
-	func refusal(for access: RootAccess) -> String? {
+	package func refusal(for access: RootAccess) -> String? {
 		if let refusal = resolution.refusal {
 			return refusal
 		}

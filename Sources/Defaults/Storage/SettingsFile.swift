@@ -66,8 +66,8 @@ package struct SettingsFile: Sendable {
 			return .inaccessible(reason: anchorRefusal ?? "")
 		}
 		// Non-blocking: opening a FIFO for reading would otherwise wait forever for a writer.
-		let descriptor = openat(
-			anchor.descriptor, anchor.name(fileName), O_RDONLY | O_CLOEXEC | O_NONBLOCK | anchor.noFollow)
+		let descriptor = movedAboveStandardStreams(
+			openat(anchor.descriptor, anchor.name(fileName), O_RDONLY | O_CLOEXEC | O_NONBLOCK | anchor.noFollow))
 		anchor.release()
 		guard descriptor >= 0 else {
 			return errno == ENOENT ? .missing : .inaccessible(reason: String(cString: strerror(errno)))
@@ -206,16 +206,20 @@ package struct SettingsFile: Sendable {
 		defer { close(parent) }
 		for name in missing.reversed() {
 			existing += (existing.hasSuffix("/") ? "" : "/") + name
-			guard mkdirat(parent, name, 0o700) == 0 || errno == EEXIST else {
+			let isNew = mkdirat(parent, name, 0o700) == 0
+			guard isNew || errno == EEXIST else {
 				return "The folder \(existing) could not be created: \(String(cString: strerror(errno)))."
 			}
 			let descriptor = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 			guard descriptor >= 0 else {
 				return "The folder \(existing) could not be opened: \(String(cString: strerror(errno)))."
 			}
-			// The umask may have narrowed 0700 further; nothing may have widened it.
-			fchmod(descriptor, 0o700)
-			FileOwnership.giveToOwnerOfFolder(descriptor: descriptor, folderDescriptor: parent)
+			// The umask may have narrowed 0700 further; nothing may have widened it. A folder someone else made
+			// meanwhile is theirs, and left as it is.
+			if isNew {
+				fchmod(descriptor, 0o700)
+				FileOwnership.giveToOwnerOfFolder(descriptor: descriptor, folderDescriptor: parent)
+			}
 			close(parent)
 			parent = descriptor
 		}
@@ -257,18 +261,30 @@ package struct SettingsFile: Sendable {
 				description: "the settings take \(data.count) bytes, more than the \(Self.maximumByteCount >> 20) MiB "
 					+ "a settings file may hold")
 		}
+		return try replace(withBytes: data)
+	}
+
+	/// Writes `data` to a temporary file in the same folder, syncs it and renames it over the file, as
+	/// ``replace(with:)`` does, in the folder opened without following links when root works for other users.
+	/// Callers check ``refusal(for:)`` first.
+	///
+	/// - Returns: the identity of the new file.
+	package func replace(withBytes data: Data) throws -> FileIdentity {
 		let (openedAnchor, anchorRefusal) = FolderAnchor.opened(for: self)
 		guard let anchor = openedAnchor else {
 			throw WriteError(description: anchorRefusal ?? "")
 		}
 		defer { anchor.release() }
+		// Not following a link at the file's name: its target's owner and mode are not the file's.
 		var existing = stat()
-		let fileIsThere = fstatat(anchor.descriptor, anchor.name(fileName), &existing, 0) == 0
+		let fileIsThere =
+			fstatat(anchor.descriptor, anchor.name(fileName), &existing, AT_SYMLINK_NOFOLLOW) == 0
+			&& existing.st_mode & S_IFMT == S_IFREG
 		let mode = fileIsThere ? mode_t(existing.st_mode) & 0o777 : 0o600
 		let temporaryName = temporaryPrefix + "\(getpid())-\(UInt32.random(in: .min ... .max))"
 		let temporaryPath = folderPath + "/" + temporaryName
-		let descriptor = openat(
-			anchor.descriptor, anchor.name(temporaryName), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+		let descriptor = movedAboveStandardStreams(
+			openat(anchor.descriptor, anchor.name(temporaryName), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600))
 		guard descriptor >= 0 else {
 			throw WriteError.posix("create", temporaryPath)
 		}
@@ -283,7 +299,7 @@ package struct SettingsFile: Sendable {
 			// The umask must not widen or narrow an existing file's permissions.
 			fchmod(descriptor, mode)
 			// A write as root (`sudo app`) must not take the file from its owner.
-			FileOwnership.keep(descriptor: descriptor, ownerOf: path, orFolder: folderPath)
+			FileOwnership.keep(descriptor: descriptor, ownerOf: fileIsThere ? existing : nil, orFolderOf: anchor)
 			guard writeAll(data, to: descriptor) else {
 				throw WriteError.posix("write", temporaryPath)
 			}

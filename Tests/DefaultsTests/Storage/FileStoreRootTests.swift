@@ -125,6 +125,75 @@ struct FileStoreRootTests {
 		#expect(after == before, "root wrote through a folder swapped for a link: \(before) AFTER \(after)")
 	}
 
+	@Test func anExportRunAsRootThroughAUsersLinkChangesNothingOutsideTheUsersFolder() throws {
+		let target = system.appending(path: "target.conf")
+		chmod(target.path, 0o640)
+		// The user's own links in the user's own folder, which root follows, to root's file and to root's folder.
+		for (name, destination) in [("backup.plist", target), ("out", system)] {
+			let link = home.appending(path: name)
+			try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: destination.path)
+			try user.own(link)
+		}
+		var before = stat()
+		#expect(lstat(target.path, &before) == 0)
+		let snapshot = try FolderSnapshot(system)
+		let environment = ["HOME": home.path, "XDG_CONFIG_HOME": ""]
+		_ = try ChildProcess.run(
+			["write", "src", "k", "-string", "v"], executable: "defaults", environment: environment)
+		for destination in ["backup.plist", "out/target.conf"].map({ home.appending(path: $0).path }) {
+			for verb in ["export", "snapshot"] {
+				let result = try ChildProcess.run(
+					[verb, "src", destination], executable: "defaults", environment: environment)
+				#expect(result.status == 73, "\(verb) wrote through the user's link at \(destination): \(result)")
+				#expect(result.standardError.contains("cannot be written"), "\(result)")
+			}
+		}
+		var after = stat()
+		#expect(lstat(target.path, &after) == 0)
+		#expect(after.st_uid == before.st_uid && after.st_gid == before.st_gid && after.st_mode == before.st_mode)
+		#expect(try Data(contentsOf: target) == Data("precious=KEEP\n".utf8))
+		#expect(try FolderSnapshot(system) == snapshot, "root changed a file the user's link points at")
+	}
+
+	@Test func aHardLinkAtTheLockPathIsNeitherGivenAwayNorUsed() throws {
+		let target = system.appending(path: "target.conf")
+		chmod(target.path, 0o640)
+		// Root's file, linked by name into the user's folder where the lock of `app.plist` goes.
+		#expect(link(target.path, config.appending(path: ".app.plist.lock").path) == 0)
+		var before = stat()
+		#expect(lstat(target.path, &before) == 0)
+		let store = Defaults.FileStore.at(config.appending(path: "app.plist"))
+		store.setStoredValue("root", forKey: "written")
+		#expect(!store.flush(), "root used a hard link to its own file as the lock")
+		store.discardPendingChanges()
+		var after = stat()
+		#expect(lstat(target.path, &after) == 0)
+		#expect(after.st_uid == 0 && after.st_gid == before.st_gid && after.st_mode == before.st_mode)
+		#expect(try Data(contentsOf: target) == Data("precious=KEEP\n".utf8))
+		#expect(!FileManager.default.fileExists(atPath: config.appending(path: "app.plist").path))
+	}
+
+	@Test func aLinkSwappedInAtTheFileNameLendsItsTargetNeitherOwnerNorMode() throws {
+		let url = config.appending(path: "app.plist")
+		try PropertyListSerialization.data(fromPropertyList: ["kept": 1], format: .binary, options: 0).write(to: url)
+		try user.own(url)
+		let store = Defaults.FileStore.at(url)
+		#expect(store.storedValue(forKey: "kept") as? Int == 1)
+		let target = system.appending(path: "target.conf")
+		chmod(target.path, 0o644)
+		// After the store resolved the path, the user puts a link to root's file where the settings file was.
+		try FileManager.default.removeItem(at: url)
+		try FileManager.default.createSymbolicLink(atPath: url.path, withDestinationPath: target.path)
+		try user.own(url)
+		_ = try store.file.replace(with: ["written": "root"])
+		var status = stat()
+		#expect(lstat(url.path, &status) == 0)
+		#expect(status.st_mode & S_IFMT == S_IFREG)
+		#expect(status.st_uid == user.uid, "the new file took the owner of the link's target")
+		#expect(status.st_mode & 0o777 == 0o600, "the new file took the mode of the link's target")
+		#expect(try Data(contentsOf: target) == Data("precious=KEEP\n".utf8))
+	}
+
 	@Test func aLinkOwnedByAThirdUserIsNotFollowedByRoot() throws {
 		let dotfiles = home.appending(path: "dotfiles", directoryHint: .isDirectory)
 		try FileManager.default.createDirectory(at: dotfiles, withIntermediateDirectories: false)

@@ -130,6 +130,14 @@ import Testing
 		#expect((written as? [String: Any])?.count == 3)
 	}
 
+	@Test func anExportOverASetuidFileDropsTheSetuidAndSetgidBits() throws {
+		let output = tool.folder.file("setuid.plist")
+		try Data("old".utf8).write(to: output)
+		#expect(chmod(output.path, 0o6750) == 0)
+		try tool.succeed("export", "app", output.path)
+		#expect(mode(output) & 0o7777 == 0o750)
+	}
+
 	@Test func aNewExportIsReadableByItsOwnerOnly() throws {
 		let output = tool.folder.file("new.plist")
 		try tool.succeed("export", "app", output.path)
