@@ -66,7 +66,14 @@ import Testing
 		try await expectNothingLost(.settingsFileLoss, etcd, seed: 8)
 	}
 
-	@Test(.timeLimit(.minutes(1)), arguments: etcds)
+	/// Failed 1 run in 7 with defect 4's signature (machine 0's own key back on m0.1.13 although m0.1.38 was
+	/// acknowledged, etcd 3.4).
+	@Test(
+		.disabled(
+			if: !waitingScenariosRun,
+			"waiting for issue 18 defect 4: a push etcd committed after its reply was lost beats the machine's newer writes"
+		),
+		.timeLimit(.minutes(1)), arguments: etcds)
 	func aPausedLeaderLosesNothing(etcd: URL) async throws {
 		try await expectNothingLost(.memberPause, etcd, seed: 3)
 	}
