@@ -142,9 +142,11 @@ extension Defaults.FileStore {
 		memory.withLock { !$0.dirtyKeys.isEmpty }
 	}
 
-	/// Waits for a flush that is under way: it took the changes it writes out of the pending set, so they are not
-	/// pending, but not on disk either. Bounded, as a flush's wait for the lock is.
-	func waitForFlushUnderWay() {
-		disk.withLock { _ in }
+	/// Whether changes wait to be written, asked under the disk lock, so with no flush under way. A flush takes the
+	/// changes it writes out of the pending set before it writes them: asked without the lock, the answer could be
+	/// "none" while a flush that began a moment after a wait for the lock is still writing them, and a termination
+	/// would end the process before they reached the disk. Bounded, as a flush's wait for the lock is.
+	var hasPendingChangesOnceNoFlushIsUnderWay: Bool {
+		disk.withLock { _ in hasPendingChanges }
 	}
 }

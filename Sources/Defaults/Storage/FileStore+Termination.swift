@@ -30,8 +30,7 @@ extension Defaults.FileStore {
 	public static func flushAll() -> Bool {
 		var isWritten = true
 		for store in FileStoreRegistry.allStores() {
-			store.waitForFlushUnderWay()
-			if store.hasPendingChanges, !store.flush() {
+			if store.hasPendingChangesOnceNoFlushIsUnderWay, !store.flush() {
 				isWritten = false
 			}
 		}
