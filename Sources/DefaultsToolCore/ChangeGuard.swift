@@ -57,8 +57,10 @@ enum ChangeGuard {
 		raise(number)
 	}
 
-	private static let idle: Int32 = 0
-	private static let changing: Int32 = 1
+	// Computed, not stored: a stored static may be initialised lazily (through `swift_once`, which is not
+	// async-signal-safe) on its first read, and that read may be the handler's.
+	private static var idle: Int32 { 0 }
+	private static var changing: Int32 { 1 }
 }
 
 /// `idle`, `changing`, or `changing` plus the number of a signal that came during the change.
