@@ -112,7 +112,12 @@ import Testing
 			})
 		#expect(parent.standardOutputSoFar.contains("child flushed true"), "\(parent.standardOutputSoFar)")
 		let child = try #require(childID)
-		defer { _ = Foundation.kill(child, SIGKILL) }
+		defer {
+			// Only while the parent has not reaped it: after "child signaled" its pid may belong to anyone.
+			if !parent.standardOutputSoFar.contains("child signaled") {
+				_ = Foundation.kill(child, SIGKILL)
+			}
+		}
 		#expect(Foundation.kill(child, SIGTERM) == 0)
 		#expect(waitUntil(seconds: 15) { parent.standardOutputSoFar.contains("child signaled") || !parent.isRunning })
 		#expect(parent.standardOutputSoFar.contains("child signaled \(SIGTERM)"), "\(parent.standardOutputSoFar)")
