@@ -30,24 +30,12 @@ enum OutputFile {
 		var status = stat()
 		if lstat(file.path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
 			throw failure(
-				path, "\(file.path) is \(kind(of: status.st_mode)), not a regular file; it was left as it is")
+				path, "\(file.path) is \(FileOwnership.kind(of: status)), not a regular file; it was left as it is")
 		}
 		do {
 			_ = try file.replace(withBytes: data)
 		} catch {
 			throw failure(path, "\(error)")
-		}
-	}
-
-	private static func kind(of mode: mode_t) -> String {
-		switch mode & S_IFMT {
-		case S_IFCHR: "a character device"
-		case S_IFBLK: "a block device"
-		case S_IFIFO: "a FIFO"
-		case S_IFSOCK: "a socket"
-		case S_IFDIR: "a folder"
-		case S_IFLNK: "a symbolic link"
-		default: "not a regular file"
 		}
 	}
 

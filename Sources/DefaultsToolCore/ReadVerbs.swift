@@ -73,7 +73,7 @@ extension Verb.Declaration {
 		guard let value = try domain.values(mustExist: true)[key] else {
 			throw .notFound("The domain/default pair of (\(domain.name), \(key)) does not exist.")
 		}
-		let type = TextFormat.typeName(value)
+		let type = Defaults.PropertyList.typeName(of: value)
 		Output.line(arguments.isJSON ? JSONFormat.string(type) : "Type is \(type)")
 		return .success
 	}

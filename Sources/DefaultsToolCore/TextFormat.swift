@@ -23,19 +23,4 @@ enum TextFormat {
 	static func compact(_ value: Any) -> String {
 		Defaults.PropertyList.Printer(.openStep).text(of: value)
 	}
-
-	/// The type word macOS `defaults read-type` prints for a value.
-	static func typeName(_ value: Any) -> String {
-		switch value {
-		case is Bool: "boolean"
-		case is Int, is UInt64: "integer"
-		case is Double: "float"
-		case is String: "string"
-		case is Date: "date"
-		case is Data: "data"
-		case is [Any]: "array"
-		case is [String: Any]: "dictionary"
-		default: "unknown"
-		}
-	}
 }

@@ -43,7 +43,7 @@ extension Verb.Declaration {
 			let current = store.storedValue(forKey: key) ?? [Any]()
 			guard let array = current as? [Any] else {
 				throw .badValue(
-					"The value of \(key) in \(domain.name) is a \(TextFormat.typeName(current)), not an array; "
+					"The value of \(key) in \(domain.name) is a \(Defaults.PropertyList.typeName(of: current)), not an array; "
 						+ "nothing was written.")
 			}
 			value = array + elements
@@ -51,7 +51,7 @@ extension Verb.Declaration {
 			let current = store.storedValue(forKey: key) ?? [String: Any]()
 			guard let dictionary = current as? [String: Any] else {
 				throw .badValue(
-					"The value of \(key) in \(domain.name) is a \(TextFormat.typeName(current)), not a dictionary; "
+					"The value of \(key) in \(domain.name) is a \(Defaults.PropertyList.typeName(of: current)), not a dictionary; "
 						+ "nothing was written.")
 			}
 			value = dictionary.merging(entries) { _, new in new }

@@ -32,7 +32,7 @@ enum KeyDeclarations {
 		let stored = StoredForm.unwrappingOptional(valueType)
 		let declaration = Declaration(
 			store: store, valueType: ObjectIdentifier(stored), typeName: String(describing: stored),
-			storedKind: storedDefault.map(propertyListKind))
+			storedKind: storedDefault.map(Defaults.PropertyList.typeName(of:)))
 		let storeIdentifier = ObjectIdentifier(store)
 		let otherTypeName = declarations.withLock { declarations -> String? in
 			var entries = declarations[name, default: []].filter { $0.store != nil }
@@ -59,20 +59,5 @@ enum KeyDeclarations {
 				message:
 					"The key name '\(name)' is declared twice in the same store, as \(otherTypeName) and as \(declaration.typeName). Both keys read and write one stored value, so each finds the other's value (or registered default) in a form it cannot decode. Give one of them another name."
 			))
-	}
-
-	/// The kind of a stored (property-list) value, as a reader of the file sees it.
-	static func propertyListKind(of value: Any) -> String {
-		switch value {
-		case is Bool: "boolean"
-		case is String: "string"
-		case is Data: "data"
-		case is Date: "date"
-		case is any BinaryInteger: "integer"
-		case is any BinaryFloatingPoint: "real"
-		case is [Any]: "array"
-		case is [String: Any]: "dictionary"
-		default: String(describing: type(of: value))
-		}
 	}
 }

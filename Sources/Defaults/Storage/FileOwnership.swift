@@ -13,7 +13,7 @@ import Foundation
 /// After `sudo app` or `sudo defaults write` with the user's `HOME`, a file replaced by root would be root's, mode
 /// 0600: the user's own app could then neither read nor write its settings. Only root can give a file away, so for
 /// anyone else this does nothing.
-enum FileOwnership {
+package enum FileOwnership {
 	/// Gives the open file `descriptor` the owner and group of the file `existing` describes, or of the folder of
 	/// `anchor` when there is no file yet. Taken from what was read without following links, never from a path a
 	/// link at the file's name could redirect.
@@ -52,7 +52,7 @@ enum FileOwnership {
 	}
 
 	/// What kind of file `status` describes, for messages.
-	static func kind(of status: stat) -> String {
+	package static func kind(of status: stat) -> String {
 		switch status.st_mode & S_IFMT {
 		case S_IFIFO: "a FIFO"
 		case S_IFDIR: "a folder"

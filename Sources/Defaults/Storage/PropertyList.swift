@@ -15,6 +15,23 @@ extension Defaults {
 	/// | strings, data, dates | `String`, `Data`, `Date` |
 	/// | arrays, dictionaries | `[Any]`, `[String: Any]` of the above |
 	public enum PropertyList {
+		/// The type word of a stored value, as macOS `defaults read-type` prints it: string, integer, float, boolean,
+		/// date, data, array or dictionary (`unknown` for anything else). Every integer width is an integer and every
+		/// floating-point width a float, as a reader of the file sees them.
+		package static func typeName(of value: Any) -> String {
+			switch value {
+			case is Bool: "boolean"
+			case is any BinaryInteger: "integer"
+			case is any BinaryFloatingPoint: "float"
+			case is String: "string"
+			case is Date: "date"
+			case is Data: "data"
+			case is [Any]: "array"
+			case is [String: Any]: "dictionary"
+			default: "unknown"
+			}
+		}
+
 		/// A value that cannot be stored as a property list.
 		public struct Error: Swift.Error, Sendable, CustomStringConvertible {
 			/// Where in the value the problem is, such as `[2]["name"]`; empty at the top level.
