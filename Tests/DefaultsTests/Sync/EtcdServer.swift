@@ -239,27 +239,35 @@ final class EtcdServer: @unchecked Sendable {
 
 	/// A loopback port nobody listens on now: the kernel picks it for a socket bound to port 0.
 	static func freePort() throws -> Int {
+		let (descriptor, port) = try loopbackSocket(listening: false)
+		close(descriptor)
+		return port
+	}
+
+	/// A TCP socket bound to a loopback port the kernel picks, listening when asked, and that port; the caller closes
+	/// the socket.
+	static func loopbackSocket(listening: Bool) throws -> (descriptor: Int32, port: Int) {
 		#if canImport(Glibc)
-			let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+			let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
 		#else
-			let socketDescriptor = socket(AF_INET, SOCK_STREAM, 0)
+			let descriptor = socket(AF_INET, SOCK_STREAM, 0)
 		#endif
-		defer { close(socketDescriptor) }
 		var address = sockaddr_in()
 		address.sin_family = sa_family_t(AF_INET)
 		address.sin_port = 0
 		address.sin_addr.s_addr = inet_addr("127.0.0.1")
 		var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-		let bound = withUnsafeMutablePointer(to: &address) { pointer in
+		let isBound = withUnsafeMutablePointer(to: &address) { pointer in
 			pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-				bind(socketDescriptor, socketAddress, length) == 0
-					&& getsockname(socketDescriptor, socketAddress, &length) == 0
+				bind(descriptor, socketAddress, length) == 0 && (!listening || listen(descriptor, 16) == 0)
+					&& getsockname(descriptor, socketAddress, &length) == 0
 			}
 		}
-		guard bound else {
+		guard isBound else {
+			close(descriptor)
 			throw POSIXError(.EADDRINUSE)
 		}
-		return Int(UInt16(bigEndian: address.sin_port))
+		return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
 	}
 }
 

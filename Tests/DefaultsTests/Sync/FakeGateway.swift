@@ -25,28 +25,9 @@ final class FakeGateway: Sendable {
 	var requestHeads: [String] { log.heads.withLock { $0 } }
 
 	init(reply: @escaping @Sendable (_ path: String) -> String) throws {
-		#if canImport(Glibc)
-			let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-		#else
-			let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-		#endif
-		var address = sockaddr_in()
-		address.sin_family = sa_family_t(AF_INET)
-		address.sin_port = 0
-		address.sin_addr.s_addr = inet_addr("127.0.0.1")
-		var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-		let isListening = withUnsafeMutablePointer(to: &address) { pointer in
-			pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-				bind(descriptor, socketAddress, length) == 0 && listen(descriptor, 16) == 0
-					&& getsockname(descriptor, socketAddress, &length) == 0
-			}
-		}
-		guard isListening else {
-			close(descriptor)
-			throw POSIXError(.EADDRINUSE)
-		}
+		let (descriptor, port) = try EtcdServer.loopbackSocket(listening: true)
 		self.listener = descriptor
-		self.port = Int(UInt16(bigEndian: address.sin_port))
+		self.port = port
 		Thread.detachNewThread { [log] in
 			while true {
 				let connection = accept(descriptor, nil, nil)
