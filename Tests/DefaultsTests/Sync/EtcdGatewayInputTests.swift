@@ -111,9 +111,10 @@ import Testing
 }
 
 /// A remote whose read answers revision 10 with nothing, and whose watch sends `watchEvents` (then stays open) or,
-/// when there are none, says the history is compacted.
+/// when there are none, says the history is compacted. It counts the reads and the writes it is asked for.
 final class ScriptedRemote: Defaults.RemoteKeyValueService, @unchecked Sendable {
 	let reads = Atomic<Int>(0)
+	let writes = Atomic<Int>(0)
 	var watchEvents: [Defaults.RemoteEvent] = []
 
 	func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
@@ -124,11 +125,13 @@ final class ScriptedRemote: Defaults.RemoteKeyValueService, @unchecked Sendable 
 	func compareAndSwap(
 		key: String, value: Data?, expectedModRevision: Int64
 	) async throws -> Defaults.RemoteWriteResult {
-		.written(revision: 11)
+		writes.add(1, ordering: .relaxed)
+		return .written(revision: 11)
 	}
 
 	func compareAndSwap(all writes: [Defaults.RemoteWrite]) async throws -> Int64? {
-		11
+		self.writes.add(writes.count, ordering: .relaxed)
+		return 11
 	}
 
 	func watch(prefix: String, fromRevision revision: Int64) -> AsyncThrowingStream<[Defaults.RemoteEvent], any Error> {
