@@ -115,11 +115,11 @@ extension Defaults {
 			self.storesAsIs =
 				bridge == nil && Value.isNativelySupportedType && StoredForm.isNormalizedScalarType(Value.self)
 			super.init(name: name, suite: suite)
-			KeyDeclarations.record(
-				name: name, store: suite, valueType: Value.self,
-				storedDefault: staticDefault.flatMap { try? self.bridge.storedForm(of: $0) })
-			if let staticDefault {
-				register(staticDefault)
+			// Encoded once, for the declaration check and for the registration.
+			let storedDefault = staticDefault.flatMap { try? self.bridge.storedForm(of: $0) }
+			KeyDeclarations.record(name: name, store: suite, valueType: Value.self, storedDefault: storedDefault)
+			if let storedDefault {
+				suite.registerDefaultValues([name: storedDefault])
 			}
 		}
 
@@ -198,13 +198,6 @@ extension Defaults {
 			self.init(
 				name: name, suite: suite, staticDefault: nil, dynamicDefault: DynamicDefault(defaultValue),
 				bridge: bridge, alsoReading: alsoReading)
-		}
-
-		private func register(_ value: Value) {
-			guard let stored = try? bridge.storedForm(of: value) else {
-				return
-			}
-			suite.registerDefaultValues([name: stored])
 		}
 	}
 }
