@@ -21,9 +21,11 @@ actor SyncWorker {
 	var lastError: String?
 	var pendingCount = 0
 	var reportedUnreadable: Set<String> = []
-	/// Keys changed remotely while they had a local change waiting: their next push must go out (and lose) even if
-	/// the local change was undone meanwhile, so that the remote value is applied.
-	var staleNames: Set<String> = []
+	/// The latest remote change of each key that had a local change waiting when it came, held back until the key's
+	/// push settles which wins. A key here is pushed (and loses) even if the local change was undone meanwhile. The
+	/// change itself is kept, not only the key's name: the conflict reply of a push may describe an older remote state
+	/// than the watch already delivered, and a change the watch delivered is never delivered again.
+	var heldBackRemoteChanges: [String: Defaults.RemoteEvent] = [:]
 	/// Watches ended at once with "compacted", in a row: more than one means the remote keeps saying so, and the
 	/// engine waits between tries instead of reading the prefix in a loop.
 	var compactedInARow = 0
