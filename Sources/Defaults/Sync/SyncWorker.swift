@@ -150,8 +150,44 @@ actor SyncWorker {
 					delay = min(delay * 2, Self.longestRetryDelay(after: error))
 				}
 				didDisconnect(error)
-				try? await Task.sleep(for: delay)
+				await waitToRetry(for: delay, wake: wake)
 			}
+		}
+	}
+
+	/// Waits `delay` before the next try, writing the queue at every local change meanwhile: no push pass runs while
+	/// the remote is unreachable, and a change made offline must be on disk as one this machine made on purpose before
+	/// a signal can end the program (else a removal comes back at the next start as a lost file's key).
+	func waitToRetry(for delay: Duration, wake: WakeSignal) async {
+		let deadline = ContinuousClock.now + delay
+		while !Task.isCancelled, ContinuousClock.now < deadline {
+			let woken = await withTaskGroup(of: Bool.self) { group in
+				group.addTask {
+					await wake.wait()
+					return true
+				}
+				group.addTask {
+					try? await Task.sleep(until: deadline)
+					return false
+				}
+				defer { group.cancelAll() }
+				return await group.next() ?? false
+			}
+			guard woken else {
+				return
+			}
+			recordQueuedChanges(localChanges.pendingChanges())
+			saveQueue()
+		}
+	}
+
+	/// Adds to the queue the synced keys with a change written or removed through the package in this process: a
+	/// wish, whatever the remote says later. Changes heard by name (another process's, a key newly synced) are left
+	/// to the push pass, which tells a lost settings file from a removal and a new key from an edit.
+	func recordQueuedChanges(_ changes: [String: (generation: Int, isWrittenHere: Bool)]) {
+		let synced = currentNames
+		for (name, change) in changes where change.isWrittenHere && synced.contains(name) {
+			queue.names.insert(name)
 		}
 	}
 
