@@ -54,7 +54,7 @@ extension SyncWorker {
 			if queue.names.contains(name) {
 				let entry = current[name]
 				state.records[name] = .init(value: entry?.value, modRevision: entry?.modRevision ?? 0)
-				localChanges.note(name)
+				noteLocalChange(name)
 				kept.append(name)
 				continue
 			}
@@ -114,7 +114,7 @@ extension SyncWorker {
 				state.records[name] = .init(value: value, modRevision: revision)
 				heldBackRemoteChanges[name] = nil
 				if !Self.isEqual(local, value.flatMap(SyncedValueCoding.decode)) {
-					localChanges.note(name)
+					noteLocalChange(name)
 				}
 				continue
 			}

@@ -216,7 +216,7 @@ extension SyncWorker {
 		// committed though its reply was lost): the push compared against a revision this machine no longer holds, so
 		// it decided nothing. The local value goes out again at the next pass, against the new revision.
 		if (record?.expectedModRevision ?? 0) != push.expectedModRevision {
-			localChanges.note(push.name)
+			noteLocalChange(push.name)
 			return
 		}
 		// This machine's own earlier push, committed though its reply was lost: agreed on it, and the newer local
@@ -226,7 +226,7 @@ extension SyncWorker {
 		{
 			state.records[push.name] = .init(
 				value: current?.value, modRevision: current?.modRevision ?? max(1, state.revision))
-			localChanges.note(push.name)
+			noteLocalChange(push.name)
 			applyHeldBackRemoteChange(of: push.name)
 			return
 		}

@@ -33,6 +33,8 @@ actor SyncWorker {
 	var pushPassInFlight: Task<Void, any Error>?
 	/// What the queue file holds; `nil` before the first write.
 	var queueOnDisk: SyncQueue?
+	/// The background loop's wake-up, once it runs.
+	var wake: WakeSignal?
 
 	struct Names {
 		var synced: Set<String> = []
@@ -105,6 +107,7 @@ actor SyncWorker {
 	}
 
 	func run(wake: WakeSignal, localChanges: LocalChanges) async {
+		self.wake = wake
 		var delay = Self.firstRetryDelay
 		// Resumes the watch from the saved revision when it can; new keys or no revision yet need a full read.
 		var needsFullRead = false
@@ -286,6 +289,13 @@ actor SyncWorker {
 				))
 		}
 		publish()
+	}
+
+	/// Counts a change of `name` the engine itself found (the local value must go out again) and wakes the loop: no
+	/// local write may come to wake it.
+	func noteLocalChange(_ name: String) {
+		localChanges.note(name)
+		wake?.signal()
 	}
 
 	func updatePendingCount(_ count: Int) {
