@@ -17,7 +17,7 @@ extension Defaults.FileStore {
 		}
 		failures.forEach(Defaults.report)
 		if !changedKeys.isEmpty {
-			didChangeExternally(keys: changedKeys)
+			reportOutsideChanges(changedKeys)
 		}
 		if isWritten {
 			memory.withLock { $0.failedFlushes = 0 }
