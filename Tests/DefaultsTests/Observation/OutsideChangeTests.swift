@@ -7,8 +7,8 @@ import Testing
 /// A store's report of changes made outside the package (``Defaults/Store/reportOutsideChanges(_:)``), simulated
 /// on an in-memory store; the file store's real reports are tested with a second process in
 /// `CrossProcessObservationTests`.
-@Suite("external changes", .timeLimit(.minutes(1)))
-struct ExternalChangeTests {
+@Suite("outside changes", .timeLimit(.minutes(1)))
+struct OutsideChangeTests {
 	let store = Defaults.InMemoryStore()
 
 	@Test func observersOfTheChangedKeysHearTheNewValues() {
