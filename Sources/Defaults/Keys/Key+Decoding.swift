@@ -46,7 +46,7 @@ extension Defaults.Key {
 	func value(in store: any Defaults.Store) -> Value {
 		// The count is loaded through the optional in place, not bound to a name: a binding would retain the counter
 		// for the rest of the read, an atomic write to a cache line that every reading thread shares.
-		if store === suite, let current = runtime.changeCounter?.value {
+		if store === suite, let current = changeCounter?.value {
 			if let value = cache.value(at: current) {
 				return value
 			}
