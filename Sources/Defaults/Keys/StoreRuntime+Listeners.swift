@@ -58,7 +58,7 @@ extension StoreRuntime {
 		} else {
 			store.removeStoredValue(forKey: key)
 		}
-		changeCounter?.advance()
+		writeCounter?.advance()
 	}
 
 	private func commitHeard(_ stored: Any?, forKey name: String, in store: some Defaults.Store) {

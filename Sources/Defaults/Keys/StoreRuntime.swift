@@ -18,6 +18,10 @@ package final class StoreRuntime: @unchecked Sendable {
 	/// Advanced after every change reads can see, or `nil` when the store does not report every change
 	/// (`UserDefaults`): its keys then look every read up.
 	@usableFromInline let changeCounter: Defaults.ChangeCounter?
+	/// The counter the package advances after a write or registration: `changeCounter`, unless the store already
+	/// advances it in its own primitives (the stores the package ships), where a second atomic add per write would
+	/// buy nothing.
+	let writeCounter: Defaults.ChangeCounter?
 
 	/// The keys whose stored value failed to decode and was reported, until they are written again.
 	private let failedKeys = LockedState<Set<String>>([])
@@ -37,8 +41,10 @@ package final class StoreRuntime: @unchecked Sendable {
 		self.store = store
 		if let counting = store as? any CountsItsOwnChanges {
 			changeCounter = counting.changeCounter
+			writeCounter = nil
 		} else {
 			changeCounter = store.reportsEveryChange ? Defaults.ChangeCounter() : nil
+			writeCounter = changeCounter
 		}
 	}
 
@@ -91,7 +97,7 @@ package final class StoreRuntime: @unchecked Sendable {
 	/// Registers `values` as the store's defaults and counts the change.
 	func register(_ values: [String: Any], in store: any Defaults.Store) {
 		store.registerDefaultValues(values)
-		changeCounter?.advance()
+		writeCounter?.advance()
 	}
 
 	// MARK: Why a read did not decode again
