@@ -45,6 +45,16 @@ extension Defaults {
 		/// While it holds, keys answer reads of an unchanged store from the value they decoded last, with one atomic
 		/// load and no lookup. A store that changes behind the package's back without reporting it (`UserDefaults`,
 		/// which other processes and Foundation's own API change) returns `false`, and its keys look every read up.
+		///
+		/// A call of the store's own primitives (`setStoredValue(_:forKey:)` and the like) is a change past the package:
+		/// write through ``write(_:forKey:)``, ``removeValue(forKey:)`` or a key instead, or report it.
+		///
+		/// ```swift
+		/// final class ReplicaStore: Defaults.Store {
+		///     var reportsEveryChange: Bool { false }  // another program writes the replica without telling us
+		///     // … the other requirements
+		/// }
+		/// ```
 		var reportsEveryChange: Bool { get }
 
 		/// Writes pending changes to durable storage now and picks up changes made elsewhere.
