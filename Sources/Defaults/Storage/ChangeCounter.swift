@@ -6,7 +6,8 @@ extension Defaults {
 	///
 	/// The package owns it (each store's runtime holds one) and advances it wherever it sees a change: a write
 	/// through `commit`, a registration through a key, an outside change a store reports. The stores the package
-	/// ships advance it in their primitives too, which are public and may be called past the package.
+	/// ships advance it in their primitives instead, which are public and may be called past the package; their
+	/// runtime adopts their counter.
 	@usableFromInline
 	package final class ChangeCounter: Sendable {
 		@usableFromInline let count = Atomic<UInt64>(0)
