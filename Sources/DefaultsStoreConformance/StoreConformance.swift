@@ -19,7 +19,8 @@ import Synchronization
 ///
 /// For a store that can change from outside this process's writes (a file another process rewrites, a database
 /// with other clients), pass `outsideChange`: it changes a value behind the store's back the way that happens in
-/// real life, and the kit checks that the store reports it through `observeOutsideChanges(_:)` and then reads it.
+/// real life, and the kit checks that the store reports it with `reportOutsideChanges(_:)` and that the store and its
+/// keys then read it.
 public enum StoreConformance {
 	/// One way in which a store breaks the contract.
 	public struct Violation: Sendable, CustomStringConvertible {
@@ -60,7 +61,7 @@ public enum StoreConformance {
 		var violations: [Violation] = []
 		let checks: [(String, (any Defaults.Store, inout [String]) throws -> Void)] = [
 			("round trip", checkRoundTrip), ("removal", checkRemoval), ("registration", checkRegistration),
-			("versions", checkVersions), ("threads", checkThreads), ("flush", checkFlush),
+			("threads", checkThreads), ("flush", checkFlush),
 		]
 		for (name, run) in checks {
 			var messages: [String] = []
@@ -147,45 +148,6 @@ public enum StoreConformance {
 		}
 	}
 
-	private static func checkVersions(_ store: any Defaults.Store, _ messages: inout [String]) throws {
-		if let counter = store.changeCounter {
-			// Keys trust an unchanged counter to mean an unchanged store: every kind of change must move it.
-			let changes: [(String, () throws -> Void)] = [
-				("a write", { try store.write(3, forKey: "counted") }),
-				("a removal", { store.removeValue(forKey: "counted") }),
-				("a registration", { store.registerDefaultValues(["countedDefault": 1]) }),
-			]
-			for (change, make) in changes {
-				let before = counter.value
-				try make()
-				if counter.value == before {
-					messages.append("the change counter did not move after \(change)")
-				}
-			}
-		}
-		try store.write(1, forKey: "versioned")
-		guard let first = store.versionedValue(forKey: "versioned") else {
-			messages.append("versionedValue(forKey:) is nil for a stored key")
-			return
-		}
-		if first.version == 0 {
-			return  // A store that keeps no versions: keys compare values instead.
-		}
-		if !Defaults.PropertyList.isEqual(first.value, 1) {
-			messages.append("versionedValue(forKey:) reads \(first.value), storedValue(forKey:) 1")
-		}
-		try store.write(2, forKey: "versioned")
-		if let second = store.versionedValue(forKey: "versioned"), second.version == first.version {
-			messages.append("the version did not move when the value changed")
-		}
-		let beforeRemoval = store.versionedValue(forKey: "versioned")?.version
-		store.removeValue(forKey: "versioned")
-		try store.write(2, forKey: "versioned")
-		if store.versionedValue(forKey: "versioned")?.version == beforeRemoval {
-			messages.append("the version did not move across a removal and a new write")
-		}
-	}
-
 	private static func checkThreads(_ store: any Defaults.Store, _ messages: inout [String]) throws {
 		let shared = UncheckedStore(store)
 		let threads = 4
@@ -224,22 +186,30 @@ public enum StoreConformance {
 	private static func checkOutsideChange(
 		_ store: any Defaults.Store, _ outsideChange: OutsideChange, _ messages: inout [String]
 	) throws {
+		let key = Defaults.Key<Int>("outside", default: 0, suite: store)
 		try store.write(1, forKey: "outside")
 		_ = store.flush()
+		// Read once, so that the key remembers 1: a store that claims to report every change is trusted to.
+		_ = store[key]
 		let heard = LockedState<Set<String>>([])
-		let observation = store.observeOutsideChanges { keys in heard.withLock { $0.formUnion(keys) } }
-		defer { observation.cancel() }
+		let stopListening = StoreRuntime.of(store).addOutsideListener { keys in heard.withLock { $0.formUnion(keys) } }
+		defer { stopListening() }
 		try outsideChange(store, "outside", 2)
 		let deadline = ContinuousClock.now + .seconds(5)
 		while !heard.withLock({ $0.contains("outside") }), ContinuousClock.now < deadline {
 			Thread.sleep(forTimeInterval: 0.01)
 		}
 		if !heard.withLock({ $0.contains("outside") }) {
-			messages.append("no report through observeOutsideChanges(_:) within 5 s of an outside change")
+			messages.append("no report through reportOutsideChanges(_:) within 5 s of an outside change")
 		}
 		if store.storedValue(forKey: "outside") as? Int != 2 {
 			messages.append(
 				"after an outside change the store reads \(store.storedValue(forKey: "outside") ?? "nothing"), not 2")
+		} else if store[key] != 2 {
+			messages.append(
+				"after an outside change a key of the store still reads \(store[key]), not 2: a store whose "
+					+ "reportsEveryChange is true must report every change it makes itself with reportOutsideChanges(_:)"
+			)
 		}
 	}
 }

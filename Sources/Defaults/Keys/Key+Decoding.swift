@@ -40,63 +40,57 @@ extension Defaults {
 
 extension Defaults.Key {
 	/// The value of this key in `store`: the value read last while the key's own store has not changed since (one
-	/// atomic load), else the cached decoded value while the stored form is unchanged, else a fresh decode, else the
+	/// atomic load), else the remembered value while the stored form is unchanged, else a fresh decode, else the
 	/// default (reporting the failure once).
 	@inlinable
 	func value(in store: any Defaults.Store) -> Value {
 		// The count is loaded through the optional in place, not bound to a name: a binding would retain the counter
 		// for the rest of the read, an atomic write to a cache line that every reading thread shares.
-		if store === suite, let current = suiteChanges?.value {
-			if let value = readCache.value(at: current) {
+		if store === suite, let current = changeCounter?.value {
+			if let value = cache.value(at: current) {
 				return value
 			}
-			return rememberedValue(in: store, at: current)
+			return lookedUpValue(in: store, at: current)
 		}
-		return lookedUpValue(in: store)
+		return lookedUpValue(in: store, at: nil)
 	}
 
-	/// Reads through the store and remembers the value under `current`, the change count read before the store was,
-	/// so that a change during the read leaves a count that is already out of date, never a stale value.
+	/// Reads through the store. In the key's own store the value is remembered under `current`, the change count read
+	/// before the store was, so that a change during the read leaves a count that is already out of date, never a
+	/// stale value; without a count (`nil`), only the stored form can match it again.
+	///
+	/// Neither a dynamic default (it runs again at each read) nor a failure (reported once, through this path) is
+	/// remembered.
 	@usableFromInline
-	func rememberedValue(in store: any Defaults.Store, at current: UInt64) -> Value {
-		var isRemembered = false
-		let value = lookedUpValue(in: store, isRemembered: &isRemembered)
-		if isRemembered {
-			readCache.remember(value, at: current)
-		}
-		return value
-	}
-
-	@usableFromInline
-	func lookedUpValue(in store: any Defaults.Store) -> Value {
-		var isRemembered = false
-		return lookedUpValue(in: store, isRemembered: &isRemembered)
-	}
-
-	/// `isRemembered` is set when the value may be answered again while the store is unchanged: a decoded value, or
-	/// a static default. A dynamic default runs again on each read, and a failure is reported through the slow path.
-	private func lookedUpValue(in store: any Defaults.Store, isRemembered: inout Bool) -> Value {
-		guard let stored = store.versionedValue(forKey: name) else {
-			isRemembered = !hasDynamicDefault
+	func lookedUpValue(in store: any Defaults.Store, at current: UInt64?) -> Value {
+		let isOwnStore = store === suite
+		guard let stored = store.storedValue(forKey: name) else {
+			if isOwnStore, let current, !hasDynamicDefault {
+				let value = defaultValue
+				cache.remember(value, at: current)
+				return value
+			}
 			return defaultValue
 		}
-		isRemembered = true
-		if readsByCast, let value = stored.value as? Value {
+		if readsByCast, let value = stored as? Value {
+			if isOwnStore, let current {
+				cache.remember(value, at: current)
+			}
 			return value
 		}
-		if let value = cache.value(in: store, matching: stored) {
+		if isOwnStore, let value = cache.value(decodedFrom: stored, at: current) {
 			return value
 		}
-		switch decode(stored.value) {
+		switch decode(stored) {
 		case .current(let value), .olderForm(let value, _):
-			cache.remember(value, in: store, for: stored)
+			if isOwnStore {
+				cache.remember(value, storedForm: stored, at: current)
+			}
 			return value
 		case .undecodable(let error):
-			isRemembered = false
-			DecodingFailures.report(error, in: store)
+			(isOwnStore ? runtime : StoreRuntime.of(store)).reportFailure(error)
 			return defaultValue
 		case .absent:
-			isRemembered = false
 			return defaultValue
 		}
 	}

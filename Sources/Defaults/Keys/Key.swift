@@ -21,25 +21,30 @@ extension Defaults {
 		/// The store the value lives in.
 		public let suite: any Store
 
-		init(name: String, suite: any Store) {
+		/// The suite's runtime: its change count, its listeners and its record of failed decodes.
+		@usableFromInline let runtime: StoreRuntime
+
+		init(name: String, suite: any Store, runtime: StoreRuntime) {
 			KeyNameRules.check(name)
 			self.name = name
 			self.suite = suite
+			self.runtime = runtime
 		}
 
 		/// Removes the stored value, so that the key reads as its default again.
 		public func reset() {
-			suite.removeValue(forKey: name)
+			commit(storedForm: nil)
 		}
 
-		/// Writes `stored`, already the stored form, to the key's own store through the package's write primitive.
+		/// Writes `stored`, already the stored form (`nil` removes the value), to the key's own store through its
+		/// runtime's write.
 		///
-		/// A method of the key rather than `suite.commit` at the call site, so that the store is used through the
-		/// key's reference to it and not retained for the write (the store's count is on the slow side-table path:
-		/// stores are held weakly elsewhere).
+		/// A method of the key rather than a call at the call site, so that the store and the runtime are used through
+		/// the key's references to them and not retained for the write (the store's count is on the slow side-table
+		/// path: stores are held weakly elsewhere).
 		@usableFromInline
-		final func commit(storedForm stored: Any) {
-			suite.commit(stored, forKey: name)
+		final func commit(storedForm stored: Any?) {
+			runtime.commit(stored, forKey: name, in: suite)
 		}
 	}
 
@@ -82,10 +87,12 @@ extension Defaults {
 		/// bridges): a write then stores it without going through the bridge, whose generic path casts and looks up
 		/// metadata on every write.
 		@usableFromInline let storesAsIs: Bool
-		let cache = DecodedValueCache<Value>()
-		/// The suite's change counter, if it has one: reads of an unchanged suite are answered by `readCache`.
-		@usableFromInline let suiteChanges: Defaults.ChangeCounter?
-		@usableFromInline let readCache = KeyReadCache<Value>()
+		/// The key's one cache: the value read last in its own store, with its stored form and the store's change
+		/// count at that read.
+		@usableFromInline let cache = KeyReadCache<Value>()
+		/// The runtime's change counter (`runtime.changeCounter`), held here too so that a read reaches the count with
+		/// one load less: a quarter of a nanosecond on a read of about one (measured, Docs/Performance.md).
+		@usableFromInline let changeCounter: Defaults.ChangeCounter?
 		var hasDynamicDefault: Bool { dynamicDefault != nil }
 
 		/// The value the key reads as when nothing valid is stored.
@@ -106,7 +113,6 @@ extension Defaults {
 			self.dynamicDefault = dynamicDefault
 			self.bridge = bridge ?? .automatic
 			self.alsoReading = alsoReading
-			self.suiteChanges = suite.changeCounter
 			// A collection would be cast element by element on every read; the cache serves it better.
 			self.readsByCast =
 				bridge == nil && alsoReading.isEmpty && Value.isNativelySupportedType
@@ -114,12 +120,14 @@ extension Defaults {
 			// What `Serializable.storedForm(of:)` returns such a value as: the value itself.
 			self.storesAsIs =
 				bridge == nil && Value.isNativelySupportedType && StoredForm.isNormalizedScalarType(Value.self)
-			super.init(name: name, suite: suite)
+			let runtime = StoreRuntime.of(suite)
+			self.changeCounter = runtime.changeCounter
+			super.init(name: name, suite: suite, runtime: runtime)
 			// Encoded once, for the declaration check and for the registration.
 			let storedDefault = staticDefault.flatMap { try? self.bridge.storedForm(of: $0) }
 			KeyDeclarations.record(name: name, store: suite, valueType: Value.self, storedDefault: storedDefault)
 			if let storedDefault {
-				suite.registerDefaultValues([name: storedDefault])
+				runtime.register([name: storedDefault], in: suite)
 			}
 		}
 

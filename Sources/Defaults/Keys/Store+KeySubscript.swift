@@ -14,17 +14,21 @@ extension Defaults.Store {
 		@inlinable set {
 			// Inlinable so that a value that is its own stored form reaches the store specialised, boxed in place.
 			if key.storesAsIs {
-				commit(storedForm: newValue, forKey: key.name)
+				commit(storedForm: newValue, through: key)
 			} else {
 				write(newValue, through: key)
 			}
 		}
 	}
 
-	/// Writes `stored`, already the stored form, for `key`.
+	/// Writes `stored`, already the stored form, for `key`: through the key's runtime when this is the key's store.
 	@usableFromInline
-	func commit(storedForm stored: Any, forKey key: String) {
-		commit(stored, forKey: key)
+	func commit(storedForm stored: Any?, through key: Defaults.Keys) {
+		if key.suite === self {
+			key.commit(storedForm: stored)
+		} else {
+			commit(stored, forKey: key.name)
+		}
 	}
 
 	/// Writes `value` in the stored form `key`'s bridge gives it; reports a value that has none.
@@ -40,6 +44,6 @@ extension Defaults.Store {
 					message: "Nothing was written for the key '\(key.name)'. \(error.description)"))
 			return
 		}
-		commit(stored, forKey: key.name)
+		commit(storedForm: stored, through: key)
 	}
 }

@@ -1,14 +1,13 @@
 import Foundation
 import Synchronization
 
-/// A key in a store, as the hub files its subscribers.
-struct ObservedKey: Hashable {
-	let store: ObjectIdentifier
+/// A key in a store, as a subscription holds it: the store's runtime, which files the key's observers, and the name.
+struct ObservedKey: Equatable, Sendable {
+	let runtime: StoreRuntime
 	let name: String
 
-	init(store: any Defaults.Store, name: String) {
-		self.store = ObjectIdentifier(store)
-		self.name = name
+	static func == (left: ObservedKey, right: ObservedKey) -> Bool {
+		left.runtime === right.runtime && left.name == right.name
 	}
 }
 

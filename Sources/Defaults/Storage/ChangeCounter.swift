@@ -1,29 +1,18 @@
 import Synchronization
 
 extension Defaults {
-	/// A number a store advances after every change of a value that reads can see, so that keys can tell with one
-	/// atomic load that nothing changed since they last read.
+	/// A number advanced after every change of a store's values that reads can see, so that a key can tell with one
+	/// atomic load that nothing changed since it last read.
 	///
-	/// A store that offers one (see ``Defaults/Store/changeCounter``) must advance it after every change: its own
-	/// writes and removals, registered defaults, launch arguments, and values it takes in from elsewhere (another
-	/// process, a reload, sync). Keys then answer a read of an unchanged store from the value they decoded last,
-	/// without locking or looking anything up.
-	///
-	/// ```swift
-	/// final class MyStore: Defaults.Store {
-	///     let changeCounter: Defaults.ChangeCounter? = Defaults.ChangeCounter()
-	///     func setStoredValue(_ value: Any, forKey key: String) {
-	///         // … store the value, then:
-	///         changeCounter?.advance()
-	///     }
-	///     // …
-	/// }
-	/// ```
-	public final class ChangeCounter: Sendable {
+	/// The package owns it (each store's runtime holds one) and advances it wherever it sees a change: a write
+	/// through `commit`, a registration through a key, an outside change a store reports. The stores the package
+	/// ships advance it in their primitives instead, which are public and may be called past the package; their
+	/// runtime adopts their counter.
+	@usableFromInline
+	package final class ChangeCounter: Sendable {
 		@usableFromInline let count = Atomic<UInt64>(0)
 
-		/// Creates a counter at zero.
-		public init() {}
+		package init() {}
 
 		/// The number of changes so far. Reads made after a change see at least that change's count.
 		///
@@ -31,14 +20,20 @@ extension Defaults {
 		/// the counter around it, an atomic write to the counter's own cache line on every read, which two threads
 		/// reading at once fight over.
 		@inlinable
-		public var value: UInt64 {
+		package var value: UInt64 {
 			count.load(ordering: .acquiring)
 		}
 
 		/// Counts one change. Call it after the changed value is in place, so that a reader that sees the new count
 		/// also sees the new value.
-		public func advance() {
+		package func advance() {
 			count.add(1, ordering: .releasing)
 		}
 	}
+}
+
+/// A store that counts the changes of its own primitives, so that the package's counter also moves when they are
+/// called past the package (`store.setStoredValue(_:forKey:)` is public). The store's runtime adopts the counter.
+protocol CountsItsOwnChanges: Defaults.Store {
+	var changeCounter: Defaults.ChangeCounter { get }
 }

@@ -17,7 +17,7 @@ extension Defaults.FileStore {
 		}
 		failures.forEach(Defaults.report)
 		if !changedKeys.isEmpty {
-			didChangeExternally(keys: changedKeys)
+			reportOutsideChanges(changedKeys)
 		}
 		if isWritten {
 			memory.withLock { $0.failedFlushes = 0 }
@@ -51,7 +51,7 @@ extension Defaults.FileStore {
 			file.removeStaleTemporaryFiles()
 		}
 
-		var externallyChanged: Set<String> = []
+		var changedOutside: Set<String> = []
 		var isReread = false
 		var values = disk.persisted
 		if !file.version.isSame(as: disk.version) {
@@ -60,7 +60,7 @@ extension Defaults.FileStore {
 				restoreDirtyKeys(changes)
 				return (false, [])
 			}
-			externallyChanged = Self.changedKeys(from: values, to: reread.values)
+			changedOutside = Self.changedKeys(from: values, to: reread.values)
 			values = reread.values
 			disk.version = reread.version
 			isReread = true
@@ -73,7 +73,7 @@ extension Defaults.FileStore {
 		for change in changes {
 			replaced.append((change.key, values[change.key]))
 			values[change.key] = change.value
-			externallyChanged.remove(change.key)
+			changedOutside.remove(change.key)
 		}
 		do {
 			disk.version = .present(try file.replace(with: values))
@@ -86,13 +86,13 @@ extension Defaults.FileStore {
 			failures.append(storageFailure("The file \(path) could not be written: \(error)."))
 			// What was read from the file is taken in all the same: memory must not go on showing values the file
 			// no longer holds.
-			return (false, isReread ? install(values, changedKeys: externallyChanged) : [])
+			return (false, isReread ? install(values, changedKeys: changedOutside) : [])
 		}
 		disk.persisted = values
 		if isReread {
-			externallyChanged = install(values, changedKeys: externallyChanged)
+			changedOutside = install(values, changedKeys: changedOutside)
 		}
-		return (true, externallyChanged)
+		return (true, changedOutside)
 	}
 
 	func restoreDirtyKeys(_ changes: [(key: String, value: Any?)]) {

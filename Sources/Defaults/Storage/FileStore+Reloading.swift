@@ -10,7 +10,7 @@ extension Defaults.FileStore {
 		}
 		failures.forEach(Defaults.report)
 		if !changedKeys.isEmpty {
-			didChangeExternally(keys: changedKeys)
+			reportOutsideChanges(changedKeys)
 		}
 	}
 

@@ -33,7 +33,7 @@ extension Defaults {
 	///
 	/// Values are looked up in three layers, like `UserDefaults` domains: the stored values, then (for ``standard``
 	/// only) `-key value` pairs of the launch arguments, then registered defaults. Only stored values are written.
-	public final class FileStore: Store, Sendable {
+	public final class FileStore: Store, CountsItsOwnChanges, Sendable {
 		/// The property-list file the store lives in.
 		public let url: URL
 		/// The file on disk: reading, the lock, atomic replacement, corrupt files.
@@ -49,12 +49,10 @@ extension Defaults {
 			var fallback: [String: Any] = [:] {
 				didSet { changed() }
 			}
-			/// Advanced with ``version``, inside the lock and after the change: every path that changes what reads
-			/// see (writes, reloads of changes from other processes, registration, launch arguments) goes through
-			/// `values` or `fallback`.
+			/// Advanced inside the lock and after the change: every path that changes what reads see (writes, reloads
+			/// of changes from other processes, registration, launch arguments) goes through `values` or `fallback`,
+			/// also when the store's primitives are called past the package.
 			let changeCounter: Defaults.ChangeCounter
-			/// Changes whenever a value that reads can see changes: keys compare it to skip decoding again.
-			var version: UInt64 = Defaults.nextStoreVersion()
 			var registered: [String: Any] = [:]
 			var arguments: [String: Any] = [:]
 			/// Keys this process set or removed since the last flush: the only keys a flush writes.
@@ -73,14 +71,13 @@ extension Defaults {
 			}
 
 			private mutating func changed() {
-				version = Defaults.nextStoreVersion()
 				changeCounter.advance()
 			}
 		}
 
 		let memory: LockedState<Memory>
-		/// Advanced after every change of a value reads can see, wherever it came from.
-		public let changeCounter: Defaults.ChangeCounter?
+		/// Advanced after every change of a value reads can see, wherever it came from; the store's runtime adopts it.
+		let changeCounter: Defaults.ChangeCounter
 		/// Held for the whole of a flush or reload, which do I/O, so that readers never wait for the disk.
 		let disk: LockedState<DiskState>
 
@@ -88,7 +85,7 @@ extension Defaults {
 			self.url = URL(filePath: file.path, directoryHint: .notDirectory)
 			self.file = file
 			self.changeCounter = Defaults.ChangeCounter()
-			self.memory = LockedState(Memory(changeCounter: changeCounter!))
+			self.memory = LockedState(Memory(changeCounter: changeCounter))
 			self.disk = LockedState(DiskState())
 			load(failures: &failures)
 		}
@@ -212,14 +209,6 @@ extension Defaults {
 		/// The stored value for `key`, else its launch-argument value, else its registered default.
 		public func storedValue(forKey key: String) -> Any? {
 			memory.withLock { $0.values[key] ?? $0.fallback[key] }
-		}
-
-		/// The value ``storedValue(forKey:)`` returns, with a version that changes whenever any value of the store
-		/// changes: one counter for the whole store keeps writes as cheap as they are.
-		public func versionedValue(forKey key: String) -> VersionedValue? {
-			memory.withLock { memory in
-				(memory.values[key] ?? memory.fallback[key]).map { VersionedValue(value: $0, version: memory.version) }
-			}
 		}
 
 		/// Stores `value` for `key` in memory at once; it reaches the file within about 100 ms.

@@ -10,21 +10,20 @@ extension Defaults {
 	/// let volume = Defaults.Key<Int>("volume", default: 5, suite: store)
 	/// store[volume] = 7
 	/// ```
-	public final class InMemoryStore: Store, Sendable {
+	public final class InMemoryStore: Store, CountsItsOwnChanges, Sendable {
 		private struct State {
-			var values: [String: VersionedValue] = [:]
-			var registered: [String: VersionedValue] = [:]
+			var values: [String: Any] = [:]
+			var registered: [String: Any] = [:]
 		}
 
 		private let state: LockedState<State>
 
-		/// Advanced after every write, removal and registration.
-		public let changeCounter: ChangeCounter? = ChangeCounter()
+		/// Advanced by every write, removal and registration, also those made past the package.
+		let changeCounter = ChangeCounter()
 
 		/// Creates a store holding `values`, already in their normalised property-list shape.
 		init(normalizedValues values: [String: Any]) {
-			self.state = LockedState(
-				State(values: values.mapValues { VersionedValue(value: $0, version: Defaults.nextStoreVersion()) }))
+			self.state = LockedState(State(values: values))
 		}
 
 		/// Creates an empty store.
@@ -34,32 +33,25 @@ extension Defaults {
 
 		/// The stored value for `key`, or the registered default.
 		public func storedValue(forKey key: String) -> Any? {
-			versionedValue(forKey: key)?.value
-		}
-
-		/// The stored value for `key`, or the registered default, with its version.
-		public func versionedValue(forKey key: String) -> VersionedValue? {
 			state.withLock { $0.values[key] ?? $0.registered[key] }
 		}
 
 		/// Stores `value` for `key`.
 		public func setStoredValue(_ value: Any, forKey key: String) {
-			let versioned = VersionedValue(value: value, version: Defaults.nextStoreVersion())
-			state.withLock { $0.values[key] = versioned }
-			changeCounter?.advance()
+			state.withLock { $0.values[key] = value }
+			changeCounter.advance()
 		}
 
 		/// Removes the stored value for `key`.
 		public func removeStoredValue(forKey key: String) {
 			_ = state.withLock { $0.values.removeValue(forKey: key) }
-			changeCounter?.advance()
+			changeCounter.advance()
 		}
 
 		/// Registers defaults, read when nothing is stored.
 		public func registerDefaultValues(_ values: [String: Any]) {
-			let versioned = values.mapValues { VersionedValue(value: $0, version: Defaults.nextStoreVersion()) }
-			state.withLock { $0.registered.merge(versioned) { _, new in new } }
-			changeCounter?.advance()
+			state.withLock { $0.registered.merge(values) { _, new in new } }
+			changeCounter.advance()
 		}
 
 		/// The keys with a stored value.
@@ -73,7 +65,7 @@ extension Defaults {
 
 		/// Every stored value (registered defaults excluded).
 		public var dictionaryRepresentation: [String: Any] {
-			state.withLock { $0.values.mapValues(\.value) }
+			state.withLock { $0.values }
 		}
 	}
 }

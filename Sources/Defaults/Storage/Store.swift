@@ -27,21 +27,6 @@ extension Defaults {
 		/// The value stored for `key`, or the registered default, or `nil`.
 		func storedValue(forKey key: String) -> Any?
 
-		/// The value for `key` with a version that changes whenever that key's value changes (it may change more
-		/// often), or `nil`.
-		///
-		/// Keys use the version to tell that a stored value is unchanged without comparing it, so they can skip
-		/// decoding it again. Versions come from ``Defaults/nextStoreVersion()``. A store that keeps no versions
-		/// returns version 0 (the default implementation does), and keys compare stored values instead.
-		func versionedValue(forKey key: String) -> Defaults.VersionedValue?
-
-		/// A counter the store advances after every change that reads can see, or `nil` when it cannot promise one.
-		///
-		/// With a counter, keys of this store answer reads of an unchanged store from the value they decoded last,
-		/// with one atomic load; without one (the default, and `UserDefaults`, which other processes change behind
-		/// its back), every read looks the value up. See ``Defaults/ChangeCounter`` for what must advance it.
-		var changeCounter: Defaults.ChangeCounter? { get }
-
 		/// Stores `value`, an already normalised property-list value, for `key`.
 		func setStoredValue(_ value: Any, forKey key: String)
 
@@ -54,15 +39,23 @@ extension Defaults {
 		/// The keys that have a stored (not only a registered) value.
 		func storedKeys() -> [String]
 
-		/// Calls `onChange` with the names of keys whose values changed from outside this process's writes, until the
-		/// returned observation is cancelled or released.
+		/// Whether every change of the store's values reaches the package: its writes, the defaults its keys register,
+		/// and the changes the store reports with ``reportOutsideChanges(_:)``. `true` by default.
 		///
-		/// The change hub subscribes here, which is how observers hear other processes and machines. The default
-		/// implementation delivers what the store reports with ``didChangeExternally(keys:)``; implement it
-		/// yourself where your backend has a subscription of its own (a database's change feed, a watch).
-		func observeOutsideChanges(
-			_ onChange: @escaping @Sendable (Set<String>) -> Void
-		) -> Defaults.OutsideChangeObservation
+		/// While it holds, keys answer reads of an unchanged store from the value they decoded last, with one atomic
+		/// load and no lookup. A store that changes behind the package's back without reporting it (`UserDefaults`,
+		/// which other processes and Foundation's own API change) returns `false`, and its keys look every read up.
+		///
+		/// A call of the store's own primitives (`setStoredValue(_:forKey:)` and the like) is a change past the package:
+		/// write through ``write(_:forKey:)``, ``removeValue(forKey:)`` or a key instead, or report it.
+		///
+		/// ```swift
+		/// final class ReplicaStore: Defaults.Store {
+		///     var reportsEveryChange: Bool { false }  // another program writes the replica without telling us
+		///     // … the other requirements
+		/// }
+		/// ```
+		var reportsEveryChange: Bool { get }
 
 		/// Writes pending changes to durable storage now and picks up changes made elsewhere.
 		///
@@ -73,6 +66,6 @@ extension Defaults {
 }
 
 extension Defaults.Store {
-	/// No counter: keys look the value up on every read.
-	public var changeCounter: Defaults.ChangeCounter? { nil }
+	/// `true`: a store reports every change it makes itself with ``reportOutsideChanges(_:)``.
+	public var reportsEveryChange: Bool { true }
 }

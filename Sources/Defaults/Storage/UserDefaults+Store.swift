@@ -63,6 +63,10 @@ extension UserDefaults: Defaults.Store {
 		}
 	}
 
+	/// `false`: other processes and Foundation's own API change a suite behind the package's back, so keys of a
+	/// `UserDefaults` store look every read up.
+	public var reportsEveryChange: Bool { false }
+
 	/// Calls `synchronize()`.
 	@discardableResult
 	public func flush() -> Bool {

@@ -3,12 +3,9 @@ import Foundation
 // The one place where sync touches the package's internals: how it hears local changes, how it applies remote ones,
 // and where it keeps its state file. Re-point these when the write primitive or the change hub moves.
 extension Defaults.SyncEngine {
-	/// Hears every change of `names` in `store`: writes through the package (through a commit tap, which costs a
-	/// write far less than an observation would) and changes the store reports from outside (through the store seam),
-	/// by name only, without decoding anything.
 	/// Counts every change of the keys named `names` in `changes` and wakes the engine: writes in this process
-	/// through a commit tap (the write bumps its key's counter directly), changes from other processes through the
-	/// store's outside-change reports.
+	/// through a commit tap of the store's runtime (the write bumps its key's counter directly; far cheaper than an
+	/// observation), outside changes through the runtime's outside listeners; by name only, nothing decoded.
 	static func observeLocalChanges(
 		of names: [String], in store: any Defaults.Store, countingIn changes: LocalChanges, wake: WakeSignal
 	) -> LocalChangeObservation {
@@ -21,16 +18,17 @@ extension Defaults.SyncEngine {
 				wake.signal()
 			}
 		}
-		let removeTap = CommitTaps.add(handlers: handlers, in: store)
-		let outside = store.observeOutsideChanges { keys in
+		let runtime = StoreRuntime.of(store)
+		let removeTaps = runtime.addCommitTaps(handlers)
+		let removeOutsideListener = runtime.addOutsideListener { keys in
 			for name in keys where watched.contains(name) {
 				changes.note(name)
 				wake.signal()
 			}
 		}
 		return LocalChangeObservation {
-			removeTap()
-			outside.cancel()
+			removeTaps()
+			removeOutsideListener()
 		}
 	}
 

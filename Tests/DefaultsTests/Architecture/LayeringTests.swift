@@ -50,7 +50,7 @@ import Testing
 	/// The derivation itself: if the scanner stopped finding declarations, every check above would pass vacuously.
 	@Test func theForbiddenNamesOfStorageIncludeTheHigherLayersDeclarations() throws {
 		let forbidden = try Self.forbiddenNames(for: "Storage")
-		for type in ["ChangeHub", "KeyReadCache", "CommitTaps", "Serializable", "Bridge", "Key", "SyncEngine"] {
+		for type in ["ChangeHub", "KeyReadCache", "StoreRuntime", "Serializable", "Bridge", "Key", "SyncEngine"] {
 			#expect(forbidden.types.contains(type), "\(type)")
 		}
 		#expect(forbidden.staticFunctions.contains("observe"))

@@ -95,14 +95,14 @@ private final class DictionaryStore: Defaults.Store {
 		let observation = Defaults.observe(volume, options: []) { heard.append($0.newValue) }
 		defer { observation.invalidate() }
 		store.setStoredValue(11, forKey: "volume")  // the backend changed by itself…
-		store.didChangeExternally(keys: ["volume"])  // …so tell the observers
+		store.reportOutsideChanges(["volume"])  // …so tell the observers
 		#expect(heard == [11])
 	}
 
 	@Test func dictionaryStoreKeepsTheContract() throws {
 		try StoreConformance.check(outsideChange: { store, key, value in
 			store.setStoredValue(value, forKey: key)  // what the backend's other clients do…
-			store.didChangeExternally(keys: [key])  // …and how the store reports it
+			store.reportOutsideChanges([key])  // …and how the store reports it
 		}) {
 			DictionaryStore()
 		}

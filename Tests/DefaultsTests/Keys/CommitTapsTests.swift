@@ -3,6 +3,13 @@ import Testing
 
 @testable import Defaults
 
+extension StoreRuntime {
+	/// Taps that call `handler` with the name of each key of `names` written.
+	func addCommitTaps(names: Set<String>, handler: @escaping @Sendable (String) -> Void) -> @Sendable () -> Void {
+		addCommitTaps(Dictionary(uniqueKeysWithValues: names.map { name in (name, { @Sendable in handler(name) }) }))
+	}
+}
+
 /// Commit taps hear the names of keys written through the package, also inside `withoutPropagation`, and nothing
 /// once removed.
 @Suite struct CommitTapsTests {
@@ -10,7 +17,9 @@ import Testing
 		let store = Defaults.InMemoryStore()
 		let other = Defaults.InMemoryStore()
 		let heard = LockedState<[String]>([])
-		let remove = CommitTaps.add(names: ["a", "b"], in: store) { name in heard.withLock { $0.append(name) } }
+		let remove = StoreRuntime.of(store).addCommitTaps(names: ["a", "b"]) { name in
+			heard.withLock { $0.append(name) }
+		}
 		let a = Defaults.Key<Int>("a", default: 0, suite: store)
 		store[a] = 1
 		try store.write(2, forKey: "b")
@@ -27,8 +36,10 @@ import Testing
 	@Test func tapsOnOneStoreHearInTheOrderAddedAndRemovingOneLeavesTheOthers() throws {
 		let store = Defaults.InMemoryStore()
 		let heard = LockedState<[String]>([])
-		let removeFirst = CommitTaps.add(names: ["a"], in: store) { name in heard.withLock { $0.append("1:\(name)") } }
-		let removeSecond = CommitTaps.add(names: ["a", "b"], in: store) { name in
+		let removeFirst = StoreRuntime.of(store).addCommitTaps(names: ["a"]) { name in
+			heard.withLock { $0.append("1:\(name)") }
+		}
+		let removeSecond = StoreRuntime.of(store).addCommitTaps(names: ["a", "b"]) { name in
 			heard.withLock { $0.append("2:\(name)") }
 		}
 		defer { removeSecond() }
@@ -39,6 +50,6 @@ import Testing
 		removeFirst()
 		try store.write(3, forKey: "a")
 		#expect(heard.withLock { $0 } == ["1:a", "2:a", "2:b", "2:a"])
-		#expect(CommitTaps.isActive)
+		#expect(StoreRuntime.of(store).listenerCount(forKey: "a").taps == 1)
 	}
 }

@@ -43,7 +43,7 @@ import Testing
 		#expect(store[key].title == (change == "reset" || change == "removeAll" ? "default" : "second"))
 	}
 
-	@Test func theFileStoreKeepsOneVersionForTheStoreAndStillDecodesOnlyChangedKeys() throws {
+	@Test func anotherKeysWriteMovesTheFileStoresCountButDoesNotDecodeThisKeyAgain() throws {
 		let folder = try TemporaryDirectory()
 		let store = Defaults.FileStore.at(folder.file("cache.plist"))
 		// Written now, so that no write-behind flush recreates the folder after the test has removed it.
@@ -56,13 +56,13 @@ import Testing
 		store[other] = 2
 		_ = store[key]
 		_ = store[key]
-		#expect(counter.decodes == 1, "another key's write changes the version, not this key's stored form")
+		#expect(counter.decodes == 1, "another key's write moves the count, not this key's stored form")
 		store[key] = Counted(value: 3)
 		#expect(store[key].value == 3)
 		#expect(counter.decodes == 2)
 	}
 
-	@Test func storesWithoutVersionsCompareTheStoredForm() {
+	@Test func storesThatDoNotReportEveryChangeCompareTheStoredForm() {
 		let suite = UserDefaultsStoreTests.Suite()
 		let counter = DecodeCounter()
 		let key = Defaults.Key<Counted>(

@@ -21,11 +21,11 @@ private struct Span: Codable, Hashable, Sendable, Defaults.Serializable {
 /// Reads answered from a key's remembered value (see `KeyReadCache`): never stale after a change from any source,
 /// never torn under concurrent writes.
 @Suite struct KeyReadCacheTests {
-	@Test func storesThatCanCountChangesOfferACounter() throws {
-		#expect(Defaults.InMemoryStore().changeCounter != nil)
+	@Test func storesThatReportEveryChangeAreCounted() throws {
+		#expect(StoreRuntime.of(Defaults.InMemoryStore()).changeCounter != nil)
 		let folder = try TemporaryDirectory()
-		#expect(Defaults.FileStore.at(folder.file("a.plist")).changeCounter != nil)
-		#expect(UserDefaults(suiteName: "KeyReadCacheTests")!.changeCounter == nil)
+		#expect(StoreRuntime.of(Defaults.FileStore.at(folder.file("a.plist"))).changeCounter != nil)
+		#expect(StoreRuntime.of(UserDefaults(suiteName: "KeyReadCacheTests")!).changeCounter == nil)
 	}
 
 	@Test func bitwiseValuesUseTheSequenceLockAndOthersTheLock() {

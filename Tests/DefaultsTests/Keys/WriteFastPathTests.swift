@@ -53,13 +53,13 @@ import Testing
 		let heard = Recorder<Int>()
 		let observation = Defaults.observe(key, options: []) { heard.append($0.newValue) }
 		let tapped = Recorder<String>()
-		let removeTap = CommitTaps.add(names: ["level"], in: store) { tapped.append($0) }
-		let before = store.changeCounter!.value
+		let removeTap = StoreRuntime.of(store).addCommitTaps(names: ["level"]) { tapped.append($0) }
+		let before = StoreRuntime.of(store).changeCounter!.value
 		Defaults[key] = 2
 		store[key] = 3
 		#expect(heard.values == [2, 3])
 		#expect(tapped.values == ["level", "level"])
-		#expect(store.changeCounter!.value >= before + 2)
+		#expect(StoreRuntime.of(store).changeCounter!.value >= before + 2)
 		#expect(Defaults[key] == 3)
 		removeTap()
 		observation.invalidate()

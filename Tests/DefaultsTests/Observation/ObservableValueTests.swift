@@ -70,7 +70,7 @@ struct ObservableValueTests {
 		let settings = Settings(level)
 		let fired = track(settings)
 		store.setStoredValue(8, forKey: "level")
-		store.didChangeExternally(keys: ["level"])
+		store.reportOutsideChanges(["level"])
 		#expect(fired.count == 1)
 		#expect(settings.level == 8)
 	}

@@ -1,7 +1,7 @@
 import Defaults
 
 /// A test store that keeps its values in an in-memory store and changes one behaviour of the seam: conformers
-/// implement only what they change (a change feed of their own, a counter that never moves).
+/// implement only what they change (a change feed of their own, changes never reported).
 protocol InMemoryBackedStore: Defaults.Store {
 	var values: Defaults.InMemoryStore { get }
 }

@@ -4,11 +4,11 @@ import Testing
 
 @testable import Defaults
 
-/// A store's report of changes made outside the package (``Defaults/Store/didChangeExternally(keys:)``), simulated
+/// A store's report of changes made outside the package (``Defaults/Store/reportOutsideChanges(_:)``), simulated
 /// on an in-memory store; the file store's real reports are tested with a second process in
 /// `CrossProcessObservationTests`.
-@Suite("external changes", .timeLimit(.minutes(1)))
-struct ExternalChangeTests {
+@Suite("outside changes", .timeLimit(.minutes(1)))
+struct OutsideChangeTests {
 	let store = Defaults.InMemoryStore()
 
 	@Test func observersOfTheChangedKeysHearTheNewValues() {
@@ -25,9 +25,9 @@ struct ExternalChangeTests {
 		// What a store does when it reloads: take the new values in, then report them.
 		store.setStoredValue(3, forKey: "level")
 		store.setStoredValue("b", forKey: "name")
-		store.didChangeExternally(keys: ["level", "name", "unobserved"])
+		store.reportOutsideChanges(["level", "name", "unobserved"])
 		store.removeStoredValue(forKey: "level")
-		store.didChangeExternally(keys: ["level"])
+		store.reportOutsideChanges(["level"])
 		#expect(changes.values == ["level 1->2", "level 2->3", "name ->b", "level 3->1"])
 		observations.forEach { $0.invalidate() }
 	}
@@ -38,7 +38,7 @@ struct ExternalChangeTests {
 		let observation = Defaults.observe(level, options: []) { changes.append($0.newValue) }
 		Defaults.withoutPropagation {
 			store.setStoredValue(4, forKey: "level")
-			store.didChangeExternally(keys: ["level"])
+			store.reportOutsideChanges(["level"])
 		}
 		#expect(changes.values == [4])
 		observation.invalidate()
@@ -48,67 +48,73 @@ struct ExternalChangeTests {
 		let level = Defaults.Key<Int>("level", default: 1, suite: store)
 		var iterator = Defaults.updates(level, initial: false).makeAsyncIterator()
 		store.setStoredValue(6, forKey: "level")
-		store.didChangeExternally(keys: ["level"])
+		store.reportOutsideChanges(["level"])
 		#expect(await iterator.next() == 6)
 	}
 }
 
-/// A store with a change feed of its own: it implements the seam's `observeOutsideChanges` requirement itself.
+/// A store with a change feed of its own: its feed reports through the seam's one entry point.
 private final class FeedStore: InMemoryBackedStore, @unchecked Sendable {
 	let values = Defaults.InMemoryStore()
-	let handlers = LockedState<[@Sendable (Set<String>) -> Void]>([])
-
-	func observeOutsideChanges(
-		_ onChange: @escaping @Sendable (Set<String>) -> Void
-	) -> Defaults.OutsideChangeObservation {
-		handlers.withLock { $0.append(onChange) }
-		return Defaults.OutsideChangeObservation { [self] in handlers.withLock { $0.removeAll() } }
-	}
 
 	/// What the backend's feed would do: change a value behind the package's back and say so.
 	func changeFromOutside(_ value: Int, forKey key: String) {
 		values.setStoredValue(value, forKey: key)
-		for handler in handlers.withLock({ $0 }) { handler([key]) }
+		reportOutsideChanges([key])
+	}
+
+	/// The observers the package holds for `key` of this store.
+	func observerCount(forKey key: String) -> Int {
+		StoreRuntime.of(self).listenerCount(forKey: key).observers
 	}
 }
 
+/// The store's runtime holds each key's observers; there is no per-store subscription to count, so a key observed
+/// twice, or by several observations, never leaves one behind (it once did: `observe(keys: a, a)` subscribed twice and
+/// released once).
 @Suite(.timeLimit(.minutes(1))) struct OutsideChangeSeamTests {
 	@Test func aStoresOwnChangeFeedReachesObservers() {
 		let store = FeedStore()
 		let level = Defaults.Key<Int>("level", default: 1, suite: store)
 		var seen: [Int] = []
 		let observation = Defaults.observe(level, options: []) { seen.append($0.newValue) }
-		#expect(store.handlers.withLock { $0.count } == 1, "the hub subscribed to the store's feed")
+		#expect(store.observerCount(forKey: "level") == 1, "the runtime holds the observer")
 		store.changeFromOutside(7, forKey: "level")
 		#expect(seen == [7])
 		observation.invalidate()
-		#expect(store.handlers.withLock { $0.isEmpty }, "the subscription ended with the last observation")
+		#expect(store.observerCount(forKey: "level") == 0, "the observer ended with the observation")
 		store.changeFromOutside(8, forKey: "level")
 		#expect(seen == [7])
+		#expect(store[level] == 8, "the outside change is read, with no observer left")
 	}
 
-	@Test func theHubSubscribesOncePerStoreWhateverTheNumberOfObservedKeys() {
+	@Test func theRuntimeHoldsOneEntryPerObservationOfAKey() {
 		let store = FeedStore()
 		let a = Defaults.Key<Int>("a", default: 0, suite: store)
 		let b = Defaults.Key<Int>("b", default: 0, suite: store)
 		let first = Defaults.observe(a) { _ in }
 		let second = Defaults.observe(b) { _ in }
 		let third = Defaults.observe(a) { _ in }
-		#expect(store.handlers.withLock { $0.count } == 1)
+		#expect(store.observerCount(forKey: "a") == 2)
+		#expect(store.observerCount(forKey: "b") == 1)
 		first.invalidate()
 		second.invalidate()
-		#expect(store.handlers.withLock { $0.count } == 1, "a is still observed")
+		#expect(store.observerCount(forKey: "a") == 1, "a is still observed")
+		#expect(store.observerCount(forKey: "b") == 0)
 		third.invalidate()
-		#expect(store.handlers.withLock { $0.isEmpty })
+		#expect(store.observerCount(forKey: "a") == 0)
 	}
 
 	@Test func aKeyNamedTwiceInOneObservationReleasesTheStoresFeedWhenItEnds() {
 		let store = FeedStore()
 		let a = Defaults.Key<Int>("a", default: 0, suite: store)
-		let observation = Defaults.observe(keys: a, a) {}
-		#expect(store.handlers.withLock { $0.count } == 1)
+		var heard = 0
+		let observation = Defaults.observe(keys: a, a, options: []) { heard += 1 }
+		#expect(store.observerCount(forKey: "a") == 1)
+		store.changeFromOutside(1, forKey: "a")
+		#expect(heard == 1, "one observation of a key named twice hears a change once")
 		observation.invalidate()
-		#expect(store.handlers.withLock { $0.isEmpty }, "one observation, one subscription to release")
+		#expect(store.observerCount(forKey: "a") == 0, "one observation, one entry to release")
 	}
 
 	@Test func aKeyNamedTwiceInOneUpdatesSequenceReleasesTheStoresFeedWhenItEnds() async {
@@ -118,13 +124,13 @@ private final class FeedStore: InMemoryBackedStore, @unchecked Sendable {
 			var iterator = Defaults.updates([a, a], initial: false).makeAsyncIterator()
 			store.changeFromOutside(1, forKey: "a")
 			#expect(await iterator.next() != nil)
-			#expect(store.handlers.withLock { $0.count } == 1)
+			#expect(store.observerCount(forKey: "a") == 1)
 		}
 		// The sequence's subscription ends when its last iterator is released, on the iterator's own schedule.
 		let deadline = ContinuousClock.now + .seconds(5)
-		while !store.handlers.withLock({ $0.isEmpty }), ContinuousClock.now < deadline {
+		while store.observerCount(forKey: "a") != 0, ContinuousClock.now < deadline {
 			try? await Task.sleep(for: .milliseconds(10))
 		}
-		#expect(store.handlers.withLock { $0.isEmpty }, "one sequence, one subscription to release")
+		#expect(store.observerCount(forKey: "a") == 0, "one sequence, one subscription to release")
 	}
 }

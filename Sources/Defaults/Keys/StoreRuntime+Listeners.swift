@@ -1,0 +1,221 @@
+import Foundation
+import Synchronization
+
+// Who hears a write, and who hears an outside change: the one answer.
+//
+// A write through the package (`commit`: the subscripts, `write(_:forKey:)`, `removeValue(forKey:)`, resets,
+// migrations, sync's remote values) is heard, in this order, by
+//   1. the key's observers (`observe`, `updates`, `@Default`, `ObservableValue`): a prior notification before the
+//      write for those that want one, the change after it, decoded as the key now reads;
+//   2. the key's commit taps (sync): a handler per key name, after the write, with nothing decoded.
+// An outside change (`Store.reportOutsideChanges(_:)`) is heard by the observers of each changed key, with the last
+// value the package saw as the old value, and then by the outside listeners (sync), with the names only.
+// Every listener runs on the thread that made the change, before the change returns.
+
+/// One key's listeners, as a write finds them.
+struct ListenerSlot {
+	/// Replaced, never changed in place: a delivery holds the list it found while the lock is free again.
+	var observers: SubscriberList = .empty
+	var taps: [CommitTap] = []
+	/// The stored form last seen for the key, so that an outside change has an old value: by the time a store
+	/// reports it, the store holds only the new one.
+	var lastKnownValue: Any?
+
+	var isEmpty: Bool { observers.subscribers.isEmpty && taps.isEmpty }
+}
+
+/// A handler that hears that a key was written, not how: far cheaper per write than an observation, which reads the
+/// old value and builds a change. A class, so that a write copies one reference per tap.
+final class CommitTap: Sendable {
+	let call: @Sendable () -> Void
+
+	init(_ call: @escaping @Sendable () -> Void) {
+		self.call = call
+	}
+}
+
+extension StoreRuntime {
+	// MARK: Writes
+
+	/// The package's one write: stores `stored` in `store` (removes the value for `nil`), forgets that the key's old
+	/// value failed to decode, counts the change, and tells the key's listeners.
+	///
+	/// While nothing listens to any key of the store, a write costs one atomic load more than the store's own work
+	/// and the count.
+	@inline(__always)
+	func commit(_ stored: Any?, forKey key: String, in store: some Defaults.Store) {
+		if registrationCount.load(ordering: .acquiring) == 0 {
+			apply(stored, forKey: key, in: store)
+		} else {
+			commitHeard(stored, forKey: key, in: store)
+		}
+	}
+
+	private func apply(_ stored: Any?, forKey key: String, in store: some Defaults.Store) {
+		forgetFailure(ofKey: key)
+		if let stored {
+			store.setStoredValue(stored, forKey: key)
+		} else {
+			store.removeStoredValue(forKey: key)
+		}
+		writeCounter?.advance()
+	}
+
+	private func commitHeard(_ stored: Any?, forKey name: String, in store: some Defaults.Store) {
+		guard let slot = slots.withLock({ $0[name] }) else {
+			apply(stored, forKey: name, in: store)
+			return
+		}
+		let observers = slot.observers
+		if observers.subscribers.isEmpty {
+			apply(stored, forKey: name, in: store)
+		} else if Propagation.isSuppressed {
+			apply(stored, forKey: name, in: store)
+			remember(store.storedValue(forKey: name), forKey: name)
+		} else {
+			let oldValue = store.storedValue(forKey: name)
+			if observers.wantsPrior {
+				observers.deliver(
+					StoredChange(store: store, name: name, oldValue: oldValue, newValue: stored, isPrior: true))
+			}
+			apply(stored, forKey: name, in: store)
+			// After a removal a registered default shows through; observers see the key as it now reads.
+			let newValue = stored ?? store.storedValue(forKey: name)
+			remember(newValue, forKey: name)
+			observers.deliver(
+				StoredChange(store: store, name: name, oldValue: oldValue, newValue: newValue, isPrior: false))
+		}
+		for tap in slot.taps {
+			tap.call()
+		}
+	}
+
+	private func remember(_ value: Any?, forKey name: String) {
+		slots.withLock { slots in
+			if slots[name] != nil {
+				slots[name]!.lastKnownValue = value
+			}
+		}
+	}
+
+	// MARK: Outside changes
+
+	/// Counts the change and tells the observers of `names`, then the outside listeners; the store already holds the
+	/// new values.
+	func receiveOutsideChanges(_ names: Set<String>, from store: any Defaults.Store) {
+		changeCounter?.advance()
+		// A store's watcher and a flush can report changes from two threads at once; one at a time, each reading the
+		// value as it is when delivered, the last delivery always carries the store's latest value.
+		outsideDeliveries.lock()
+		defer { outsideDeliveries.unlock() }
+		if registrationCount.load(ordering: .acquiring) != 0 {
+			for name in names.sorted() {
+				guard slots.withLock({ $0[name].map { !$0.observers.subscribers.isEmpty } ?? false }) else {
+					continue
+				}
+				let newValue = store.storedValue(forKey: name)
+				let found = slots.withLock { slots -> (observers: SubscriberList, oldValue: Any?)? in
+					guard let slot = slots[name] else {
+						return nil
+					}
+					slots[name]!.lastKnownValue = newValue
+					return (slot.observers, slot.lastKnownValue)
+				}
+				guard let found else {
+					continue
+				}
+				found.observers.deliver(
+					StoredChange(store: store, name: name, oldValue: found.oldValue, newValue: newValue, isPrior: false)
+				)
+			}
+		}
+		let listeners = outsideListeners.withLock { $0.handlers.sorted { $0.key < $1.key }.map(\.value) }
+		for listener in listeners {
+			listener(names)
+		}
+	}
+
+	/// Calls `handler` with the names of the keys each outside change of the store changed, until the returned
+	/// closure is called.
+	package func addOutsideListener(_ handler: @escaping @Sendable (Set<String>) -> Void) -> @Sendable () -> Void {
+		let id = outsideListeners.withLock { listeners in
+			listeners.nextID += 1
+			listeners.handlers[listeners.nextID] = handler
+			return listeners.nextID
+		}
+		return { [self] in
+			let removed = outsideListeners.withLock { $0.handlers.removeValue(forKey: id) }
+			// Released outside the lock: its captures may have deinits that come back here.
+			withExtendedLifetime(removed) {}
+		}
+	}
+
+	// MARK: Registering listeners
+
+	/// Adds `subscriber` to the observers of `name`; `currentValue` is the key's stored form now, the old value of
+	/// the first outside change if no write comes first.
+	func addObserver(_ subscriber: SubscriberList.Subscriber, forKey name: String, currentValue: Any?) {
+		let replaced = slots.withLock { slots in
+			var slot = slots[name] ?? ListenerSlot()
+			let list = slot.observers
+			if list.subscribers.isEmpty {
+				slot.lastKnownValue = currentValue
+			}
+			slot.observers = list.adding(subscriber)
+			slots[name] = slot
+			registrationCount.add(1, ordering: .releasing)
+			return list
+		}
+		withExtendedLifetime(replaced) {}
+	}
+
+	/// Removes `subscription` from the observers of `name`, if it is there.
+	func removeObserver(_ subscription: ChangeSubscription, forKey name: String) {
+		let replaced = slots.withLock { slots -> SubscriberList? in
+			guard let list = slots[name]?.observers, let remaining = list.removing(subscription) else {
+				return nil
+			}
+			registrationCount.subtract(1, ordering: .releasing)
+			slots[name]!.observers = remaining
+			if slots[name]!.isEmpty {
+				slots[name] = nil
+			}
+			return list
+		}
+		// Released here, outside the lock: the last list holding the handler releases it, and the handler's captures
+		// may have deinits that come back to the runtime.
+		withExtendedLifetime(replaced) {}
+	}
+
+	/// Calls the handler of a key's name each time that key is written through the package, on the writing thread,
+	/// after the write and its observers; until the returned closure is called.
+	package func addCommitTaps(_ handlers: [String: @Sendable () -> Void]) -> @Sendable () -> Void {
+		let taps = handlers.mapValues(CommitTap.init)
+		slots.withLock { slots in
+			for (name, tap) in taps {
+				slots[name, default: ListenerSlot()].taps.append(tap)
+				registrationCount.add(1, ordering: .releasing)
+			}
+		}
+		// Safe to call twice: a tap is found by identity, so a second call finds nothing to remove.
+		return { [self] in
+			slots.withLock { slots in
+				for (name, tap) in taps {
+					guard let index = slots[name]?.taps.firstIndex(where: { $0 === tap }) else {
+						continue
+					}
+					slots[name]!.taps.remove(at: index)
+					registrationCount.subtract(1, ordering: .releasing)
+					if slots[name]!.isEmpty {
+						slots[name] = nil
+					}
+				}
+			}
+		}
+	}
+
+	/// How many handlers a write of `name` calls now: observers and taps.
+	func listenerCount(forKey name: String) -> (observers: Int, taps: Int) {
+		slots.withLock { ($0[name]?.observers.subscribers.count ?? 0, $0[name]?.taps.count ?? 0) }
+	}
+}
