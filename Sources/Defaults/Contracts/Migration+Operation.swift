@@ -109,14 +109,16 @@ extension Defaults.Migration {
 			let description = "convert '\(name)' to \(new.name)"
 			return Self(description: description, vacatedKeys: [], touchedKeys: [name]) {
 				store throws(Defaults.MigrationError) in
-				guard let stored = store.persistedValue(forKey: name), new.value(fromStoredForm: stored) == nil else {
+				guard let stored = store.persistedValue(forKey: name),
+					let newFailure = new.decode(storedForm: stored).failureReason
+				else {
 					return
 				}
-				guard let value = old.lazy.compactMap({ $0.value(fromStoredForm: stored) }).first else {
+				let olderForms = old.map { ($0.name, $0.decode(storedForm: stored)) }
+				guard let value = olderForms.lazy.compactMap(\.1.value).first else {
 					let error = Defaults.DecodingError(
-						keyName: name, storedValue: stored, bridgeName: new.name,
-						reason: new.reasonForFailure(decoding: stored),
-						alsoTried: old.map { ($0.name, $0.reasonForFailure(decoding: stored)) },
+						keyName: name, storedValue: stored, bridgeName: new.name, reason: newFailure,
+						alsoTried: olderForms.map { ($0.0, $0.1.failureReason ?? "") },
 						storedValueDescription: BridgeDiagnosis.describe(stored))
 					try MigrationRunner.handleUndecodable(error, policy: policy, during: description)
 					return
