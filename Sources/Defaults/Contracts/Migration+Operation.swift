@@ -157,7 +157,7 @@ extension Defaults.Migration {
 		/// Defaults.Migration(version: 2, .convert(.window))
 		/// ```
 		///
-		/// The store migrated is the one given to ``Defaults/migrate(_:suite:versionKey:)``, not the key's own.
+		/// The store migrated is the one given to ``Defaults/migrate(_:store:versionKey:)``, not the key's own.
 		public static func convert<Value>(
 			_ key: Defaults.Key<Value>, ifUndecodable policy: UndecodablePolicy = .keep
 		)
