@@ -29,7 +29,7 @@ extension Defaults {
 		/// What the step does, for errors and logs.
 		public let description: String
 		/// What the step does, in order.
-		public let operations: [Operation]
+		package let operations: [Operation]
 
 		/// Creates a step that runs `operations` in order.
 		///

@@ -5,7 +5,7 @@ extension Defaults.Migration {
 	/// One idempotent change to a store: running it again after it completed changes nothing.
 	public struct Operation: Sendable {
 		/// What the operation does, for errors and logs.
-		public let description: String
+		package let description: String
 		/// The keys it vacates (a rename's source, a removal), which a later operation of the same step must not
 		/// use: that operation would fill the key again, and a re-run of the step would then see a different state.
 		let vacatedKeys: [String]

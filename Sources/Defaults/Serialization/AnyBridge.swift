@@ -23,7 +23,7 @@ extension Defaults {
 		public typealias Serializable = Any
 
 		/// A short name for messages, such as `JSON text` or `RawRepresentableBridge<Mime>`.
-		public let name: String
+		package let name: String
 		private let encode: (Value) throws(SerializationError) -> Any?
 		private let decode: (Any) -> DecodeResult<Value>
 
