@@ -78,8 +78,8 @@ extension Defaults {
 	///    - ``Defaults/CollectionSerializable``: ``Defaults/CollectionBridge``; ``Defaults/SetAlgebraSerializable``:
 	///      ``Defaults/SetAlgebraBridge``.
 	///
-	/// A type for which two defaults apply equally (say `RawRepresentable` and a ``Defaults/CollectionSerializable``)
-	/// does not compile until it names its bridge. Since a later conformance (adding `Codable`) can change which
+	/// A type for which two defaults apply equally (say an `NSSecureCoding` class that is `RawRepresentable` and not
+	/// `Codable`) does not compile until it names its bridge. Since a later conformance (adding `Codable`) can change which
 	/// default applies, and with it the stored form, pin the bridge on the key where data must stay readable.
 	public protocol Serializable<Bridge> {
 		/// The type the bridge produces when reading.
