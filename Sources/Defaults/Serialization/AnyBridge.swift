@@ -126,12 +126,7 @@ extension Defaults.AnyBridge {
 				}
 				return try bridge.storedForm(of: value)
 			},
-			decode: { stored in
-				switch bridge.decode(storedForm: stored) {
-				case .value(let value): .value(value)
-				case .failure(let reason): .failure(reason)
-				}
-			})
+			decode: { stored in bridge.decode(storedForm: stored).map { .some($0) } })
 	}
 }
 

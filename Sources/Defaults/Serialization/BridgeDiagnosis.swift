@@ -16,6 +16,14 @@ enum DecodeResult<Value> {
 		return nil
 	}
 
+	/// The value turned by `transform`, or the same failure.
+	func map<Other>(_ transform: (Value) -> Other) -> DecodeResult<Other> {
+		switch self {
+		case .value(let value): .value(transform(value))
+		case .failure(let reason): .failure(reason)
+		}
+	}
+
 	/// Why decoding failed, or `nil` when it did not.
 	var failureReason: String? {
 		if case .failure(let reason) = self {

@@ -66,10 +66,7 @@ extension Defaults {
 		}
 
 		func decode(storedForm stored: Any) -> DecodeResult<Set<Element>> {
-			switch BridgeDiagnosis.decodeElements(of: stored, as: Element.self) {
-			case .value(let elements): .value(Set(elements))
-			case .failure(let reason): .failure(reason)
-			}
+			BridgeDiagnosis.decodeElements(of: stored, as: Element.self).map { Set($0) }
 		}
 	}
 
@@ -161,10 +158,7 @@ extension Defaults {
 		}
 
 		func decode(storedForm stored: Any) -> DecodeResult<Value> {
-			switch BridgeDiagnosis.decodeElements(of: stored, as: Value.Element.self) {
-			case .value(let elements): .value(Value(elements))
-			case .failure(let reason): .failure(reason)
-			}
+			BridgeDiagnosis.decodeElements(of: stored, as: Value.Element.self).map { Value($0) }
 		}
 	}
 
@@ -188,10 +182,7 @@ extension Defaults {
 		}
 
 		func decode(storedForm stored: Any) -> DecodeResult<Value> {
-			switch BridgeDiagnosis.decodeElements(of: stored, as: Value.Element.self) {
-			case .value(let elements): .value(Value(elements))
-			case .failure(let reason): .failure(reason)
-			}
+			BridgeDiagnosis.decodeElements(of: stored, as: Value.Element.self).map { Value($0) }
 		}
 	}
 }
