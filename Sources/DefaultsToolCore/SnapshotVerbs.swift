@@ -21,7 +21,7 @@ extension Verb.Declaration {
 		let store = try snapshotStore(of: domain)
 		let data: Data
 		do {
-			data = try Defaults.Snapshot.data(of: store, keys: keys)
+			data = try Defaults.Snapshot.data(of: store, names: keys)
 		} catch {
 			throw .badValue("The snapshot cannot be encoded: \(error).")
 		}
@@ -55,7 +55,7 @@ extension Verb.Declaration {
 		let store = try snapshotStore(of: domain)
 		let differences: [Defaults.Snapshot.Difference]
 		do throws(Defaults.Snapshot.FileError) {
-			differences = try Defaults.Snapshot.differences(in: store, against: url, keys: keys)
+			differences = try Defaults.Snapshot.differences(in: store, against: url, names: keys)
 		} catch {
 			throw .badValue(error.description)
 		}

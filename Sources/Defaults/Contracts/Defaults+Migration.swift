@@ -4,7 +4,7 @@ import Synchronization
 extension Defaults {
 	/// One versioned step of a store's migration: key renames, form changes, removals, or code of your own.
 	///
-	/// Give ``Defaults/migrate(_:suite:versionKey:)`` every step the app has ever had, in ascending versions; each
+	/// Give ``Defaults/migrate(_:store:versionKey:)`` every step the app has ever had, in ascending versions; each
 	/// store runs a step once, and records the version it reached in the store itself:
 	///
 	/// ```swift
@@ -29,7 +29,7 @@ extension Defaults {
 		/// What the step does, for errors and logs.
 		public let description: String
 		/// What the step does, in order.
-		public let operations: [Operation]
+		package let operations: [Operation]
 
 		/// Creates a step that runs `operations` in order.
 		///
@@ -80,7 +80,7 @@ extension Defaults {
 			self.init(version: version, description, [.custom(description.isEmpty ? "custom step" : description, body)])
 		}
 
-		/// The name the version a store reached is recorded under, unless ``Defaults/migrate(_:suite:versionKey:)``
+		/// The name the version a store reached is recorded under, unless ``Defaults/migrate(_:store:versionKey:)``
 		/// is given another.
 		public static let versionKey = "DefaultsMigrationVersion"
 	}
@@ -122,7 +122,7 @@ extension Defaults {
 		}
 	}
 
-	/// Runs the steps of `migrations` that `suite` has not run yet, in order, recording each version it reaches.
+	/// Runs the steps of `migrations` that `store` has not run yet, in order, recording each version it reaches.
 	///
 	/// ```swift
 	/// try Defaults.migrate([
@@ -138,25 +138,25 @@ extension Defaults {
 	///
 	/// - Parameters:
 	///   - migrations: Every step the app has, in strictly ascending versions of at least 1.
-	///   - suite: The store to migrate.
+	///   - store: The store to migrate.
 	///   - versionKey: Where the version is recorded. Give each independent set of steps sharing a store (say, a
 	///     library's and the app's) its own.
 	/// - Returns: The version the store is at: the last step's, or a higher one recorded by a newer app version.
 	/// - Throws: ``MigrationError``.
 	@discardableResult
 	public static func migrate(
-		_ migrations: [Migration], suite: any Store = Defaults.standardStore,
+		_ migrations: [Migration], store: any Store = Defaults.standardStore,
 		versionKey: String = Migration.versionKey
 	) throws(MigrationError) -> Int {
-		try MigrationRunner.run(migrations, in: suite, versionKey: versionKey)
+		try MigrationRunner.run(migrations, in: store, versionKey: versionKey)
 	}
 
-	/// The version `suite` has reached, as recorded by ``migrate(_:suite:versionKey:)``; 0 when none is.
+	/// The version `store` has reached, as recorded by ``migrate(_:store:versionKey:)``; 0 when none is.
 	///
 	/// - Throws: ``MigrationError`` with ``MigrationError/Reason/unreadableVersion`` when the key holds something else.
 	public static func migrationVersion(
-		of suite: any Store = Defaults.standardStore, versionKey: String = Migration.versionKey
+		of store: any Store = Defaults.standardStore, versionKey: String = Migration.versionKey
 	) throws(MigrationError) -> Int {
-		try MigrationRunner.recordedVersion(in: suite, versionKey: versionKey)
+		try MigrationRunner.recordedVersion(in: store, versionKey: versionKey)
 	}
 }

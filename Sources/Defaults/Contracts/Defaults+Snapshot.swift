@@ -7,7 +7,7 @@ extension Defaults {
 	/// an app's settings. Write sample values to a store, write its snapshot once, review and commit the file, and
 	/// check the store against it in every test run. A failing check means the stored form of a setting changed,
 	/// and data the app stored before would no longer read the same way: pin the key's bridge (``Defaults/AnyBridge``)
-	/// or add a migration (``Defaults/migrate(_:suite:versionKey:)``), rather than update the snapshot.
+	/// or add a migration (``Defaults/migrate(_:store:versionKey:)``), rather than update the snapshot.
 	///
 	/// ```swift
 	/// import Defaults
@@ -107,14 +107,11 @@ extension Defaults {
 			}
 		}
 
-		/// The stored forms of `keys` in `store` (every stored key when `nil`), without registered defaults.
-		///
-		/// ```swift
-		/// let forms = Defaults.Snapshot.storedForms(in: store, keys: ["window"])
-		/// ```
-		public static func storedForms(in store: any Defaults.Store, keys: [String]? = nil) -> [String: Any] {
+		/// The stored forms of the keys named `names` in `store` (every stored key when `nil`), without registered
+		/// defaults.
+		package static func storedForms(in store: any Defaults.Store, names: [String]? = nil) -> [String: Any] {
 			let stored = Set(store.storedKeys())
-			let names = keys.map { stored.intersection($0) } ?? stored
+			let names = names.map { stored.intersection($0) } ?? stored
 			var forms: [String: Any] = [:]
 			for name in names {
 				forms[name] = store.storedValue(forKey: name)
@@ -122,22 +119,29 @@ extension Defaults {
 			return forms
 		}
 
-		/// The snapshot of `keys` in `store` (every stored key when `nil`), as an XML property list with sorted keys:
-		/// what ``write(of:keys:to:)-(_,[String]?,_)`` writes, for a tool that prints it.
-		public static func data(of store: any Defaults.Store, keys: [String]? = nil) throws -> Data {
+		/// The snapshot of the keys named `names` in `store` (every stored key when `nil`), as an XML property list
+		/// with sorted keys: what ``write(of:keys:to:)`` writes, for a tool that prints it.
+		package static func data(of store: any Defaults.Store, names: [String]? = nil) throws -> Data {
 			try PropertyListSerialization.data(
-				fromPropertyList: storedForms(in: store, keys: keys), format: .xml, options: 0)
+				fromPropertyList: storedForms(in: store, names: names), format: .xml, options: 0)
 		}
 
 		/// Writes the snapshot of `keys` in `store` (every stored key when `nil`) to `url`, replacing the file.
 		///
 		/// ```swift
-		/// try Defaults.Snapshot.write(of: store, keys: ["window", "mime"], to: snapshotURL)
+		/// try Defaults.Snapshot.write(of: store, keys: [.window, .mime], to: snapshotURL)
 		/// ```
-		public static func write(of store: any Defaults.Store, keys: [String]? = nil, to url: URL) throws(FileError) {
+		public static func write(
+			of store: any Defaults.Store, keys: [Defaults.Keys]? = nil, to url: URL
+		) throws(FileError) {
+			try write(of: store, names: keys?.map(\.name), to: url)
+		}
+
+		/// Writes the snapshot of the keys named `names` in `store` (every stored key when `nil`) to `url`.
+		package static func write(of store: any Defaults.Store, names: [String]?, to url: URL) throws(FileError) {
 			let data: Data
 			do {
-				data = try self.data(of: store, keys: keys)
+				data = try self.data(of: store, names: names)
 			} catch {
 				throw FileError(url: url, reason: "could not be encoded as a property list: \(error)")
 			}
@@ -150,17 +154,8 @@ extension Defaults {
 			}
 		}
 
-		/// Writes the snapshot of `keys` in `store` to `url`, replacing the file.
-		///
-		/// ```swift
-		/// try Defaults.Snapshot.write(of: store, keys: [.window, .mime], to: snapshotURL)
-		/// ```
-		public static func write(of store: any Defaults.Store, keys: [Defaults.Keys], to url: URL) throws(FileError) {
-			try write(of: store, keys: keys.map(\.name), to: url)
-		}
-
 		/// The stored forms in the snapshot file at `url`, normalised.
-		public static func read(from url: URL) throws(FileError) -> [String: Any] {
+		package static func read(from url: URL) throws(FileError) -> [String: Any] {
 			let data: Data
 			do {
 				data = try Data(contentsOf: url)
@@ -187,12 +182,12 @@ extension Defaults {
 			}
 		}
 
-		/// The differences between the stored forms `stored` and the snapshot `snapshot`, sorted by key; only `keys`
-		/// when given.
-		public static func differences(
-			between stored: [String: Any], and snapshot: [String: Any], keys: [String]? = nil
+		/// The differences between the stored forms `stored` and the snapshot `snapshot`, sorted by key; only the keys
+		/// named `names` when given.
+		package static func differences(
+			between stored: [String: Any], and snapshot: [String: Any], names: [String]? = nil
 		) -> [Difference] {
-			let names = keys.map(Set.init) ?? Set(stored.keys).union(snapshot.keys)
+			let names = names.map(Set.init) ?? Set(stored.keys).union(snapshot.keys)
 			return names.sorted().compactMap { name in
 				switch (snapshot[name], stored[name]) {
 				case (nil, nil):
@@ -208,20 +203,14 @@ extension Defaults {
 			}
 		}
 
-		/// The keys of `store` whose stored forms differ from the snapshot at `url`; only `keys` when given.
+		/// The keys of `store` whose stored forms differ from the snapshot at `url`; only the keys named `names` when
+		/// given.
 		///
 		/// A key absent from both is no difference, so a snapshot can pin that a key is not stored.
-		public static func differences(
-			in store: any Defaults.Store, against url: URL, keys: [String]? = nil
+		package static func differences(
+			in store: any Defaults.Store, against url: URL, names: [String]? = nil
 		) throws(FileError) -> [Difference] {
-			differences(between: storedForms(in: store, keys: keys), and: try read(from: url), keys: keys)
-		}
-
-		/// The keys of `keys` whose stored forms in `store` differ from the snapshot at `url`.
-		public static func differences(
-			in store: any Defaults.Store, against url: URL, keys: [Defaults.Keys]
-		) throws(FileError) -> [Difference] {
-			try differences(in: store, against: url, keys: keys.map(\.name))
+			differences(between: storedForms(in: store, names: names), and: try read(from: url), names: names)
 		}
 
 		/// Checks `store` against the snapshot at `url`, throwing a ``Mismatch`` that lists every difference.
@@ -232,29 +221,24 @@ extension Defaults {
 		///
 		/// - Parameters:
 		///   - store: The store to check.
-		///   - url: The snapshot file, an XML property list written by ``write(of:keys:to:)-(_,[String]?,_)``.
-		///   - keys: The keys to check; every key in the store or the snapshot when `nil`.
+		///   - url: The snapshot file, an XML property list written by ``write(of:keys:to:)``.
+		///   - keys: The keys to check, such as `[.window, .mime]`; every key in the store or the snapshot when `nil`.
 		/// - Throws: ``Mismatch``, or ``FileError`` when the file cannot be read.
-		public static func verify(_ store: any Defaults.Store, against url: URL, keys: [String]? = nil) throws {
-			let differences = try differences(in: store, against: url, keys: keys)
+		public static func verify(_ store: any Defaults.Store, against url: URL, keys: [Defaults.Keys]? = nil) throws {
+			try verify(store, against: url, names: keys?.map(\.name))
+		}
+
+		/// Checks the stored forms of the keys named `names` (every key when `nil`) against the snapshot at `url`.
+		package static func verify(_ store: any Defaults.Store, against url: URL, names: [String]?) throws {
+			let differences = try differences(in: store, against: url, names: names)
 			guard differences.isEmpty else {
 				throw Mismatch(url: url, differences: differences)
 			}
 		}
 
-		/// Checks the stored forms of `keys` in `store` against the snapshot at `url`, throwing a ``Mismatch`` that
-		/// lists every difference.
-		///
-		/// ```swift
-		/// try Defaults.Snapshot.verify(store, against: snapshotURL, keys: [.window, .mime])
-		/// ```
-		public static func verify(_ store: any Defaults.Store, against url: URL, keys: [Defaults.Keys]) throws {
-			try verify(store, against: url, keys: keys.map(\.name))
-		}
-
 		/// Whether two normalised stored forms are the same: equal property-list values, keyed archives with the same
 		/// contents, or dates within the same second when one of them is whole (as XML property lists keep dates).
-		public static func isSameStoredForm(_ lhs: Any, _ rhs: Any) -> Bool {
+		package static func isSameStoredForm(_ lhs: Any, _ rhs: Any) -> Bool {
 			switch (lhs, rhs) {
 			case let (lhs as Date, rhs as Date):
 				return lhs == rhs || isSameSecond(lhs, rhs) || isSameSecond(rhs, lhs)

@@ -5,7 +5,7 @@ extension Defaults.Migration {
 	/// One idempotent change to a store: running it again after it completed changes nothing.
 	public struct Operation: Sendable {
 		/// What the operation does, for errors and logs.
-		public let description: String
+		package let description: String
 		/// The keys it vacates (a rename's source, a removal), which a later operation of the same step must not
 		/// use: that operation would fill the key again, and a re-run of the step would then see a different state.
 		let vacatedKeys: [String]
@@ -109,14 +109,16 @@ extension Defaults.Migration {
 			let description = "convert '\(name)' to \(new.name)"
 			return Self(description: description, vacatedKeys: [], touchedKeys: [name]) {
 				store throws(Defaults.MigrationError) in
-				guard let stored = store.persistedValue(forKey: name), new.value(fromStoredForm: stored) == nil else {
+				guard let stored = store.persistedValue(forKey: name),
+					let newFailure = new.decode(storedForm: stored).failureReason
+				else {
 					return
 				}
-				guard let value = old.lazy.compactMap({ $0.value(fromStoredForm: stored) }).first else {
+				let olderForms = old.map { ($0.name, $0.decode(storedForm: stored)) }
+				guard let value = olderForms.lazy.compactMap(\.1.value).first else {
 					let error = Defaults.DecodingError(
-						keyName: name, storedValue: stored, bridgeName: new.name,
-						reason: new.reasonForFailure(decoding: stored),
-						alsoTried: old.map { ($0.name, $0.reasonForFailure(decoding: stored)) },
+						keyName: name, storedValue: stored, bridgeName: new.name, reason: newFailure,
+						alsoTried: olderForms.map { ($0.0, $0.1.failureReason ?? "") },
 						storedValueDescription: BridgeDiagnosis.describe(stored))
 					try MigrationRunner.handleUndecodable(error, policy: policy, during: description)
 					return
@@ -155,7 +157,7 @@ extension Defaults.Migration {
 		/// Defaults.Migration(version: 2, .convert(.window))
 		/// ```
 		///
-		/// The store migrated is the one given to ``Defaults/migrate(_:suite:versionKey:)``, not the key's own.
+		/// The store migrated is the one given to ``Defaults/migrate(_:store:versionKey:)``, not the key's own.
 		public static func convert<Value>(
 			_ key: Defaults.Key<Value>, ifUndecodable policy: UndecodablePolicy = .keep
 		)

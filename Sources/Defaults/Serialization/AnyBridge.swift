@@ -23,19 +23,17 @@ extension Defaults {
 		public typealias Serializable = Any
 
 		/// A short name for messages, such as `JSON text` or `RawRepresentableBridge<Mime>`.
-		public let name: String
+		package let name: String
 		private let encode: (Value) throws(SerializationError) -> Any?
-		private let decode: (Any) -> Value?
-		private let diagnose: (Any) -> String
+		private let decode: (Any) -> DecodeResult<Value>
 
 		init(
 			name: String, encode: @escaping (Value) throws(SerializationError) -> Any?,
-			decode: @escaping (Any) -> Value?, diagnose: @escaping (Any) -> String
+			decode: @escaping (Any) -> DecodeResult<Value>
 		) {
 			self.name = name
 			self.encode = encode
 			self.decode = decode
-			self.diagnose = diagnose
 		}
 
 		/// Wraps any bridge for `Value`; its stored form goes through the normaliser like every other.
@@ -49,10 +47,7 @@ extension Defaults {
 				encode: { value throws(SerializationError) in
 					try StoredForm.encode(value, with: bridge, typeName: "\(Value.self)")
 				},
-				decode: { stored in
-					StoredForm.decode(stored, as: Wrapped.Serializable.self).flatMap(bridge.deserialize)
-				},
-				diagnose: { stored in BridgeDiagnosis.reason(decoding: stored, through: bridge) })
+				decode: { stored in StoredForm.decoded(stored, through: bridge) })
 		}
 
 		/// The stored form of `value`: a normalised property-list value, or `nil` to remove the key.
@@ -60,14 +55,19 @@ extension Defaults {
 			try encode(value)
 		}
 
-		/// The value that `stored` stands for, or `nil`.
-		func value(fromStoredForm stored: Any) -> Value? {
+		/// The value that `stored` stands for, or why it is not one.
+		func decode(storedForm stored: Any) -> DecodeResult<Value> {
 			decode(stored)
 		}
 
-		/// Why `stored` does not decode, in a sentence.
+		/// The value that `stored` stands for, or `nil`.
+		func value(fromStoredForm stored: Any) -> Value? {
+			decode(stored).value
+		}
+
+		/// Why `stored` does not decode, in a sentence (decoding it again: call ``decode(storedForm:)`` to decode once).
 		func reasonForFailure(decoding stored: Any) -> String {
-			diagnose(stored)
+			decode(stored).failureReason ?? "it decodes"
 		}
 
 		/// Returns the stored form of `value`, or `nil` when it has none.
@@ -77,7 +77,7 @@ extension Defaults {
 
 		/// Returns the value that the stored form `object` stands for.
 		public func deserialize(_ object: Any?) -> Value? {
-			object.flatMap(decode)
+			object.flatMap { decode($0).value }
 		}
 	}
 }
@@ -88,8 +88,7 @@ extension Defaults.AnyBridge where Value: Defaults.Serializable {
 		Self(
 			name: "\(Value.Bridge.self)",
 			encode: { value throws(Defaults.SerializationError) in try Value.storedForm(of: value) },
-			decode: { Value.value(fromStoredForm: $0) },
-			diagnose: { BridgeDiagnosis.reason(decoding: $0, as: Value.self) })
+			decode: { Value.decoded(fromStoredForm: $0) })
 	}
 }
 
@@ -127,11 +126,10 @@ extension Defaults.AnyBridge {
 				}
 				return try bridge.storedForm(of: value)
 			},
-			decode: { stored in bridge.value(fromStoredForm: stored).map { .some($0) } },
-			diagnose: { bridge.reasonForFailure(decoding: $0) })
+			decode: { stored in bridge.decode(storedForm: stored).map { .some($0) } })
 	}
 }
 
-// MARK: Why a stored value does not decode
+// MARK: Decoding once, with the reason a stored value does not decode
 
-extension Defaults.AnyBridge: DiagnosingBridge {}
+extension Defaults.AnyBridge: DecodingBridge {}

@@ -56,6 +56,31 @@ extension Defaults {
 	/// }
 	/// ```
 	/// `some Defaults.Serializable<UserBridge>` names a serializable type by its bridge.
+	///
+	/// ## Which bridge a type gets
+	///
+	/// The first rule that applies wins:
+	///
+	/// 1. A key that names a bridge (`Key(_:default:bridge:)`, see ``Defaults/AnyBridge``) stores through it, whatever
+	///    the type declares.
+	/// 2. A type's own `static let bridge`, such as `UserBridge` above.
+	/// 3. The package's own conformances: `Bool`, `String`, `Data`, `Date`, the integer and floating-point types,
+	///    `URL` (JSON text), `UUID`, `Array`, `Set`, `Dictionary`, `Optional`, `Range` and `ClosedRange`.
+	/// 4. Otherwise the most specific of the package's defaults, by what the type conforms to:
+	///    - `Codable` and ``Defaults/PreferNSSecureCoding``: ``Defaults/NSSecureCodingBridge`` (a keyed archive);
+	///    - `Codable`, `RawRepresentable` and ``Defaults/PreferRawRepresentable``:
+	///      ``Defaults/RawRepresentableBridge`` (the raw value);
+	///    - `Codable` (also when `RawRepresentable` or an `NSSecureCoding` class): ``Defaults/TopLevelCodableBridge``
+	///      (JSON text, so `enum Letter: String, Codable` is stored as `"\"alpha\""`, as the well-known package does);
+	///    - `RawRepresentable` with a serializable raw value, not `Codable` (option sets included):
+	///      ``Defaults/RawRepresentableBridge``;
+	///    - an `NSObject` that is `NSSecureCoding`, not `Codable`: ``Defaults/NSSecureCodingBridge``;
+	///    - ``Defaults/CollectionSerializable``: ``Defaults/CollectionBridge``; ``Defaults/SetAlgebraSerializable``:
+	///      ``Defaults/SetAlgebraBridge``.
+	///
+	/// A type for which two defaults apply equally (say an `NSSecureCoding` class that is `RawRepresentable` and not
+	/// `Codable`) does not compile until it names its bridge. Since a later conformance (adding `Codable`) can change which
+	/// default applies, and with it the stored form, pin the bridge on the key where data must stay readable.
 	public protocol Serializable<Bridge> {
 		/// The type the bridge produces when reading.
 		typealias Value = Bridge.Value

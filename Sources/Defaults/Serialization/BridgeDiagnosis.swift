@@ -1,32 +1,53 @@
 import Foundation
 
-/// A bridge that can say why a stored value does not decode. Only asked after a decode failed, so it costs the
-/// read path nothing.
+/// What decoding one stored value gave: the value, or a sentence that says why the stored value is not one.
 ///
-/// Every built-in bridge conforms in its own file, beside its `serialize` and `deserialize` (under "Why a stored value
-/// does not decode"), so that adding a bridge is one file; `BuiltInBridgeDiagnosisTests` fails for a built-in bridge
-/// without it. A bridge that does not conform (a user's own) gets `BridgeDiagnosis`'s generic sentence.
-protocol DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String
+/// A built-in bridge decodes a stored value once into this, so the reason a read failed comes from the walk that
+/// failed rather than from a second walk that has to agree with the first. The sentence is built only on failure.
+enum DecodeResult<Value> {
+	case value(Value)
+	case failure(String)
+
+	/// The decoded value, or `nil` when decoding failed.
+	var value: Value? {
+		if case .value(let value) = self {
+			return value
+		}
+		return nil
+	}
+
+	/// The value turned by `transform`, or the same failure.
+	func map<Other>(_ transform: (Value) -> Other) -> DecodeResult<Other> {
+		switch self {
+		case .value(let value): .value(transform(value))
+		case .failure(let reason): .failure(reason)
+		}
+	}
+
+	/// Why decoding failed, or `nil` when it did not.
+	var failureReason: String? {
+		if case .failure(let reason) = self {
+			return reason
+		}
+		return nil
+	}
 }
 
-/// Turns a failed decode into a sentence that says what was expected and what was found.
+/// A bridge that decodes a stored value once into its value or the reason it is not one.
+///
+/// Every built-in bridge conforms in its own file, and its public `deserialize` is this decoding's value, so that each
+/// bridge has one walk over a stored value and adding a bridge is one file; `BuiltInBridgeDiagnosisTests` fails for a
+/// built-in bridge without it. A bridge that does not conform (a user's own) is decoded through its `deserialize` and
+/// gets `StoredForm.decoded(_:through:castingStoredForm:)`'s generic sentence.
+protocol DecodingBridge<Value>: Defaults.Bridge {
+	associatedtype Value
+
+	/// Decodes the normalised property-list value `stored`.
+	func decode(storedForm stored: Any) -> DecodeResult<Value>
+}
+
+/// The sentences of decode and encode failures that more than one bridge uses.
 enum BridgeDiagnosis {
-	static func reason<Value: Defaults.Serializable>(decoding stored: Any, as type: Value.Type) -> String {
-		reason(decoding: stored, through: Value.bridge)
-	}
-
-	/// Why `bridge` refuses `stored`: its own account if it gives one, else what it expects and what was found.
-	static func reason<Wrapped: Defaults.Bridge>(decoding stored: Any, through bridge: Wrapped) -> String {
-		if let diagnosing = bridge as? any DiagnosingBridge {
-			return diagnosing.reasonForFailure(decoding: stored)
-		}
-		if Wrapped.Serializable.self != Any.self, StoredForm.decode(stored, as: Wrapped.Serializable.self) == nil {
-			return "\(Wrapped.self) expects a \(Wrapped.Serializable.self), and found \(describe(stored))"
-		}
-		return "\(Wrapped.self) did not accept \(describe(stored))"
-	}
-
 	/// Why `bridge` returned no stored form for `value`: for an `Encodable` value the JSON encoder's error, else that
 	/// the bridge returned nil.
 	///
@@ -44,32 +65,43 @@ enum BridgeDiagnosis {
 		return "its bridge \(Wrapped.self) returned nil"
 	}
 
-	/// The reason the element at the first failing position does not decode.
-	static func reason<Element: Defaults.Serializable>(decodingElements stored: Any, as type: Element.Type) -> String {
-		guard let array = stored as? [Any] else {
-			return "expected an array, found \(describe(stored))"
+	/// The elements an array of stored forms stands for, or the reason the first failing element does not decode.
+	static func decodeElements<Element: Defaults.Serializable>(
+		of stored: Any, as type: Element.Type
+	) -> DecodeResult<[Element]> {
+		guard let forms = stored as? [Any] else {
+			return .failure("expected an array, found \(describe(stored))")
 		}
-		for (index, element) in array.enumerated() where Element.value(fromStoredForm: element) == nil {
-			return "element \(index): " + reason(decoding: element, as: Element.self)
+		if Element.isNativelySupportedType, let elements = forms as? [Element] {
+			return .value(elements)
 		}
-		return "every element decodes"
+		var elements = [Element]()
+		elements.reserveCapacity(forms.count)
+		for (index, form) in forms.enumerated() {
+			switch Element.decoded(fromStoredForm: form) {
+			case .value(let element): elements.append(element)
+			case .failure(let reason): return .failure("element \(index): " + reason)
+			}
+		}
+		return .value(elements)
 	}
 
-	/// Why `data` is not JSON of a `Value`, from the decoder's own error.
-	static func jsonFailure<Value: Decodable>(decoding data: Data, as type: Value.Type) -> String {
+	/// `data` decoded as JSON of a `Value`, or why it is not, from the decoder's own error.
+	static func decodeJSON<Value: Decodable>(_ data: Data, as type: Value.Type) -> DecodeResult<Value> {
 		do {
-			_ = try JSONDecoder().decode(Value.self, from: data)
-			return "it decodes"
+			return .value(try JSONDecoder().decode(Value.self, from: data))
 		} catch let DecodingError.keyNotFound(key, context) {
-			return "JSON for \(Value.self) misses the key '\(key.stringValue)'\(at(context.codingPath))"
+			return .failure("JSON for \(Value.self) misses the key '\(key.stringValue)'\(at(context.codingPath))")
 		} catch let DecodingError.typeMismatch(expected, context) {
-			return "JSON for \(Value.self) has no \(expected)\(at(context.codingPath)): \(context.debugDescription)"
+			return .failure(
+				"JSON for \(Value.self) has no \(expected)\(at(context.codingPath)): \(context.debugDescription)")
 		} catch let DecodingError.valueNotFound(expected, context) {
-			return "JSON for \(Value.self) has null where a \(expected) belongs\(at(context.codingPath))"
+			return .failure("JSON for \(Value.self) has null where a \(expected) belongs\(at(context.codingPath))")
 		} catch let DecodingError.dataCorrupted(context) {
-			return "the text is not valid JSON for \(Value.self)\(at(context.codingPath)): \(context.debugDescription)"
+			return .failure(
+				"the text is not valid JSON for \(Value.self)\(at(context.codingPath)): \(context.debugDescription)")
 		} catch {
-			return "JSON for \(Value.self) does not decode: \(error)"
+			return .failure("JSON for \(Value.self) does not decode: \(error)")
 		}
 	}
 

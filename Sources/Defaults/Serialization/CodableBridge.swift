@@ -41,7 +41,14 @@ extension Defaults.CodableBridge {
 
 	/// Returns the value decoded from the JSON text `object`, or `nil` if it does not decode.
 	public func deserialize(_ object: String?) -> Value? {
-		object.flatMap { try? JSONText.decode(Value.self, from: $0) }
+		object.flatMap { decode(storedForm: $0).value }
+	}
+
+	func decode(storedForm stored: Any) -> DecodeResult<Value> {
+		guard let text = stored as? String else {
+			return .failure("JSON text is stored as a String, and found \(BridgeDiagnosis.describe(stored))")
+		}
+		return BridgeDiagnosis.decodeJSON(Data(text.utf8), as: Value.self)
 	}
 }
 
@@ -55,7 +62,14 @@ struct JSONDataBridge<Value: Codable>: Defaults.Bridge {
 	}
 
 	func deserialize(_ object: Data?) -> Value? {
-		object.flatMap { try? JSONDecoder().decode(Value.self, from: $0) }
+		object.flatMap { decode(storedForm: $0).value }
+	}
+
+	func decode(storedForm stored: Any) -> DecodeResult<Value> {
+		guard let data = stored as? Data else {
+			return .failure("JSON data is stored as Data, and found \(BridgeDiagnosis.describe(stored))")
+		}
+		return BridgeDiagnosis.decodeJSON(data, as: Value.self)
 	}
 }
 
@@ -66,10 +80,6 @@ enum JSONText {
 		encoder.outputFormatting = .sortedKeys
 		return String(decoding: try encoder.encode(value), as: UTF8.self)
 	}
-
-	static func decode<Value: Decodable>(_ type: Value.Type, from text: String) throws -> Value {
-		try JSONDecoder().decode(type, from: Data(text.utf8))
-	}
 }
 
 extension Defaults.Serializable where Self: Codable {
@@ -77,22 +87,7 @@ extension Defaults.Serializable where Self: Codable {
 	public static var bridge: Defaults.TopLevelCodableBridge<Self> { .init() }
 }
 
-// MARK: Why a stored value does not decode
+// MARK: Decoding once, with the reason a stored value does not decode (beside each bridge's `deserialize`)
 
-extension Defaults.TopLevelCodableBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		guard let text = stored as? String else {
-			return "JSON text is stored as a String, and found \(BridgeDiagnosis.describe(stored))"
-		}
-		return BridgeDiagnosis.jsonFailure(decoding: Data(text.utf8), as: Value.self)
-	}
-}
-
-extension JSONDataBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		guard let data = stored as? Data else {
-			return "JSON data is stored as Data, and found \(BridgeDiagnosis.describe(stored))"
-		}
-		return BridgeDiagnosis.jsonFailure(decoding: data, as: Value.self)
-	}
-}
+extension Defaults.TopLevelCodableBridge: DecodingBridge {}
+extension JSONDataBridge: DecodingBridge {}

@@ -13,27 +13,6 @@ private func storedForms<Element: Defaults.Serializable>(of elements: some Seque
 	return forms
 }
 
-/// The elements that an array of stored forms stands for, or `nil` if one of them does not decode.
-private func elements<Element: Defaults.Serializable>(
-	fromStoredForms object: [Any]?, as type: Element.Type
-) -> [Element]? {
-	guard let object else {
-		return nil
-	}
-	if Element.isNativelySupportedType, let elements = object as? [Element] {
-		return elements
-	}
-	var elements = [Element]()
-	elements.reserveCapacity(object.count)
-	for form in object {
-		guard let element = Element.value(fromStoredForm: form) else {
-			return nil
-		}
-		elements.append(element)
-	}
-	return elements
-}
-
 extension Defaults {
 	/// Stores an `Array` as an array of its elements' stored forms.
 	///
@@ -56,7 +35,11 @@ extension Defaults {
 
 		/// Returns the elements, or `nil` if one of them does not decode.
 		public func deserialize(_ object: [Any]?) -> [Element]? {
-			elements(fromStoredForms: object, as: Element.self)
+			object.flatMap { decode(storedForm: $0).value }
+		}
+
+		func decode(storedForm stored: Any) -> DecodeResult<[Element]> {
+			BridgeDiagnosis.decodeElements(of: stored, as: Element.self)
 		}
 	}
 
@@ -79,7 +62,11 @@ extension Defaults {
 
 		/// Returns the set, or `nil` if an element does not decode.
 		public func deserialize(_ object: [Any]?) -> Set<Element>? {
-			elements(fromStoredForms: object, as: Element.self).map { Set($0) }
+			object.flatMap { decode(storedForm: $0).value }
+		}
+
+		func decode(storedForm stored: Any) -> DecodeResult<Set<Element>> {
+			BridgeDiagnosis.decodeElements(of: stored, as: Element.self).map { Set($0) }
 		}
 	}
 
@@ -117,20 +104,37 @@ extension Defaults {
 
 		/// Returns the dictionary, or `nil` if a key or a value does not decode.
 		public func deserialize(_ object: [String: Any]?) -> [Key: Element]? {
-			guard let object else {
-				return nil
+			object.flatMap { decode(storedForm: $0).value }
+		}
+
+		func decode(storedForm stored: Any) -> DecodeResult<[Key: Element]> {
+			guard let object = stored as? [String: Any] else {
+				return .failure("expected a dictionary, found \(BridgeDiagnosis.describe(stored))")
 			}
 			if Key.self == String.self, Element.isNativelySupportedType, let dictionary = object as? [Key: Element] {
-				return dictionary
+				return .value(dictionary)
 			}
 			var dictionary = [Key: Element](minimumCapacity: object.count)
+			// The entry reported is the first failing one in name order, whatever order the dictionary walks in:
+			// after a failure only entries with smaller names are decoded.
+			var failure: (name: String, reason: String)?
 			for (name, form) in object {
-				guard let key = Key(name), let element = Element.value(fromStoredForm: form) else {
-					return nil
+				if let failure, name >= failure.name {
+					continue
 				}
-				dictionary[key] = element
+				guard let key = Key(name) else {
+					failure = (name, "the key '\(name)' is not a \(Key.self)")
+					continue
+				}
+				switch Element.decoded(fromStoredForm: form) {
+				case .value(let element): dictionary[key] = element
+				case .failure(let reason): failure = (name, "value for '\(name)': " + reason)
+				}
 			}
-			return dictionary
+			if let failure {
+				return .failure(failure.reason)
+			}
+			return .value(dictionary)
 		}
 	}
 
@@ -150,7 +154,11 @@ extension Defaults {
 
 		/// Returns the collection built from the decoded elements.
 		public func deserialize(_ object: [Any]?) -> Value? {
-			elements(fromStoredForms: object, as: Value.Element.self).map { Value($0) }
+			object.flatMap { decode(storedForm: $0).value }
+		}
+
+		func decode(storedForm stored: Any) -> DecodeResult<Value> {
+			BridgeDiagnosis.decodeElements(of: stored, as: Value.Element.self).map { Value($0) }
 		}
 	}
 
@@ -170,7 +178,11 @@ extension Defaults {
 
 		/// Returns the set built from the decoded elements.
 		public func deserialize(_ object: [Any]?) -> Value? {
-			elements(fromStoredForms: object, as: Value.Element.self).map { Value($0) }
+			object.flatMap { decode(storedForm: $0).value }
+		}
+
+		func decode(storedForm stored: Any) -> DecodeResult<Value> {
+			BridgeDiagnosis.decodeElements(of: stored, as: Value.Element.self).map { Value($0) }
 		}
 	}
 }
@@ -208,45 +220,10 @@ extension Defaults.SetAlgebraSerializable where Element: Defaults.Serializable {
 	public static var bridge: Defaults.SetAlgebraBridge<Self> { .init() }
 }
 
-// MARK: Why a stored value does not decode
+// MARK: Decoding once, with the reason a stored value does not decode (beside each bridge's `deserialize`)
 
-extension Defaults.ArrayBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		BridgeDiagnosis.reason(decodingElements: stored, as: Element.self)
-	}
-}
-
-extension Defaults.SetBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		BridgeDiagnosis.reason(decodingElements: stored, as: Element.self)
-	}
-}
-
-extension Defaults.CollectionBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		BridgeDiagnosis.reason(decodingElements: stored, as: Value.Element.self)
-	}
-}
-
-extension Defaults.SetAlgebraBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		BridgeDiagnosis.reason(decodingElements: stored, as: Value.Element.self)
-	}
-}
-
-extension Defaults.DictionaryBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		guard let dictionary = stored as? [String: Any] else {
-			return "expected a dictionary, found \(BridgeDiagnosis.describe(stored))"
-		}
-		for (name, element) in dictionary.sorted(by: { $0.key < $1.key }) {
-			if Key(name) == nil {
-				return "the key '\(name)' is not a \(Key.self)"
-			}
-			if Element.value(fromStoredForm: element) == nil {
-				return "value for '\(name)': " + BridgeDiagnosis.reason(decoding: element, as: Element.self)
-			}
-		}
-		return "every entry decodes"
-	}
-}
+extension Defaults.ArrayBridge: DecodingBridge {}
+extension Defaults.SetBridge: DecodingBridge {}
+extension Defaults.CollectionBridge: DecodingBridge {}
+extension Defaults.SetAlgebraBridge: DecodingBridge {}
+extension Defaults.DictionaryBridge: DecodingBridge {}

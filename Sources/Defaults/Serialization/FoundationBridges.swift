@@ -25,6 +25,15 @@ extension Defaults {
 		public func deserialize(_ object: String?) -> UUID? {
 			object.flatMap(UUID.init(uuidString:))
 		}
+
+		func decode(storedForm stored: Any) -> DecodeResult<UUID> {
+			guard let uuid = (stored as? String).flatMap(UUID.init(uuidString:)) else {
+				return .failure(
+					"expected a UUID string such as E621E1F8-C36C-495A-93FC-0C247A3E6E5F, found "
+						+ BridgeDiagnosis.describe(stored))
+			}
+			return .value(uuid)
+		}
 	}
 }
 
@@ -40,10 +49,6 @@ extension UUID: Defaults.Serializable {
 	public static let bridge = Defaults.UUIDBridge()
 }
 
-// MARK: Why a stored value does not decode
+// MARK: Decoding once, with the reason a stored value does not decode (beside each bridge's `deserialize`)
 
-extension Defaults.UUIDBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		"expected a UUID string such as E621E1F8-C36C-495A-93FC-0C247A3E6E5F, found \(BridgeDiagnosis.describe(stored))"
-	}
-}
+extension Defaults.UUIDBridge: DecodingBridge {}

@@ -27,11 +27,33 @@ extension Defaults {
 
 		/// Returns the object unarchived from `object`, or `nil` if it is not an archive of a `Value`.
 		public func deserialize(_ object: Data?) -> Value? {
-			guard
-				let object, KeyedArchive.canArchive(Value.self),
-				KeyedArchive.rootClassName(of: object) == NSStringFromClass(Value.self),
-				let unarchiver = try? NSKeyedUnarchiver(forReadingFrom: object)
-			else {
+			object.flatMap { decode(storedForm: $0).value }
+		}
+
+		func decode(storedForm stored: Any) -> DecodeResult<Value> {
+			guard let data = stored as? Data else {
+				return .failure("a keyed archive is stored as Data, and found \(BridgeDiagnosis.describe(stored))")
+			}
+			// First, as it reports a class Foundation cannot archive whatever the data.
+			let isArchivable = KeyedArchive.canArchive(Value.self)
+			guard let className = KeyedArchive.rootClassName(of: data) else {
+				return .failure("the data is not a keyed archive")
+			}
+			guard isArchivable else {
+				return .failure(KeyedArchive.notTopLevelMessage(Value.self))
+			}
+			let expected = NSStringFromClass(Value.self)
+			guard className == expected else {
+				return .failure("the archive holds a \(className), not a \(expected)")
+			}
+			guard let value = unarchive(data) else {
+				return .failure("the \(className) archive did not unarchive with secure coding")
+			}
+			return .value(value)
+		}
+
+		private func unarchive(_ data: Data) -> Value? {
+			guard let unarchiver = try? NSKeyedUnarchiver(forReadingFrom: data) else {
 				return nil
 			}
 			// Errors inside the archive are recorded instead of trapping, as `unarchivedObject(ofClass:from:)` does.
@@ -98,23 +120,6 @@ extension Defaults.Serializable where Self: Codable & Defaults.PreferNSSecureCod
 	public static var bridge: Defaults.NSSecureCodingBridge<Self> { .init() }
 }
 
-// MARK: Why a stored value does not decode
+// MARK: Decoding once, with the reason a stored value does not decode (beside each bridge's `deserialize`)
 
-extension Defaults.NSSecureCodingBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		guard let data = stored as? Data else {
-			return "a keyed archive is stored as Data, and found \(BridgeDiagnosis.describe(stored))"
-		}
-		guard let className = KeyedArchive.rootClassName(of: data) else {
-			return "the data is not a keyed archive"
-		}
-		guard KeyedArchive.canArchive(Value.self) else {
-			return KeyedArchive.notTopLevelMessage(Value.self)
-		}
-		let expected = NSStringFromClass(Value.self)
-		if className != expected {
-			return "the archive holds a \(className), not a \(expected)"
-		}
-		return "the \(className) archive did not unarchive with secure coding"
-	}
-}
+extension Defaults.NSSecureCodingBridge: DecodingBridge {}

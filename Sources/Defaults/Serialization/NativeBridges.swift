@@ -14,6 +14,13 @@ extension Defaults {
 
 		/// Returns `object` unchanged.
 		public func deserialize(_ object: Value?) -> Value? { object }
+
+		func decode(storedForm stored: Any) -> DecodeResult<Value> {
+			guard let value = stored as? Value else {
+				return .failure("expected a \(Value.self), found \(BridgeDiagnosis.describe(stored))")
+			}
+			return .value(value)
+		}
 	}
 
 	/// Stores a `Bool` as a property-list boolean; reads back booleans, and the integers 0 and 1 that some
@@ -32,10 +39,14 @@ extension Defaults {
 
 		/// Returns the boolean that `object` stands for.
 		public func deserialize(_ object: Any?) -> Bool? {
-			switch object {
-			case let value as Bool: value
-			case let value as Int where value == 0 || value == 1: value == 1
-			default: nil
+			object.flatMap { decode(storedForm: $0).value }
+		}
+
+		func decode(storedForm stored: Any) -> DecodeResult<Bool> {
+			switch stored {
+			case let value as Bool: .value(value)
+			case let value as Int where value == 0 || value == 1: .value(value == 1)
+			default: .failure("expected a boolean, found \(BridgeDiagnosis.describe(stored))")
 			}
 		}
 	}
@@ -64,12 +75,22 @@ extension Defaults {
 
 		/// Returns the stored number as a `Value`, if it is a whole number in the type's range.
 		public func deserialize(_ object: Any?) -> Value? {
-			switch object {
-			case let value as Int: Value(exactly: value)
-			case let value as UInt64: Value(exactly: value)
-			case let value as Double: Value(exactly: value)
-			default: nil
+			object.flatMap { decode(storedForm: $0).value }
+		}
+
+		func decode(storedForm stored: Any) -> DecodeResult<Value> {
+			let value: Value?
+			switch stored {
+			case let number as Int: value = Value(exactly: number)
+			case let number as UInt64: value = Value(exactly: number)
+			case let number as Double: value = Value(exactly: number)
+			default: return .failure("expected an integer, found \(BridgeDiagnosis.describe(stored))")
 			}
+			guard let value else {
+				return .failure(
+					"\(stored) is not a whole number in the range of \(Value.self) (\(Value.min)…\(Value.max))")
+			}
+			return .value(value)
 		}
 	}
 
@@ -88,12 +109,21 @@ extension Defaults {
 
 		/// Returns the stored number as a `Value`; integers are accepted too.
 		public func deserialize(_ object: Any?) -> Value? {
-			switch object {
-			case let value as Double: Value(value)
-			case let value as Int: Value(exactly: value)
-			case let value as UInt64: Value(exactly: value)
-			default: nil
+			object.flatMap { decode(storedForm: $0).value }
+		}
+
+		func decode(storedForm stored: Any) -> DecodeResult<Value> {
+			let value: Value? =
+				switch stored {
+				case let number as Double: Value(number)
+				case let number as Int: Value(exactly: number)
+				case let number as UInt64: Value(exactly: number)
+				default: nil
+				}
+			guard let value else {
+				return .failure("expected a number, found \(BridgeDiagnosis.describe(stored))")
 			}
+			return .value(value)
 		}
 	}
 }
@@ -234,32 +264,9 @@ extension CGFloat: Defaults.Serializable {
 	public static let bridge = Defaults.FloatingPointBridge<CGFloat>()
 }
 
-// MARK: Why a stored value does not decode
+// MARK: Decoding once, with the reason a stored value does not decode (beside each bridge's `deserialize`)
 
-extension Defaults.IntegerBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		switch stored {
-		case is Int, is UInt64, is Double:
-			"\(stored) is not a whole number in the range of \(Value.self) (\(Value.min)…\(Value.max))"
-		default: "expected an integer, found \(BridgeDiagnosis.describe(stored))"
-		}
-	}
-}
-
-extension Defaults.FloatingPointBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		"expected a number, found \(BridgeDiagnosis.describe(stored))"
-	}
-}
-
-extension Defaults.BoolBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		"expected a boolean, found \(BridgeDiagnosis.describe(stored))"
-	}
-}
-
-extension Defaults.NativeBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		"expected a \(Value.self), found \(BridgeDiagnosis.describe(stored))"
-	}
-}
+extension Defaults.IntegerBridge: DecodingBridge {}
+extension Defaults.FloatingPointBridge: DecodingBridge {}
+extension Defaults.BoolBridge: DecodingBridge {}
+extension Defaults.NativeBridge: DecodingBridge {}

@@ -20,6 +20,10 @@ extension Defaults {
 		public func deserialize(_ object: Any?) -> Wrapped? {
 			object.flatMap(Wrapped.value(fromStoredForm:))
 		}
+
+		func decode(storedForm stored: Any) -> DecodeResult<Wrapped> {
+			Wrapped.decoded(fromStoredForm: stored)
+		}
 	}
 }
 
@@ -31,10 +35,6 @@ extension Optional: Defaults.Serializable where Wrapped: Defaults.Serializable {
 	public static var bridge: Defaults.OptionalBridge<Wrapped> { .init() }
 }
 
-// MARK: Why a stored value does not decode
+// MARK: Decoding once, with the reason a stored value does not decode (beside each bridge's `deserialize`)
 
-extension Defaults.OptionalBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		BridgeDiagnosis.reason(decoding: stored, as: Wrapped.self)
-	}
-}
+extension Defaults.OptionalBridge: DecodingBridge {}

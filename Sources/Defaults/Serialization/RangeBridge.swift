@@ -37,15 +37,23 @@ extension Defaults {
 
 		/// Returns the range, or `nil` unless `object` holds two ordered bounds.
 		public func deserialize(_ object: [Any]?) -> Value? {
-			guard
-				let object, object.count == 2,
-				let lower = Value.Bound.value(fromStoredForm: object[0]),
-				let upper = Value.Bound.value(fromStoredForm: object[1]),
-				lower <= upper
-			else {
-				return nil
+			object.flatMap { decode(storedForm: $0).value }
+		}
+
+		func decode(storedForm stored: Any) -> DecodeResult<Value> {
+			guard let bounds = stored as? [Any], bounds.count == 2 else {
+				return .failure("expected [lowerBound, upperBound], found \(BridgeDiagnosis.describe(stored))")
 			}
-			return Value(uncheckedBounds: (lower, upper))
+			let lower: Value.Bound
+			let upper: Value.Bound
+			switch (Value.Bound.decoded(fromStoredForm: bounds[0]), Value.Bound.decoded(fromStoredForm: bounds[1])) {
+			case (.value(let first), .value(let second)): (lower, upper) = (first, second)
+			case (.failure(let reason), _), (_, .failure(let reason)): return .failure("bound: " + reason)
+			}
+			guard lower <= upper else {
+				return .failure("the lower bound is above the upper bound")
+			}
+			return .value(Value(uncheckedBounds: (lower, upper)))
 		}
 	}
 }
@@ -67,16 +75,6 @@ extension ClosedRange: Defaults.Serializable where Bound: Defaults.Serializable 
 	public static var bridge: Defaults.RangeBridge<ClosedRange> { .init() }
 }
 
-// MARK: Why a stored value does not decode
+// MARK: Decoding once, with the reason a stored value does not decode (beside each bridge's `deserialize`)
 
-extension Defaults.RangeBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		guard let bounds = stored as? [Any], bounds.count == 2 else {
-			return "expected [lowerBound, upperBound], found \(BridgeDiagnosis.describe(stored))"
-		}
-		for bound in bounds where Value.Bound.value(fromStoredForm: bound) == nil {
-			return "bound: " + BridgeDiagnosis.reason(decoding: bound, as: Value.Bound.self)
-		}
-		return "the lower bound is above the upper bound"
-	}
-}
+extension Defaults.RangeBridge: DecodingBridge {}

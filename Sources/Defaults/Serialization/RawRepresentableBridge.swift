@@ -27,6 +27,18 @@ extension Defaults {
 		public func deserialize(_ object: Value.RawValue?) -> Value? {
 			object.flatMap(Value.init(rawValue:))
 		}
+
+		func decode(storedForm stored: Any) -> DecodeResult<Value> {
+			switch Value.RawValue.decoded(fromStoredForm: stored) {
+			case .failure(let reason):
+				return .failure("the raw value: " + reason)
+			case .value(let raw):
+				guard let value = deserialize(raw) else {
+					return .failure("\(Value.self) has no value with the raw value \(raw)")
+				}
+				return .value(value)
+			}
+		}
 	}
 }
 
@@ -46,13 +58,6 @@ where Self: Codable & RawRepresentable & Defaults.PreferRawRepresentable, RawVal
 	public static var bridge: Defaults.RawRepresentableBridge<Self> { .init() }
 }
 
-// MARK: Why a stored value does not decode
+// MARK: Decoding once, with the reason a stored value does not decode (beside each bridge's `deserialize`)
 
-extension Defaults.RawRepresentableBridge: DiagnosingBridge {
-	func reasonForFailure(decoding stored: Any) -> String {
-		guard let raw = Value.RawValue.value(fromStoredForm: stored) else {
-			return "the raw value: " + BridgeDiagnosis.reason(decoding: stored, as: Value.RawValue.self)
-		}
-		return "\(Value.self) has no value with the raw value \(raw)"
-	}
-}
+extension Defaults.RawRepresentableBridge: DecodingBridge {}

@@ -33,20 +33,25 @@ extension Defaults.Serializable {
 
 	/// The value that the normalised property-list value `stored` stands for, or `nil` if it does not decode.
 	static func value(fromStoredForm stored: Any) -> Self? {
+		decoded(fromStoredForm: stored).value
+	}
+
+	/// The value that the normalised property-list value `stored` stands for, or why it is not one.
+	static func decoded(fromStoredForm stored: Any) -> DecodeResult<Self> {
 		if isNativelySupportedType, let value = stored as? Self {
-			return value
+			return .value(value)
 		}
-		let serializable: Bridge.Serializable?
-		if Bridge.Serializable.self == Self.self {
-			// The bridge stores the type as it is: a cast is the whole decoding, and recursing would not end.
-			serializable = stored as? Bridge.Serializable
-		} else {
-			serializable = StoredForm.decode(stored, as: Bridge.Serializable.self)
+		// A bridge that stores the type as it is: a cast is the whole decoding, and recursing would not end.
+		let castingStoredForm = Bridge.Serializable.self == Self.self
+		switch StoredForm.decoded(stored, through: bridge, castingStoredForm: castingStoredForm) {
+		case .value(let value):
+			if let value = value as? Self {
+				return .value(value)
+			}
+			return .failure("\(Bridge.self) did not accept \(BridgeDiagnosis.describe(stored))")
+		case .failure(let reason):
+			return .failure(reason)
 		}
-		guard let serializable, let value = bridge.deserialize(serializable) else {
-			return nil
-		}
-		return value as? Self
 	}
 }
 
@@ -65,6 +70,26 @@ enum StoredForm {
 		} catch {
 			throw Defaults.SerializationError(typeName: typeName, reason: error.description)
 		}
+	}
+
+	/// What `bridge` decodes `stored` to: a built-in bridge's own decoding with its own reason, else the bridge's
+	/// `deserialize` of `stored` as its `Serializable` (by a cast when `castingStoredForm`), with a generic reason.
+	static func decoded<Wrapped: Defaults.Bridge>(
+		_ stored: Any, through bridge: Wrapped, castingStoredForm: Bool = false
+	) -> DecodeResult<Wrapped.Value> {
+		if let decoding = bridge as? any DecodingBridge<Wrapped.Value> {
+			return decoding.decode(storedForm: stored)
+		}
+		let serializable =
+			castingStoredForm ? stored as? Wrapped.Serializable : decode(stored, as: Wrapped.Serializable.self)
+		guard let serializable else {
+			return .failure(
+				"\(Wrapped.self) expects a \(Wrapped.Serializable.self), and found \(BridgeDiagnosis.describe(stored))")
+		}
+		guard let value = bridge.deserialize(serializable) else {
+			return .failure("\(Wrapped.self) did not accept \(BridgeDiagnosis.describe(stored))")
+		}
+		return .value(value)
 	}
 
 	/// `stored` as a `T`: through `T`'s own bridge when `T` is ``Defaults/Serializable``, else by a cast.

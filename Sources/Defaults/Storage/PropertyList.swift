@@ -220,7 +220,7 @@ extension Defaults {
 		}
 
 		/// Whether two normalised property-list values are equal.
-		public static func isEqual(_ lhs: Any, _ rhs: Any) -> Bool {
+		package static func isEqual(_ lhs: Any, _ rhs: Any) -> Bool {
 			switch (lhs, rhs) {
 			case let (lhs as Bool, rhs as Bool): return lhs == rhs
 			case let (lhs as Int, rhs as Int): return lhs == rhs
@@ -243,7 +243,7 @@ extension Defaults {
 		}
 
 		/// Feeds a normalised property-list value into `hasher`, consistently with ``isEqual(_:_:)``.
-		public static func hash(_ value: Any, into hasher: inout Hasher) {
+		package static func hash(_ value: Any, into hasher: inout Hasher) {
 			switch value {
 			case let value as Bool: hasher.combine(0); hasher.combine(value)
 			case let value as Int: hasher.combine(1); hasher.combine(value)

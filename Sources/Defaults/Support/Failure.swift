@@ -18,7 +18,7 @@ extension Defaults {
 			case invalidKeyName
 			/// A store could not read or write its backing data.
 			case storage
-			/// A migration step left a value as it was rather than guess (see ``Defaults/migrate(_:suite:versionKey:)``).
+			/// A migration step left a value as it was rather than guess (see ``Defaults/migrate(_:store:versionKey:)``).
 			case migration
 			/// Something this package does not have was asked for, such as a feature of Apple's platforms with no Linux
 			/// counterpart.
@@ -35,7 +35,7 @@ extension Defaults {
 		public let decodingError: DecodingError?
 
 		/// Creates a failure.
-		public init(keyName: String, reason: Reason, message: String, decodingError: DecodingError? = nil) {
+		package init(keyName: String, reason: Reason, message: String, decodingError: DecodingError? = nil) {
 			self.keyName = keyName
 			self.reason = reason
 			self.message = message

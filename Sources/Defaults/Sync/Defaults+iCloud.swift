@@ -93,7 +93,7 @@ extension Defaults {
 		}
 
 		/// Syncs `keys`.
-		public static func add(_ keys: [Defaults.Keys]) {
+		package static func add(_ keys: [Defaults.Keys]) {
 			let engine = registry.withLock { registry in
 				for key in keys where !registry.keys.contains(key) {
 					registry.keys.append(key)

@@ -12,7 +12,7 @@ import Synchronization
 extension Defaults.SyncEngine {
 	/// How long a normal exit waits for the pushes of changes still pending; the program exits after it whatever
 	/// the remote did (the changes then wait in the queue for the next run).
-	public static let exitWait: Duration = .seconds(2)
+	package static let exitWait: Duration = .seconds(2)
 
 	private final class WeakEngine: Sendable {
 		nonisolated(unsafe) weak var engine: Defaults.SyncEngine?

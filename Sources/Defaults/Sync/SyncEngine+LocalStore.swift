@@ -1,7 +1,8 @@
 import Foundation
 
 // The one place where sync touches the package's internals: how it hears local changes, how it applies remote ones,
-// and where it keeps its state file. Re-point these when the write primitive or the change hub moves.
+// where it keeps its state file, and Storage's binary property-list reader and writer for the bytes a synced value
+// travels as. Re-point these when the write primitive, the change hub or the reader moves.
 extension Defaults.SyncEngine {
 	/// Counts every change of the keys named `names` in `changes` and wakes the engine: writes in this process
 	/// through a commit tap of the store's runtime (the write bumps its key's counter directly; far cheaper than an
@@ -76,4 +77,19 @@ extension Defaults.SyncEngine {
 /// A running observation of local changes; cancelling it stops the handler.
 struct LocalChangeObservation: Sendable {
 	let cancel: @Sendable () -> Void
+}
+
+// Storage's binary property-list writer and reader, for the bytes a synced value travels as.
+extension SyncedValueCoding {
+	static func binaryPropertyList(of value: Any) throws -> Data {
+		try BinaryPropertyList.encode(value)
+	}
+
+	/// The value in `data`, or `nil` unless it is a binary property list the package's bounded reader accepts.
+	static func value(ofBinaryPropertyList data: Data) -> Any? {
+		guard BinaryPropertyList.isBinary(data) else {
+			return nil
+		}
+		return try? BinaryPropertyList.decode(data)
+	}
 }

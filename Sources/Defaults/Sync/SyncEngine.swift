@@ -23,12 +23,12 @@ extension Defaults {
 	/// ```
 	public final class SyncEngine: Sendable {
 		/// The remote this engine syncs with.
-		public let remote: any RemoteKeyValueService
+		package let remote: any RemoteKeyValueService
 		/// The remote key prefix every synced key name is appended to.
-		public let prefix: String
+		package let prefix: String
 		nonisolated(unsafe) private let storeReference: any Store
 		/// Where the engine keeps what it last agreed with the remote; `nil` keeps it in memory only.
-		public let stateFile: URL?
+		package let stateFile: URL?
 
 		private let worker: SyncWorker
 		private let wake = WakeSignal()

@@ -19,7 +19,7 @@ extension Defaults {
 		public var revision: Int64
 
 		/// Creates a status.
-		public init(isConnected: Bool = false, pendingCount: Int = 0, lastError: String? = nil, revision: Int64 = 0) {
+		package init(isConnected: Bool = false, pendingCount: Int = 0, lastError: String? = nil, revision: Int64 = 0) {
 			self.isConnected = isConnected
 			self.pendingCount = pendingCount
 			self.lastError = lastError

@@ -8,13 +8,12 @@ enum SyncedValueCoding {
 	static let wrapperKey = "value"
 
 	static func encode(_ stored: Any) throws -> Data {
-		try BinaryPropertyList.encode([wrapperKey: stored])
+		try binaryPropertyList(of: [wrapperKey: stored])
 	}
 
 	/// The stored form inside `data`, or `nil` when the bytes are not that wrapper.
 	static func decode(_ data: Data) -> Any? {
-		guard BinaryPropertyList.isBinary(data),
-			let root = try? BinaryPropertyList.decode(data) as? [String: Any], root.count == 1,
+		guard let root = value(ofBinaryPropertyList: data) as? [String: Any], root.count == 1,
 			let value = root[wrapperKey]
 		else {
 			return nil

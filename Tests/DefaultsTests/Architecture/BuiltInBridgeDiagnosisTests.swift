@@ -1,13 +1,14 @@
 import Foundation
 import Testing
 
-/// Every built-in bridge says why a stored value does not decode, in the file that declares it: adding a bridge is one
-/// file, and a bridge that forgets its diagnosis fails here instead of giving users a vague sentence.
+/// Every built-in bridge decodes a stored value once into the value or the reason it does not decode, in the file that
+/// declares it: adding a bridge is one file, and a bridge that forgets its diagnosis fails here instead of giving users a
+/// vague sentence.
 @Suite struct BuiltInBridgeDiagnosisTests {
 	/// Bridges that accept every stored value, so that there is nothing to diagnose.
 	static let acceptingEverything: Set<String> = ["AnySerializableBridge"]
 
-	@Test func eachBridgeConformsToDiagnosingBridgeInItsOwnFile() throws {
+	@Test func eachBuiltInBridgeConformsToDecodingBridgeInItsOwnFile() throws {
 		let folder = LayeringTests.sources.appending(path: "Serialization")
 		var bridges: [String] = []
 		var missing: [String] = []
@@ -16,8 +17,8 @@ import Testing
 			for match in text.matches(of: /(?m)^\s*(?:public\s+)?struct\s+(\w+Bridge)\b/) {
 				let name = String(match.output.1)
 				bridges.append(name)
-				let conformance = "extension Defaults.\(name): DiagnosingBridge"
-				let internalConformance = "extension \(name): DiagnosingBridge"
+				let conformance = "extension Defaults.\(name): DecodingBridge"
+				let internalConformance = "extension \(name): DecodingBridge"
 				if !Self.acceptingEverything.contains(name), !text.contains(conformance),
 					!text.contains(internalConformance)
 				{

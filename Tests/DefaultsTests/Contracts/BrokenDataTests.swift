@@ -44,7 +44,7 @@ import Testing
 			loaded.store.removeValue(forKey: loaded.name(other))
 		}
 		Defaults.reset(uniqueKeyName("unrelated"), suite: loaded.store)
-		try Defaults.migrate([.init(version: 1, .convert(key))], suite: loaded.store)
+		try Defaults.migrate([.init(version: 1, .convert(key))], store: loaded.store)
 		_ = loaded.store[key]
 		#expect(loaded.isUnchanged(entry), "the stored bytes are unchanged", sourceLocation: sourceLocation)
 		let after = FailureRecorder.failures(forKey: name)

@@ -165,7 +165,7 @@ import Testing
 		let loaded = try LoadedFixture("Foreign/JSONData.plist")
 		let key = Defaults.Key<Window>(
 			loaded.name("window"), default: fallbackWindow, suite: loaded.store, alsoReading: [.jsonData])
-		try Defaults.migrate([.init(version: 1, .convert(key))], suite: loaded.store)
+		try Defaults.migrate([.init(version: 1, .convert(key))], store: loaded.store)
 		#expect(loaded.store.storedValue(forKey: key.name) as? String == #"{"height":480,"title":"Main","width":640}"#)
 		#expect(loaded.isUnchanged("profile"), "keys no step names are left alone")
 	}

@@ -25,7 +25,7 @@ import Testing
 
 	@Test func stepsRunInOrderAndTheVersionIsRecorded() throws {
 		let store = try legacyStore()
-		#expect(try Defaults.migrate(Self.steps, suite: store) == 3)
+		#expect(try Defaults.migrate(Self.steps, store: store) == 3)
 		#expect(try Defaults.migrationVersion(of: store) == 3)
 		#expect(store.storedValue(forKey: Defaults.Migration.versionKey) as? Int == 3)
 		#expect(store.storedValue(forKey: "mainWindow") == nil)
@@ -41,7 +41,7 @@ import Testing
 		let runs = Atomic<Int>(0)
 		let steps =
 			Self.steps + [.init(version: 4, "Count") { _ in runs.add(1, ordering: .relaxed) }]
-		try Defaults.migrate(steps, suite: store)
+		try Defaults.migrate(steps, store: store)
 		let after = Defaults.Snapshot.storedForms(in: store)
 		let rewrites = Recorder<String>()
 		let stopCounting = StoreRuntime.of(store).addCommitTaps(
@@ -49,7 +49,7 @@ import Testing
 				uniqueKeysWithValues: store.storedKeys().map { name in (name, { @Sendable in rewrites.append(name) }) })
 		)
 		defer { stopCounting() }
-		#expect(try Defaults.migrate(steps, suite: store) == 4)
+		#expect(try Defaults.migrate(steps, store: store) == 4)
 		#expect(runs.load(ordering: .relaxed) == 1)
 		#expect(Defaults.Snapshot.differences(between: Defaults.Snapshot.storedForms(in: store), and: after).isEmpty)
 		#expect(rewrites.values.isEmpty, "nothing rewritten")
@@ -61,13 +61,13 @@ import Testing
 		let steps = (1...3).map { version in
 			Defaults.Migration(version: version) { _ in ran.withLock { $0.append(version) } }
 		}
-		#expect(try Defaults.migrate(steps, suite: store) == 3)
+		#expect(try Defaults.migrate(steps, store: store) == 3)
 		#expect(ran.withLock { $0 } == [3])
 	}
 
 	@Test func aNewerRecordedVersionIsKeptAndReturned() throws {
 		let store = try Defaults.InMemoryStore(values: [Defaults.Migration.versionKey: 9])
-		#expect(try Defaults.migrate(Self.steps, suite: store) == 9)
+		#expect(try Defaults.migrate(Self.steps, store: store) == 9)
 	}
 
 	@Test(arguments: [[2, 1], [1, 1], [0, 1], [-1]])
@@ -78,7 +78,7 @@ import Testing
 			Defaults.Migration(version: version) { _ in runs.add(1, ordering: .relaxed) }
 		}
 		do {
-			try Defaults.migrate(steps, suite: store)
+			try Defaults.migrate(steps, store: store)
 			Issue.record("expected the steps \(versions) to be refused")
 		} catch {
 			#expect(error.reason == .invalidSteps)
@@ -92,7 +92,7 @@ import Testing
 		let steps = [
 			Defaults.Migration(version: 1, .rename(from: "a", to: "b"), .rename(from: "c", to: "a"))
 		]
-		#expect(throws: Defaults.MigrationError.self) { try Defaults.migrate(steps, suite: Defaults.InMemoryStore()) }
+		#expect(throws: Defaults.MigrationError.self) { try Defaults.migrate(steps, store: Defaults.InMemoryStore()) }
 	}
 
 	@Test func aStepThatThrowsHalfwayRunsAgainWithTheSameResult() throws {
@@ -113,7 +113,7 @@ import Testing
 		}
 		let store = try legacyStore()
 		do {
-			try Defaults.migrate(steps(), suite: store)
+			try Defaults.migrate(steps(), store: store)
 			Issue.record("expected the crash")
 		} catch {
 			#expect(error.reason == .stepFailed)
@@ -122,10 +122,10 @@ import Testing
 		}
 		#expect(try Defaults.migrationVersion(of: store) == 0, "the step was not recorded")
 		#expect(store.storedValue(forKey: "window") is Data, "the rename before the crash stays done")
-		#expect(try Defaults.migrate(steps(), suite: store) == 2)
+		#expect(try Defaults.migrate(steps(), store: store) == 2)
 
 		let clean = try legacyStore()
-		try Defaults.migrate(steps(), suite: clean)
+		try Defaults.migrate(steps(), store: clean)
 		let differences = Defaults.Snapshot.differences(
 			between: Defaults.Snapshot.storedForms(in: store), and: Defaults.Snapshot.storedForms(in: clean))
 		#expect(differences.isEmpty, "\(differences)")
@@ -137,15 +137,15 @@ import Testing
 			Self.steps[0],
 			Defaults.Migration(version: 2, "Fails") { _ in throw CocoaError(.fileNoSuchFile) },
 		]
-		#expect(throws: Defaults.MigrationError.self) { try Defaults.migrate(steps, suite: store) }
+		#expect(throws: Defaults.MigrationError.self) { try Defaults.migrate(steps, store: store) }
 		#expect(try Defaults.migrationVersion(of: store) == 1)
-		#expect(try Defaults.migrate(Self.steps, suite: store) == 3)
+		#expect(try Defaults.migrate(Self.steps, store: store) == 3)
 	}
 
 	@Test func aRenameInterruptedBetweenCopyAndRemoveFinishes() throws {
 		let data = try JSONEncoder().encode(window)
 		let store = try Defaults.InMemoryStore(values: ["mainWindow": data, "window": data])
-		try Defaults.migrate([Self.steps[0]], suite: store)
+		try Defaults.migrate([Self.steps[0]], store: store)
 		#expect(store.storedValue(forKey: "mainWindow") == nil)
 		#expect(store.storedValue(forKey: "window") as? Data == data)
 	}
@@ -154,7 +154,7 @@ import Testing
 		FailureRecorder.start()
 		let source = uniqueKeyName("source")
 		let store = try Defaults.InMemoryStore(values: [source: "old", "target": "new"])
-		#expect(try Defaults.migrate([.init(version: 1, .rename(from: source, to: "target"))], suite: store) == 1)
+		#expect(try Defaults.migrate([.init(version: 1, .rename(from: source, to: "target"))], store: store) == 1)
 		#expect(store.storedValue(forKey: source) as? String == "old")
 		#expect(store.storedValue(forKey: "target") as? String == "new")
 		let failures = FailureRecorder.failures(forKey: source)
@@ -166,7 +166,7 @@ import Testing
 		func migrated(_ policy: Defaults.Migration.Operation.TargetPolicy) throws -> Defaults.InMemoryStore {
 			let store = try Defaults.InMemoryStore(values: ["source": "old", "target": "new"])
 			try Defaults.migrate(
-				[.init(version: 1, .rename(from: "source", to: "target", ifTargetExists: policy))], suite: store)
+				[.init(version: 1, .rename(from: "source", to: "target", ifTargetExists: policy))], store: store)
 			return store
 		}
 		let replaced = try migrated(.replaceTarget)
@@ -188,7 +188,7 @@ import Testing
 		let store = Defaults.InMemoryStore()
 		store.registerDefaultValues(["old": 5])
 		try Defaults.migrate(
-			[.init(version: 1, .rename(from: "old", to: "new")), .init(version: 2, .remove("old"))], suite: store)
+			[.init(version: 1, .rename(from: "old", to: "new")), .init(version: 2, .remove("old"))], store: store)
 		#expect(store.storedKeys() == [Defaults.Migration.versionKey])
 		#expect(store.storedValue(forKey: "old") as? Int == 5)
 	}
@@ -198,7 +198,7 @@ import Testing
 		let name = uniqueKeyName("window")
 		let store = try Defaults.InMemoryStore(values: [name: Data("garbage".utf8)])
 		let convert = Defaults.Migration.Operation.convert(name, from: Defaults.AnyBridge<Window>.jsonData, to: .json)
-		#expect(try Defaults.migrate([.init(version: 1, convert)], suite: store) == 1)
+		#expect(try Defaults.migrate([.init(version: 1, convert)], store: store) == 1)
 		#expect(store.storedValue(forKey: name) as? Data == Data("garbage".utf8))
 		let failure = try #require(FailureRecorder.failures(forKey: name).first)
 		#expect(failure.reason == .migration)
@@ -210,7 +210,7 @@ import Testing
 		let convert = Defaults.Migration.Operation.convert(
 			"window", from: Defaults.AnyBridge<Window>.jsonData, to: .json, ifUndecodable: .fail)
 		do {
-			try Defaults.migrate([.init(version: 1, "Convert", convert)], suite: store)
+			try Defaults.migrate([.init(version: 1, "Convert", convert)], store: store)
 			Issue.record("expected a conflict")
 		} catch {
 			#expect(error.reason == .conflict)
@@ -226,19 +226,19 @@ import Testing
 		let store = try Defaults.InMemoryStore(values: ["mime": #""application\/json""#])
 		let key = Defaults.Key<Mime>("mime", default: .text, suite: store, alsoReading: [.json])
 		let steps = [Defaults.Migration(version: 1, .convert(key))]
-		try Defaults.migrate(steps, suite: store)
+		try Defaults.migrate(steps, store: store)
 		#expect(store.storedValue(forKey: "mime") as? String == "application/json")
 		let rewrites = Recorder<String>()
 		let stopCounting = StoreRuntime.of(store).addCommitTaps(["mime": { rewrites.append("mime") }])
 		defer { stopCounting() }
-		try Defaults.migrate(steps, suite: store, versionKey: "OtherMigrationVersion")
+		try Defaults.migrate(steps, store: store, versionKey: "OtherMigrationVersion")
 		#expect(rewrites.values.isEmpty, "a converted value is not written again")
 	}
 
 	@Test func anUnreadableVersionStopsTheMigrationAndIsLeftAlone() throws {
 		let store = try Defaults.InMemoryStore(values: [Defaults.Migration.versionKey: "three"])
 		do {
-			try Defaults.migrate(Self.steps, suite: store)
+			try Defaults.migrate(Self.steps, store: store)
 			Issue.record("expected an unreadable version")
 		} catch {
 			#expect(error.reason == .unreadableVersion)
@@ -248,7 +248,7 @@ import Testing
 
 	@Test func aStepCannotTouchTheVersionKey() {
 		let steps = [Defaults.Migration(version: 1, .remove(Defaults.Migration.versionKey))]
-		#expect(throws: Defaults.MigrationError.self) { try Defaults.migrate(steps, suite: Defaults.InMemoryStore()) }
+		#expect(throws: Defaults.MigrationError.self) { try Defaults.migrate(steps, store: Defaults.InMemoryStore()) }
 	}
 
 	@Test func theVersionIsOnDiskAfterAMigrationOfAFileStore() throws {
@@ -256,7 +256,7 @@ import Testing
 		let url = folder.file("settings.plist")
 		let store = Defaults.FileStore.at(url)
 		try store.write(try JSONEncoder().encode(window), forKey: "mainWindow")
-		#expect(try Defaults.migrate(Self.steps, suite: store) == 3)
+		#expect(try Defaults.migrate(Self.steps, store: store) == 3)
 
 		// What a new process would load: the file, flushed by the migration.
 		let onDisk = try Defaults.Snapshot.read(from: url)
@@ -268,7 +268,7 @@ import Testing
 		let steps = Self.steps.map { step in
 			Defaults.Migration(version: step.version) { _ in runs.add(1, ordering: .relaxed) }
 		}
-		#expect(try Defaults.migrate(steps, suite: reloaded) == 3)
+		#expect(try Defaults.migrate(steps, store: reloaded) == 3)
 		#expect(runs.load(ordering: .relaxed) == 0)
 	}
 }

@@ -71,13 +71,13 @@ extension Defaults.Keys {
 
 	@Test func onlyTheGivenKeysAreWrittenAndChecked() throws {
 		let store = try Defaults.InMemoryStore(values: ["mine": 1, "theirs": 2])
-		try Defaults.Snapshot.write(of: store, keys: ["mine", "absent"], to: url)
+		try Defaults.Snapshot.write(of: store, names: ["mine", "absent"], to: url)
 		#expect(try Defaults.Snapshot.read(from: url).keys.sorted() == ["mine"])
 		try store.write(5, forKey: "theirs")
-		try Defaults.Snapshot.verify(store, against: url, keys: ["mine", "absent"])
+		try Defaults.Snapshot.verify(store, against: url, names: ["mine", "absent"])
 		try store.write(5, forKey: "absent")
 		#expect(
-			try Defaults.Snapshot.differences(in: store, against: url, keys: ["mine", "absent"]).map(\.kind) == [
+			try Defaults.Snapshot.differences(in: store, against: url, names: ["mine", "absent"]).map(\.kind) == [
 				.unexpected
 			])
 	}
@@ -118,6 +118,6 @@ extension Defaults.Keys {
 		try Defaults.Snapshot.write(of: store, keys: [.mime], to: url)
 		#expect(try Defaults.Snapshot.read(from: url)["mime"] as? String == "application/json")
 		store[.mime] = .text
-		#expect(try Defaults.Snapshot.differences(in: store, against: url, keys: [.mime]).count == 1)
+		#expect(try Defaults.Snapshot.differences(in: store, against: url, names: [Defaults.Keys.mime.name]).count == 1)
 	}
 }

@@ -74,7 +74,7 @@ extension Defaults.Keys {
 				.init(version: 1, "Rename the window key", .rename(from: "mainWindow", to: "window")),
 				.init(version: 2, "Layout: JSON data to JSON text", .convert(.layout)),  // uses the key's alsoReading
 				.init(version: 3, "Drop the thumbnail cache", .remove("thumbnailCache")),
-			], suite: store)
+			], store: store)
 		#expect(store.storedValue(forKey: "window") as? String == #"{"height":1,"width":2}"#)
 		#expect(store.storedValue(forKey: "mainWindow") == nil)
 		#expect(store.storedValue(forKey: "stableLayout") as? String == #"{"height":4,"width":3}"#)

@@ -66,7 +66,7 @@ private struct Span: Codable, Hashable, Sendable, Defaults.Serializable {
 		#expect(store[count] == 9)
 
 		_ = try Defaults.migrate(
-			[Defaults.Migration(version: 1) { store in try store.write(11, forKey: "count") }], suite: store)
+			[Defaults.Migration(version: 1) { store in try store.write(11, forKey: "count") }], store: store)
 		#expect(store[count] == 11)
 
 		store.removeValue(forKey: "count")
