@@ -75,6 +75,11 @@ extension Defaults.FileStore: AtomicallyUpdatingStore {
 				.storage, "Nothing was updated: the file \(path) could not be written: \(error).")
 		}
 		disk.persisted = values
+		// A terminating signal came: memory takes no more writes (a write would wait for the end while this thread
+		// holds the store the termination flush needs). The file holds the result, which is all that outlives us.
+		guard TerminationFlush.acceptsWrites else {
+			return result
+		}
 		apply(changes)
 		// The file holds these values already. Left pending, they would be written again at the next flush, over
 		// whatever another process's update stored meanwhile: the lost update this exists to prevent. A key an
