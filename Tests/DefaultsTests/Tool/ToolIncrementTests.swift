@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-/// `defaults increment`: the atomic read-modify-write of the command, alone and from several processes at once.
+/// `defaults increment` and `write -array-add`: the command's read-modify-writes, alone and from several processes at
+/// once.
 @Suite(.timeLimit(.minutes(1))) struct ToolIncrementTests {
 	let tool: ToolRunner
 
@@ -64,5 +65,30 @@ import Testing
 			#expect(result.status == 0 && !result.wasSignaled, "\(result)")
 		}
 		#expect(try FileContents.values(of: file)["count"] as? Int == (processes + programs.count) * each)
+	}
+
+	@Test func arrayAddsFromSeveralProcessesAtOnceAreAllKept() throws {
+		let folder = try MemoryBackedFolder()
+		let file = folder.file("list.plist")
+		let executable = try ChildProcess.helperURL(named: "defaults").path
+		let start = folder.file("start")
+		let each = 15
+		let script =
+			"while [ ! -e \"$1\" ]; do sleep 0.01; done; i=0; while [ $i -lt \(each) ]; do "
+			+ "\"$2\" write -app \"$3\" list -array-add \"$4-$i\" || exit 1; i=$((i + 1)); done"
+		let shells = try ["a", "b", "c"].map { name in
+			try ChildProcess(
+				["-c", script, "sh", start.path, executable, file.path, name], executable: "/bin/sh",
+				environment: folder.configEnvironment)
+		}
+		#expect(FileManager.default.createFile(atPath: start.path, contents: nil))
+		for shell in shells {
+			let result = try shell.wait(timeout: 45)
+			#expect(result.status == 0 && !result.wasSignaled, "\(result)")
+		}
+		let list = try #require(try FileContents.values(of: file)["list"] as? [String])
+		for name in ["a", "b", "c"] {
+			#expect(list.filter { $0.hasPrefix("\(name)-") } == (0..<each).map { "\(name)-\($0)" })
+		}
 	}
 }
