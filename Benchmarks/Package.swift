@@ -53,6 +53,24 @@ let package = Package(
 			path: "Benchmarks/Bulk",
 			plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
 		),
+		// Atomic updates beside plain writes, in one process: `Defaults.update` against `Defaults[key] += 1`.
+		.executableTarget(
+			name: "Update",
+			dependencies: [
+				"BenchmarkSupport",
+				.product(name: "Benchmark", package: "benchmark"),
+				.product(name: "Defaults", package: "Defaults"),
+			],
+			path: "Benchmarks/Update",
+			plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+		),
+		// Updates per second from several processes on one file (run directly, not by the harness); its SQLite
+		// baseline is `sqlite-contention.py`.
+		.executableTarget(
+			name: "UpdateContention",
+			dependencies: [.product(name: "Defaults", package: "Defaults")],
+			path: "Sources/UpdateContention"
+		),
 		// Sync through a real etcd it starts itself: latency to other machines, initial sync, cost to a local write.
 		.executableTarget(
 			name: "Sync",

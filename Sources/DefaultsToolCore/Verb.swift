@@ -6,7 +6,7 @@
 enum Verb: String, CaseIterable, Sendable {
 	case read
 	case readType = "read-type"
-	case write, delete, rename, domains, find
+	case write, increment, delete, rename, domains, find
 	case exportDomain = "export"
 	case importDomain = "import"
 	case watch, snapshot, verify
@@ -17,6 +17,7 @@ enum Verb: String, CaseIterable, Sendable {
 		case .read: .read
 		case .readType: .readType
 		case .write: .write
+		case .increment: .increment
 		case .delete: .delete
 		case .rename: .rename
 		case .domains: .domains

@@ -35,29 +35,16 @@ extension Verb.Declaration {
 		let key = try arguments.take("key")
 		let request = try WriteRequest(tokens: arguments.values)
 		let store = try domain.openStore()
-		let value: Any
-		switch request {
-		case .set(let newValue):
-			value = newValue
-		case .appendToArray(let elements):
-			let current = store.storedValue(forKey: key) ?? [Any]()
-			guard let array = current as? [Any] else {
-				throw .badValue(
-					"The value of \(key) in \(domain.name) is a \(Defaults.PropertyList.typeName(of: current)), not an array; "
-						+ "nothing was written.")
-			}
-			value = array + elements
-		case .addToDictionary(let entries):
-			let current = store.storedValue(forKey: key) ?? [String: Any]()
-			guard let dictionary = current as? [String: Any] else {
-				throw .badValue(
-					"The value of \(key) in \(domain.name) is a \(Defaults.PropertyList.typeName(of: current)), not a dictionary; "
-						+ "nothing was written.")
-			}
-			value = dictionary.merging(entries) { _, new in new }
-		}
+		// Adding to a value is a read and a write: made as one update under the file's lock, so that additions from
+		// several processes at once are all kept.
 		do {
-			try store.write(value, forKey: key)
+			try store.updateStoredValues([key]) { values in
+				values[key] = try request.value(adding: values[key], key: key, domain: domain.name)
+			}
+		} catch let error as ToolError {
+			throw error
+		} catch let error as Defaults.UpdateError where error.kind == .storage {
+			throw ToolError(error.message, status: .ioError)
 		} catch {
 			throw .badValue("The value cannot be stored: \(error).")
 		}

@@ -11,6 +11,10 @@ extension Defaults.FileStore {
 	///   flush.
 	@discardableResult
 	public func flush() -> Bool {
+		// Called by an observer of an update's change: the update holds the store and writes the file itself.
+		if UpdateScope.isUpdating(self) {
+			return true
+		}
 		var failures: [Defaults.Failure] = []
 		let (isWritten, changedKeys) = disk.withLock { disk in
 			flushLocked(disk: &disk, failures: &failures)
@@ -147,6 +151,10 @@ extension Defaults.FileStore {
 	/// "none" while a flush that began a moment after a wait for the lock is still writing them, and a termination
 	/// would end the process before they reached the disk. Bounded, as a flush's wait for the lock is.
 	var hasPendingChangesOnceNoFlushIsUnderWay: Bool {
-		disk.withLock { _ in hasPendingChanges }
+		// On a thread in the middle of an update the store is held already, and the update's changes are in the file.
+		if UpdateScope.isUpdating(self) {
+			return false
+		}
+		return disk.withLock { _ in hasPendingChanges }
 	}
 }

@@ -328,6 +328,14 @@ extension Defaults.FileStore.Memory {
 		dirtyKeys.formUnion(keys)
 	}
 
+	/// Takes `key` out of the keys the next flush writes: an atomic update has written it to the file itself.
+	mutating func markClean(_ key: String) {
+		dirtyKeys.remove(key)
+		if lastDirtyKey == key {
+			lastDirtyKey = nil
+		}
+	}
+
 	/// Forgets the dirty keys, once a flush has taken them.
 	mutating func clearDirtyKeys() {
 		dirtyKeys.removeAll(keepingCapacity: true)

@@ -16,8 +16,12 @@ extension SettingsFile {
 	///
 	/// The wait is bounded: a writer that is stopped or hung must not hang this process's flush or its exit.
 	///
+	/// - Parameter outcomeOfTimeout: what the caller does when the wait runs out, for the sentence that says so.
 	/// - Returns: `nil` once locked, else why not, as a sentence.
-	func lock(_ descriptor: inout Int32, waitingAtMost limit: Duration) -> String? {
+	func lock(
+		_ descriptor: inout Int32, waitingAtMost limit: Duration,
+		outcomeOfTimeout: String = "the changes stay in memory and are written at the next try"
+	) -> String? {
 		// Taking the lock comes before every change to the folder: the place to refuse changes root must not make.
 		if let sentence = changeRefusal() {
 			return sentence
@@ -55,6 +59,9 @@ extension SettingsFile {
 			return "The lock file \(lockPath) is not used, and nothing is written: \(reason)."
 		}
 		let deadline = ContinuousClock.now + limit
+		// From 0.1 ms up to 10 ms: a holder doing short updates in a row (`Defaults.update` from many processes) is
+		// between two of them only briefly, and a waiter that always slept 10 ms would seldom find the lock free.
+		var pause: UInt32 = 100
 		while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
 			guard errno == EWOULDBLOCK || errno == EINTR else {
 				let reason = String(cString: strerror(errno))
@@ -63,10 +70,10 @@ extension SettingsFile {
 			}
 			guard ContinuousClock.now < deadline else {
 				unlock(&descriptor)
-				return "The file \(path) stayed locked by another process for \(limit); the changes stay in memory "
-					+ "and are written at the next try."
+				return "The file \(path) stayed locked by another process for \(limit); \(outcomeOfTimeout)."
 			}
-			usleep(10_000)
+			usleep(pause)
+			pause = min(pause * 2, 10_000)
 		}
 		return nil
 	}

@@ -1,0 +1,170 @@
+extension Defaults {
+	/// Runs `transform` on the latest value of `key` and stores the result atomically; returns the new value.
+	///
+	/// Unlike `Defaults[.launchCount] += 1`, which reads and writes separately, no update is lost to another made at
+	/// the same time:
+	/// - **Threads**: updates of the same store from threads of this process run one after the other.
+	/// - **Processes** (file stores): the update holds the settings file's cross-process lock while it reads the
+	///   file as it is now (other processes' flushed writes included), runs `transform` and writes the file, so its
+	///   result is in the file before any other process's update can read it. Many processes incrementing one key
+	///   end on the exact total.
+	/// - `InMemoryStore`, `UserDefaults` and your own stores: atomic among the threads of this process only.
+	///
+	/// An update is atomic against other updates, not against plain writes: a `Defaults[key] = value` made at the
+	/// same time (in another process: flushed after the update) may replace the update's result, as any write would.
+	///
+	/// Observers of `key` hear exactly one change per update, even when `transform` leaves the value as it was. If
+	/// `transform` throws, nothing is stored, no observer hears anything, and the error is rethrown.
+	///
+	/// `transform` may run more than once (synced keys will retry it when another machine changed the value first),
+	/// so it must have no side effects, and it must not read or write other keys through `Defaults` inside it: use
+	/// `update(_:_:_:transaction:)` to update several keys together. It runs while the store is held, so keep it short.
+	/// An update started inside `transform`, or inside an observer of the update's change, throws
+	/// ``UpdateError/Kind/nested``.
+	///
+	/// The cost: for a file store, a lock and a durable write of the file per update (a plain write costs a memory
+	/// write, and reaches the file within 100 ms, coalesced with other writes); see FileStore.md.
+	///
+	/// ```swift
+	/// extension Defaults.Keys {
+	/// 	static let launchCount = Key<Int>("launchCount", default: 0)
+	/// }
+	///
+	/// let launches = try Defaults.update(.launchCount) { $0 += 1 }
+	/// ```
+	///
+	/// - Throws: what `transform` throws, or ``UpdateError``: the file could not be locked, read or written, the new
+	///   value has no stored form, or the update is nested in another. Nothing was stored then.
+	@discardableResult
+	public static func update<Value: Serializable>(
+		_ key: Key<Value>, _ transform: (inout Value) throws -> Void
+	) throws -> Value {
+		try updateLocally(key, transform)
+	}
+
+	/// Runs `transform` on the latest values of two or more keys of one store, and stores what it writes atomically:
+	/// a transaction.
+	///
+	/// Read and write the keys through the ``Transaction`` handed to `transform`; only the keys named here can be
+	/// used. The keys written are stored together when `transform` returns, and their observers hear one change per
+	/// key written; if `transform` throws, nothing is stored. What the update is atomic against, and what
+	/// `transform` must not do, is as for `update(_:_:)`.
+	///
+	/// ```swift
+	/// extension Defaults.Keys {
+	/// 	static let checking = Key<Int>("checking", default: 100)
+	/// 	static let savings = Key<Int>("savings", default: 0)
+	/// }
+	///
+	/// try Defaults.update(.checking, .savings) { accounts in
+	/// 	accounts[.checking] -= 25
+	/// 	accounts[.savings] += 25
+	/// }
+	/// ```
+	///
+	/// - Returns: what `transform` returns.
+	/// - Throws: what `transform` throws, or ``UpdateError`` (also when the keys live in different stores).
+	@discardableResult
+	public static func update<Result>(
+		_ first: Keys, _ second: Keys, _ others: Keys..., transaction transform: (inout Transaction) throws -> Result
+	) throws -> Result {
+		try updateLocally([first, second] + others, transform)
+	}
+
+	/// Runs `transform` on the latest values of `keys`, keys of one store, and stores what it writes atomically.
+	///
+	/// The form of `update(_:_:_:transaction:)` for a list of keys built at run time.
+	///
+	/// ```swift
+	/// extension Defaults.Keys {
+	/// 	static let visits = Key<Int>("visits", default: 0)
+	/// }
+	///
+	/// let keys: [Defaults.Keys] = [.visits]
+	/// try Defaults.update(keys) { transaction in
+	/// 	transaction[.visits] += 1
+	/// }
+	/// ```
+	///
+	/// - Throws: what `transform` throws, or ``UpdateError`` (also when `keys` is empty or its keys live in
+	///   different stores).
+	@discardableResult
+	public static func update<Result>(
+		_ keys: [Keys], _ transform: (inout Transaction) throws -> Result
+	) throws -> Result {
+		try updateLocally(keys, transform)
+	}
+
+	/// The update of one key in its own store, whatever the key's sync: what every form of `update` does for a key
+	/// that is not synced.
+	static func updateLocally<Value: Serializable>(
+		_ key: Key<Value>, _ transform: (inout Value) throws -> Void
+	) throws -> Value {
+		try updateLocally([key]) { transaction in
+			try transform(&transaction[key])
+			return transaction[key]
+		}
+	}
+
+	/// The update of `keys` in their store, whatever their sync.
+	static func updateLocally<Result>(
+		_ keys: [Keys], _ transform: (inout Transaction) throws -> Result
+	) throws -> Result {
+		guard let store = keys.first?.suite else {
+			throw UpdateError(.noKeys, "An update was given no keys; nothing was changed.")
+		}
+		if let other = keys.first(where: { $0.suite !== store }) {
+			throw UpdateError(
+				.keysInSeveralStores,
+				"The keys '\(keys[0].name)' and '\(other.name)' live in different stores, and an update covers keys of "
+					+ "one store; nothing was changed.")
+		}
+		return try store.withAtomicUpdate {
+			var transaction = Transaction(store: store, names: Set(keys.map(\.name)))
+			let result = try transform(&transaction)
+			if let failure = transaction.encodingFailure {
+				throw failure
+			}
+			return (transaction.changes, result)
+		} apply: { changes in
+			for change in changes {
+				store.commit(change.value, forKey: change.key)
+			}
+		}
+	}
+}
+
+extension Defaults.Store {
+	/// Runs `transform` on the stored values of `names` (`nil` where nothing is stored) and stores the result
+	/// atomically, as `Defaults.update(_:_:)` does for keys: for callers that know stored forms only (the
+	/// `defaults` command). Only values `transform` changed are stored; a value set to `nil` is removed.
+	package func updateStoredValues<Result>(
+		_ names: [String], _ transform: (inout [String: Any]) throws -> Result
+	) throws -> Result {
+		try withAtomicUpdate {
+			var original: [String: Any] = [:]
+			for name in names {
+				original[name] = storedValue(forKey: name)
+			}
+			var values = original
+			let result = try transform(&values)
+			var changes: [StoredChangeOfUpdate] = []
+			for name in names {
+				let value = try values[name].map { try Defaults.PropertyList.normalize($0) }
+				switch (original[name], value) {
+				case (nil, nil):
+					continue
+				case (let old?, let new?) where Defaults.PropertyList.isEqual(old, new):
+					continue
+				default:
+					changes.append((name, value))
+				}
+			}
+			return (changes, result)
+		} apply: { changes in
+			for change in changes {
+				commit(change.value, forKey: change.key)
+			}
+		}
+	}
+}
