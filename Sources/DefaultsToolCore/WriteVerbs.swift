@@ -56,6 +56,7 @@ extension Verb.Declaration {
 			}
 			value = dictionary.merging(entries) { _, new in new }
 		}
+		domain.recordSyncedChanges(of: [key])
 		do {
 			try store.write(value, forKey: key)
 		} catch {
@@ -82,6 +83,7 @@ extension Verb.Declaration {
 		}
 		let store = try domain.openStore()
 		let keys = key.map { [$0] } ?? store.storedKeys().sorted()
+		domain.recordSyncedChanges(of: keys)
 		for key in keys {
 			store.removeValue(forKey: key)
 		}
@@ -109,6 +111,7 @@ extension Verb.Declaration {
 		guard oldKey != newKey else {
 			return .success
 		}
+		domain.recordSyncedChanges(of: [oldKey, newKey])
 		do {
 			try store.write(value, forKey: newKey)
 		} catch {

@@ -21,6 +21,8 @@ actor SyncWorker {
 	var lastError: String?
 	var pendingCount = 0
 	var reportedUnreadable: Set<String> = []
+	/// Whether the settings file's failure to reach the disk was reported, since it last reached it.
+	var isUndurableReported = false
 	/// Keys changed remotely while they had a local change waiting: their next push must go out (and lose) even if
 	/// the local change was undone meanwhile, so that the remote value is applied.
 	var staleNames: Set<String> = []
@@ -270,7 +272,7 @@ actor SyncWorker {
 		guard stateFile != nil, queue != queueOnDisk else {
 			return
 		}
-		if queue.save(besideStateFile: stateFile) {
+		if writeSharedQueue() {
 			queueOnDisk = queue
 		}
 	}
