@@ -33,6 +33,8 @@ actor SyncWorker {
 	var pushPassInFlight: Task<Void, any Error>?
 	/// What the queue file holds; `nil` before the first write.
 	var queueOnDisk: SyncQueue?
+	/// Whether the state holds remote changes not yet written (``scheduleStateSave()``).
+	nonisolated let isStateSavePending = Atomic<Bool>(false)
 
 	struct Names {
 		var synced: Set<String> = []
@@ -187,6 +189,7 @@ actor SyncWorker {
 		} catch {
 			didDisconnect(error)
 		}
+		saveStateIfPending()
 	}
 
 	func synchronize(localChanges: LocalChanges) async -> Bool {
@@ -263,6 +266,7 @@ actor SyncWorker {
 		guard Defaults.SyncEngine.makeLocalValuesDurable(in: store.store) else {
 			return
 		}
+		isStateSavePending.store(false, ordering: .relaxed)
 		state.save(to: stateFile)
 		saveQueue()
 	}
