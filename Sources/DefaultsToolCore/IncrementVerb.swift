@@ -25,6 +25,7 @@ extension Verb.Declaration {
 		let amount = try Increment.amount(arguments.options["--by"])
 		let store = try domain.openStore()
 		let sum: Int
+		domain.recordSyncedChanges(of: [key])
 		do {
 			sum = try store.updateStoredValues([key]) { values in
 				let sum = try Increment.sum(of: values[key], and: amount, key: key, domain: domain.name)

@@ -61,6 +61,7 @@ extension Verb.Declaration {
 			}
 		}
 		let store = try domain.openStore()
+		domain.recordSyncedChanges(of: Set(store.storedKeys()).union(normalized.keys))
 		for key in store.storedKeys() where normalized[key] == nil {
 			store.removeValue(forKey: key)
 		}

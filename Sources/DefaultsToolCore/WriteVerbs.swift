@@ -37,6 +37,7 @@ extension Verb.Declaration {
 		let store = try domain.openStore()
 		// Adding to a value is a read and a write: made as one update under the file's lock, so that additions from
 		// several processes at once are all kept.
+		domain.recordSyncedChanges(of: [key])
 		do {
 			try store.updateStoredValues([key]) { values in
 				values[key] = try request.value(adding: values[key], key: key, domain: domain.name)
@@ -69,6 +70,7 @@ extension Verb.Declaration {
 		}
 		let store = try domain.openStore()
 		let keys = key.map { [$0] } ?? store.storedKeys().sorted()
+		domain.recordSyncedChanges(of: keys)
 		for key in keys {
 			store.removeValue(forKey: key)
 		}
@@ -96,6 +98,7 @@ extension Verb.Declaration {
 		guard oldKey != newKey else {
 			return .success
 		}
+		domain.recordSyncedChanges(of: [oldKey, newKey])
 		do {
 			try store.write(value, forKey: newKey)
 		} catch {

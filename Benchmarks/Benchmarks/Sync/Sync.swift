@@ -106,6 +106,8 @@ let benchmarks: @Sendable () -> Void = {
 
 	// Heal → convergence after each fault, on a 3-member cluster of its own (SyncHeal.swift).
 	registerHealBenchmarks()
+	// Remote changes applied on a machine whose sync state is in files (SyncStateFile.swift).
+	registerStateFileBenchmarks()
 }
 
 /// The cluster a latency benchmark's samples share, from its `setup` to its `teardown`.

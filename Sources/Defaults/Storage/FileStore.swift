@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 extension Defaults {
 	/// A store kept in a property-list file: the default store on Linux.
@@ -80,6 +81,8 @@ extension Defaults {
 		let changeCounter: Defaults.ChangeCounter
 		/// Held for the whole of a flush or reload, which do I/O, so that readers never wait for the disk.
 		let disk: LockedState<DiskState>
+		/// How many times the store found its file lost, since a reader last cleared it (see ``fileLossMark``).
+		let fileLosses = Atomic<Int>(0)
 
 		init(file: SettingsFile, failures: inout [Defaults.Failure]) {
 			self.url = URL(filePath: file.path, directoryHint: .notDirectory)

@@ -41,7 +41,9 @@ extension Defaults.SyncEngine {
 	}
 
 	private static func pushPendingAtExit() {
-		let engines = liveEngines.withLock { $0.values.compactMap(\.engine) }.filter { $0.hasPendingChanges }
+		let engines = liveEngines.withLock { $0.values.compactMap(\.engine) }.filter {
+			$0.hasPendingChanges || $0.hasUnsavedState
+		}
 		guard !engines.isEmpty else {
 			return
 		}

@@ -48,19 +48,21 @@ extension Defaults.SyncEngine {
 		return fileStore.flush()
 	}
 
-	/// Whether the store's settings file is gone, empty or unreadable: a store that reads empty because its file was
-	/// lost (moved aside as corrupt, deleted, truncated, its permissions changed), which is not a wish to remove every
-	/// key.
+	/// Whether the store found its settings file gone, empty or unreadable (moved aside as corrupt, deleted,
+	/// truncated, its permissions changed) since the engine last put back what it lost: a store that reads empty for
+	/// that reason is not a wish to remove every key. It stays so after the store writes a sound file again.
 	static func isSettingsFileLost(for store: any Defaults.Store) -> Bool {
-		guard let fileStore = store as? Defaults.FileStore else {
-			return false
-		}
-		guard FileManager.default.isReadableFile(atPath: fileStore.url.path),
-			let attributes = try? FileManager.default.attributesOfItem(atPath: fileStore.url.path)
-		else {
-			return true
-		}
-		return (attributes[.size] as? NSNumber)?.intValue == 0
+		settingsFileLossMark(for: store) != 0
+	}
+
+	/// 0 when the store found no loss of its file since the last ``clearSettingsFileLoss(for:ifStill:)``.
+	static func settingsFileLossMark(for store: any Defaults.Store) -> Int {
+		(store as? Defaults.FileStore)?.fileLossMark ?? 0
+	}
+
+	/// Forgets the losses up to `mark`, unless the store found another since.
+	static func clearSettingsFileLoss(for store: any Defaults.Store, ifStill mark: Int) {
+		(store as? Defaults.FileStore)?.clearFileLoss(ifStill: mark)
 	}
 
 	/// The state file beside a file store's settings file (`<settings>.plist.sync.json`); `nil` for other stores,

@@ -153,6 +153,11 @@ extension Defaults {
 			localChanges.pendingCount > 0
 		}
 
+		/// Whether remote changes were applied and the state recording them is not written yet.
+		var hasUnsavedState: Bool {
+			worker.isStateSavePending.load(ordering: .relaxed)
+		}
+
 		/// Pushes what is pending, once, without reading the remote.
 		func pushPendingNow() async {
 			await worker.pushOnce()

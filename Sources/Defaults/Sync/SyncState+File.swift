@@ -55,24 +55,14 @@ extension SyncQueue {
 
 	static func load(besideStateFile stateFile: URL?) -> SyncQueue {
 		guard let stateFile, let data = try? Data(contentsOf: url(besideStateFile: stateFile)),
-			let queue = try? JSONDecoder().decode(SyncQueue.self, from: data)
+			var queue = try? JSONDecoder().decode(SyncQueue.self, from: data)
 		else {
 			return SyncQueue()
 		}
+		// What `defaults` recorded while no engine ran is queued like this machine's own changes.
+		queue.names.formUnion(queue.recordedElsewhere ?? [])
+		queue.recordedElsewhere = nil
 		return queue
-	}
-
-	@discardableResult
-	func save(besideStateFile stateFile: URL?) -> Bool {
-		guard let stateFile else {
-			return true
-		}
-		let encoder = JSONEncoder()
-		encoder.outputFormatting = .sortedKeys
-		guard let data = try? encoder.encode(self) else {
-			return false
-		}
-		return DurableFile.write(data, to: Self.url(besideStateFile: stateFile))
 	}
 }
 

@@ -102,4 +102,7 @@ struct SyncState: Codable, Equatable {
 /// change, in a file of its own beside the state file, so that a lost state file does not drop it.
 struct SyncQueue: Codable, Equatable {
 	var names: Set<String> = []
+	/// Names another process (`defaults`) changed on purpose in the settings file, not yet taken into `names` by an
+	/// engine. Optional, so that older queue files still decode.
+	var recordedElsewhere: Set<String>? = nil
 }

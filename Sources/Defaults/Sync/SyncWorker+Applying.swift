@@ -88,7 +88,7 @@ extension SyncWorker {
 		for event in mine {
 			state.revision = max(state.revision, event.revision)
 		}
-		saveState()
+		scheduleStateSave()
 		publish()
 	}
 

@@ -74,8 +74,11 @@ extension SyncWorker {
 			return
 		}
 		// The values about to be pushed reach the settings file first: a machine killed after the push must not
-		// restart with an older local value and take it for a newer edit.
-		_ = Defaults.SyncEngine.makeLocalValuesDurable(in: store.store)
+		// restart with an older local value and take it for a newer edit. Nothing goes out while they cannot.
+		guard localValuesAreDurable() else {
+			updatePendingCount(localChanges.pendingCount)
+			return
+		}
 		let synced = currentNames
 		let storedNames = Set(store.store.storedKeys())
 		var pushes: [Push] = []
@@ -102,6 +105,16 @@ extension SyncWorker {
 					bytes: try local.map { try SyncedValueCoding.encode($0) },
 					expectedModRevision: state.records[name]?.expectedModRevision ?? 0))
 		}
+		// Removed on purpose by another process (`defaults delete`), which recorded them in the queue file.
+		let recordedRemovals =
+			inferredRemovals.isEmpty ? [] : namesRecordedElsewhere(among: Set(inferredRemovals.map(\.name)))
+		for removal in inferredRemovals where recordedRemovals.contains(removal.name) {
+			pushes.append(
+				Push(
+					name: removal.name, generation: removal.generation, bytes: nil,
+					expectedModRevision: state.records[removal.name]?.expectedModRevision ?? 0))
+		}
+		inferredRemovals.removeAll { recordedRemovals.contains($0.name) }
 		if !inferredRemovals.isEmpty {
 			if inferredRemovals.count > Self.inferredRemovalLimit
 				|| Defaults.SyncEngine.isSettingsFileLost(for: store.store)
@@ -115,6 +128,7 @@ extension SyncWorker {
 				}
 			}
 		}
+		clearSettingsFileLossOnceRestored(synced: synced)
 		// Before any request: offline, this is the count a status line shows.
 		updatePendingCount(pushes.count)
 		guard !pushes.isEmpty else {

@@ -26,6 +26,8 @@ actor SyncWorker {
 	/// change itself is kept, not only the key's name: the conflict reply of a push may describe an older remote state
 	/// than the watch already delivered, and a change the watch delivered is never delivered again.
 	var heldBackRemoteChanges: [String: Defaults.RemoteEvent] = [:]
+	/// Whether the settings file's failure to reach the disk was reported, since it last reached it.
+	var isUndurableReported = false
 	/// Watches ended at once with "compacted", in a row: more than one means the remote keeps saying so, and the
 	/// engine waits between tries instead of reading the prefix in a loop.
 	var compactedInARow = 0
@@ -35,6 +37,8 @@ actor SyncWorker {
 	var queueOnDisk: SyncQueue?
 	/// The background loop's wake-up, once it runs.
 	var wake: WakeSignal?
+	/// Whether the state holds remote changes not yet written (``scheduleStateSave()``).
+	nonisolated let isStateSavePending = Atomic<Bool>(false)
 
 	struct Names {
 		var synced: Set<String> = []
@@ -226,6 +230,7 @@ actor SyncWorker {
 		} catch {
 			didDisconnect(error)
 		}
+		saveStateIfPending()
 	}
 
 	func synchronize(localChanges: LocalChanges) async -> Bool {
@@ -309,6 +314,7 @@ actor SyncWorker {
 		guard Defaults.SyncEngine.makeLocalValuesDurable(in: store.store) else {
 			return
 		}
+		isStateSavePending.store(false, ordering: .relaxed)
 		state.save(to: stateFile)
 		saveQueue()
 	}
@@ -318,7 +324,7 @@ actor SyncWorker {
 		guard stateFile != nil, queue != queueOnDisk else {
 			return
 		}
-		if queue.save(besideStateFile: stateFile) {
+		if writeSharedQueue() {
 			queueOnDisk = queue
 		}
 	}
