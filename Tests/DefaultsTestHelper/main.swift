@@ -14,6 +14,7 @@ let commands = userDefaultsCommands.merging(fileStoreCommands) { first, _ in fir
 	.merging(syncCommands) { first, _ in first }
 	.merging(signalCommands) { first, _ in first }
 	.merging(syncMachineCommands) { first, _ in first }
+	.merging(syncIncrementCommands) { first, _ in first }
 guard let command = commands[name] else {
 	FileHandle.standardError.write(Data("unknown command \(name); known: \(commands.keys.sorted())\n".utf8))
 	exit(64)
