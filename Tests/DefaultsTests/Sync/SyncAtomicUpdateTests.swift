@@ -185,6 +185,34 @@ import Testing
 		try await Self.expectHeard(setup, 1)
 	}
 
+	/// etcd commits the update and its answer is lost (as when the leader dies after committing): the update is
+	/// recognised as committed by its mark, not made a second time.
+	@Test func aCommitWhoseAnswerIsLostCountsOnce() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let setup = Setup(remote: AnswerLosingRemote(remote: remote), prefix: "/test/lost-answer/")
+		setup.observe()
+		let runs = Tally()
+		let outcome = try await Defaults.SyncEngine.atomicUpdate(forKey: "count", in: setup.store) { value in
+			runs.add()
+			return (value as? Int ?? 0) + 1
+		}
+		guard case .updated(let value) = outcome else {
+			Issue.record("the key is synced, yet the update was not made through sync")
+			return
+		}
+		#expect(value as? Int == 1)
+		#expect(runs.count == 1)
+		#expect(try await Self.remoteValue(remote, "/test/lost-answer/count").value == 1)
+		#expect(setup.store[setup.key] == 1)
+		try await Self.expectHeard(setup, 1)
+		// The next update deletes the mark the first one left.
+		#expect(try await setup.increment() == 2)
+		let marks = try await remote.read(prefix: "/test/lost-answer/count/").entries
+		#expect(marks.count == 1, "\(marks.map(\.key))")
+	}
+
 	/// Several keys of one store in one transaction.
 	@Test func severalKeysAreUpdatedInOneTransaction() async throws {
 		let etcd = try await EtcdServer.start()
@@ -242,6 +270,40 @@ final class Tally: Sendable {
 
 	var count: Int {
 		value.load(ordering: .relaxed)
+	}
+}
+
+/// A remote that commits the first transaction and then loses its answer, as a leader killed right after committing.
+final class AnswerLosingRemote: Defaults.RemoteKeyValueService {
+	let remote: any Defaults.RemoteKeyValueService
+	private let lost = Atomic<Bool>(false)
+
+	init(remote: any Defaults.RemoteKeyValueService) {
+		self.remote = remote
+	}
+
+	func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
+		try await remote.read(prefix: prefix)
+	}
+
+	func compareAndSwap(
+		key: String, value: Data?, expectedModRevision: Int64
+	) async throws
+		-> Defaults.RemoteWriteResult
+	{
+		try await remote.compareAndSwap(key: key, value: value, expectedModRevision: expectedModRevision)
+	}
+
+	func compareAndSwap(all writes: [Defaults.RemoteWrite]) async throws -> Int64? {
+		let revision = try await remote.compareAndSwap(all: writes)
+		if !lost.exchange(true, ordering: .relaxed) {
+			throw Defaults.RemoteServiceError.unreachable("the answer was lost")
+		}
+		return revision
+	}
+
+	func watch(prefix: String, fromRevision revision: Int64) -> AsyncThrowingStream<[Defaults.RemoteEvent], any Error> {
+		remote.watch(prefix: prefix, fromRevision: revision)
 	}
 }
 
