@@ -62,8 +62,8 @@ extension SyncWorker {
 			let isChangedLocally = !Self.isEqual(local, state.agreedLocalValue(forKey: write.name))
 			state.records[write.name] = .init(value: write.bytes, modRevision: revision)
 			staleNames.remove(write.name)
+			// Its commit tap has counted it already: it is pushed at the next pass, against `revision`.
 			guard !isChangedLocally else {
-				localChanges.note(write.name)
 				continue
 			}
 			let stored = write.bytes.flatMap(SyncedValueCoding.decode)
