@@ -59,7 +59,7 @@ import Testing
 		let setup = Setup(remote: remote, prefix: "/test/update/")
 		setup.observe()
 		var conflicts = setup.engine.conflicts.makeAsyncIterator()
-		setup.engine.start()
+		// First without the watch, which would otherwise bring the committed value too.
 		for expected in 1...3 {
 			#expect(try await setup.increment() == expected)
 		}
@@ -71,6 +71,16 @@ import Testing
 		#expect(await setup.engine.synchronize())
 		#expect(try await Self.remoteValue(remote, "/test/update/count") == committed)
 		#expect(setup.engine.status.pendingCount == 0)
+
+		setup.engine.start()
+		for expected in 4...6 {
+			#expect(try await setup.increment() == expected)
+		}
+		try await Self.expectHeard(setup, 6)
+		let later = try await Self.remoteValue(remote, "/test/update/count")
+		#expect(later.value == 6)
+		#expect(await setup.engine.synchronize())
+		#expect(try await Self.remoteValue(remote, "/test/update/count") == later)
 		let reported = Task { await conflicts.next() }
 		try await Task.sleep(for: .milliseconds(200))
 		reported.cancel()
