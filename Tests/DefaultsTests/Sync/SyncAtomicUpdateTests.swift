@@ -214,6 +214,7 @@ import Testing
 		}
 		#expect(value as? Int == 1)
 		#expect(runs.count == 1)
+		#expect(Defaults.SyncEngine.recognisedLostAnswers >= 1)
 		#expect(try await Self.remoteValue(remote, "/test/lost-answer/count").value == 1)
 		#expect(setup.store[setup.key] == 1)
 		try await Self.expectHeard(setup, 1)
