@@ -6,10 +6,13 @@ import Testing
 /// middle and restarted on its data 1.5 s later. Each update is a compare-and-swap loop; one whose commit's answer
 /// the kill cut off is recognised by its mark, so none counts twice and none is lost.
 ///
-/// Serialized: a scenario runs three etcd members and five machines, which is all two cores take.
-@Suite(.serialized, .requiresEtcd) struct FaultInjectionAtomicUpdateTests {
-	static let machines = 5
-	static let increments = 200
+/// In the fault-injection suite itself (an extension of it), so that it runs serialized with the other scenarios: two
+/// clusters and ten machines at once are more than two cores take (members then fail to elect a leader in time).
+extension FaultInjectionTests {
+	enum AtomicCounter {
+		static let machines = 5
+		static let increments = 200
+	}
 
 	@Test(.timeLimit(.minutes(1)), arguments: FaultInjectionTests.etcds)
 	func machinesIncrementingOneCounterWhileTheLeaderIsKilledEndOnTheExactTotal(etcd: URL) async throws {
@@ -17,13 +20,14 @@ import Testing
 		defer { cluster.stop() }
 		let prefix = "/faults/counter-\(UUID().uuidString.prefix(8))/"
 		let endpoints = cluster.endpoints
-		let folders = try (0..<Self.machines).map { _ in try TemporaryDirectory() }
-		let processes = try (0..<Self.machines).map { index in
+		let folders = try (0..<AtomicCounter.machines).map { _ in try TemporaryDirectory() }
+		let processes = try (0..<AtomicCounter.machines).map { index in
 			// Each machine prefers another member, so that the kill cuts off some machines' requests in flight.
 			let preferred = endpoints.indices.map { endpoints[($0 + index) % endpoints.count] }
 			return try ChildProcess(
 				[
-					"sync-increment", preferred.joined(separator: ","), prefix, "count", "\(Self.increments)", "45",
+					"sync-increment", preferred.joined(separator: ","), prefix, "count", "\(AtomicCounter.increments)",
+					"45",
 				], environment: folders[index].configEnvironment)
 		}
 		defer {
@@ -34,13 +38,13 @@ import Testing
 		}
 
 		// In the middle: once a fifth of the increments are in.
-		let total = Self.machines * Self.increments
+		let total = AtomicCounter.machines * AtomicCounter.increments
 		let deadline = Date().addingTimeInterval(20)
-		while (Self.counter(anyOf: endpoints, prefix: prefix) ?? 0) < total / 5, Date() < deadline {
+		while (Self.atomicCounter(anyOf: endpoints, prefix: prefix) ?? 0) < total / 5, Date() < deadline {
 			try await Task.sleep(for: .milliseconds(20))
 		}
 		let leader = try await Fault.waitForLeader(cluster)
-		let atKill = Self.counter(anyOf: endpoints, prefix: prefix) ?? 0
+		let atKill = Self.atomicCounter(anyOf: endpoints, prefix: prefix) ?? 0
 		cluster.kill(leader)
 		try await Task.sleep(for: .seconds(1.5))
 		try await cluster.restart(leader)
@@ -49,10 +53,10 @@ import Testing
 		for process in processes {
 			let result = try process.wait(timeout: 50)
 			#expect(result.status == 0, "\(result)")
-			#expect(result.standardOutput.hasPrefix("incremented \(Self.increments) "), "\(result)")
+			#expect(result.standardOutput.hasPrefix("incremented \(AtomicCounter.increments) "), "\(result)")
 			reports.append(result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))
 		}
-		let final = Self.counter(anyOf: endpoints, prefix: prefix)
+		let final = Self.atomicCounter(anyOf: endpoints, prefix: prefix)
 		print(
 			"atomic updates under a leader kill: \(atKill) at the kill, \(final.map(String.init) ?? "-") at the end; \(reports)"
 		)
@@ -61,7 +65,7 @@ import Testing
 	}
 
 	/// The counter's value in etcd, read with `curl` (independently of `DefaultsEtcd`); `nil` when no member answers.
-	static func counter(anyOf endpoints: [String], prefix: String) -> Int? {
+	static func atomicCounter(anyOf endpoints: [String], prefix: String) -> Int? {
 		let key = prefix + "count"
 		for endpoint in endpoints {
 			// An answer without a header is an error (a member without a leader): the next member may know.
