@@ -224,6 +224,34 @@ import Testing
 		#expect(marks.count == 1, "\(marks.map(\.key))")
 	}
 
+	/// A plain write to the key in this process while the update runs counts as made after the update: it stays, and
+	/// is pushed over the committed value (against its revision, so it wins without a conflict).
+	@Test func aPlainWriteWhileTheUpdateRunsStaysAndIsPushedOverIt() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let store = Defaults.InMemoryStore()
+		let key = Defaults.Key<Int>("count", default: 0, suite: store)
+		let writing = HookedRemote(remote: remote) { store[key] = 50 }
+		let engine = Defaults.SyncEngine(remote: writing, prefix: "/test/write-during-update/", store: store)
+		engine.add(["count"])
+		var conflicts = engine.conflicts.makeAsyncIterator()
+		let outcome = try await Defaults.SyncEngine.atomicUpdate(forKey: "count", in: store) { ($0 as? Int ?? 0) + 1 }
+		guard case .updated(let value) = outcome else {
+			Issue.record("the key is synced, yet the update was not made through sync")
+			return
+		}
+		#expect(value as? Int == 1)
+		#expect(store[key] == 50)
+		#expect(await engine.synchronize())
+		#expect(try await Self.remoteValue(remote, "/test/write-during-update/count").value == 50)
+		#expect(store[key] == 50)
+		let reported = Task { await conflicts.next() }
+		try await Task.sleep(for: .milliseconds(200))
+		reported.cancel()
+		#expect(await reported.value == nil)
+	}
+
 	/// Several keys of one store in one transaction.
 	@Test func severalKeysAreUpdatedInOneTransaction() async throws {
 		let etcd = try await EtcdServer.start()
@@ -268,88 +296,5 @@ import Testing
 		#expect(try await Self.remoteValue(remote, "/test/counter/count").value == 1000)
 		#expect(lasts.max() == 1000)
 		#expect(try machines[0].run("sync-dump", ["count"]).lines.first == "synced")
-	}
-}
-
-/// A count that any thread may add to.
-final class Tally: Sendable {
-	private let value = Atomic<Int>(0)
-
-	func add() {
-		value.add(1, ordering: .relaxed)
-	}
-
-	var count: Int {
-		value.load(ordering: .relaxed)
-	}
-}
-
-/// A remote that commits the first transaction and then loses its answer, as a leader killed right after committing.
-final class AnswerLosingRemote: Defaults.RemoteKeyValueService {
-	let remote: any Defaults.RemoteKeyValueService
-	private let lost = Atomic<Bool>(false)
-
-	init(remote: any Defaults.RemoteKeyValueService) {
-		self.remote = remote
-	}
-
-	func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
-		try await remote.read(prefix: prefix)
-	}
-
-	func compareAndSwap(
-		key: String, value: Data?, expectedModRevision: Int64
-	) async throws
-		-> Defaults.RemoteWriteResult
-	{
-		try await remote.compareAndSwap(key: key, value: value, expectedModRevision: expectedModRevision)
-	}
-
-	func compareAndSwap(all writes: [Defaults.RemoteWrite]) async throws -> Int64? {
-		let revision = try await remote.compareAndSwap(all: writes)
-		if !lost.exchange(true, ordering: .relaxed) {
-			throw Defaults.RemoteServiceError.unreachable("the answer was lost")
-		}
-		return revision
-	}
-
-	func watch(prefix: String, fromRevision revision: Int64) -> AsyncThrowingStream<[Defaults.RemoteEvent], any Error> {
-		remote.watch(prefix: prefix, fromRevision: revision)
-	}
-}
-
-/// A remote that, before the first transaction it is asked to commit, lets "another machine" write `value` to `key`.
-final class InterferingRemote: Defaults.RemoteKeyValueService {
-	let remote: any Defaults.RemoteKeyValueService
-	let key: String
-	let value: Data
-	private let interfered = Atomic<Bool>(false)
-
-	init(remote: any Defaults.RemoteKeyValueService, key: String, value: Data) {
-		self.remote = remote
-		self.key = key
-		self.value = value
-	}
-
-	func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
-		try await remote.read(prefix: prefix)
-	}
-
-	func compareAndSwap(
-		key: String, value: Data?, expectedModRevision: Int64
-	) async throws -> Defaults.RemoteWriteResult {
-		try await remote.compareAndSwap(key: key, value: value, expectedModRevision: expectedModRevision)
-	}
-
-	func compareAndSwap(all writes: [Defaults.RemoteWrite]) async throws -> Int64? {
-		if writes.contains(where: { $0.key == key }), !interfered.exchange(true, ordering: .relaxed) {
-			let current = try await remote.read(prefix: key).entries.first { $0.key == key }
-			_ = try await remote.compareAndSwap(key: key, value: value, expectedModRevision: current?.modRevision ?? 0)
-		}
-		return try await remote.compareAndSwap(all: writes)
-	}
-
-	func watch(prefix: String, fromRevision revision: Int64) -> AsyncThrowingStream<[Defaults.RemoteEvent], any Error> {
-		remote.watch(prefix: prefix, fromRevision: revision)
 	}
 }
