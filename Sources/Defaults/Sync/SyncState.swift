@@ -29,9 +29,34 @@ struct SyncState: Codable, Equatable {
 			value == nil ? 0 : modRevision
 		}
 
-		/// Whether `value` (`nil`: a removal) is one of this machine's pushes whose reply it never got.
-		func isUnconfirmedPush(of value: Data?) -> Bool {
-			unconfirmedPushes?.contains { $0.value == value } ?? false
+		/// Whether a remote change to `value` (`nil`: a removal) is one of this machine's pushes whose reply it never got.
+		///
+		/// A push is a compare-and-swap against the revision it names, so it can only have committed as the key's next
+		/// change after that revision: a push named the record's revision (or 0, for a key that does not exist, which
+		/// any removal makes true again), and no other machine's change came between (`intervening`: the remote change
+		/// to this key held back since the agreement, if any). A value alone is not enough: another machine may store
+		/// the same value later.
+		func isUnconfirmedPush(of value: Data?, intervening: Defaults.RemoteEvent?) -> Bool {
+			guard let unconfirmedPushes else {
+				return false
+			}
+			return unconfirmedPushes.contains { push in
+				guard push.value == value else {
+					return false
+				}
+				// Written by an older version of the package: only the value is known.
+				guard let expected = push.expectedModRevision else {
+					return intervening == nil
+				}
+				switch intervening {
+				case nil:
+					return expected == expectedModRevision
+				case .delete?:
+					return expected == 0
+				case .put?:
+					return false
+				}
+			}
 		}
 	}
 
@@ -39,6 +64,8 @@ struct SyncState: Codable, Equatable {
 	struct UnconfirmedPush: Codable, Equatable {
 		/// The bytes pushed; `nil` for a removal.
 		var value: Data?
+		/// The mod revision the push's compare-and-swap named. Optional, so that older state files still decode.
+		var expectedModRevision: Int64? = nil
 	}
 
 	/// The remote revision everything up to which has been applied; the watch resumes after it.
@@ -49,12 +76,13 @@ struct SyncState: Codable, Equatable {
 	/// oldest is the least likely to be the one committed.
 	static let unconfirmedPushLimit = 16
 
-	/// Notes that `value` is being pushed for `name`, before the request goes out.
-	mutating func notePushSent(_ value: Data?, forKey name: String) {
+	/// Notes that `value` is being pushed for `name` against `expectedModRevision`, before the request goes out.
+	mutating func notePushSent(_ value: Data?, expectedModRevision: Int64, forKey name: String) {
 		var record = records[name] ?? Record(value: nil, modRevision: 0)
 		var unconfirmed = record.unconfirmedPushes ?? []
-		unconfirmed.removeAll { $0.value == value }
-		unconfirmed.append(UnconfirmedPush(value: value))
+		let push = UnconfirmedPush(value: value, expectedModRevision: expectedModRevision)
+		unconfirmed.removeAll { $0 == push }
+		unconfirmed.append(push)
 		record.unconfirmedPushes = Array(unconfirmed.suffix(Self.unconfirmedPushLimit))
 		records[name] = record
 	}

@@ -54,7 +54,7 @@ extension SyncWorker {
 			if queue.names.contains(name) {
 				let entry = current[name]
 				state.records[name] = .init(value: entry?.value, modRevision: entry?.modRevision ?? 0)
-				localChanges.note(name)
+				noteLocalChange(name)
 				kept.append(name)
 				continue
 			}
@@ -110,19 +110,20 @@ extension SyncWorker {
 			let local = localValue(of: name, storedNames: storedNames)
 			// One of this machine's own pushes whose reply was lost, committed after all: agreed on it. A newer local
 			// change goes out next, against this revision, instead of losing to this machine's own older write.
-			if let record, record.isUnconfirmedPush(of: value) {
+			if let record, record.isUnconfirmedPush(of: value, intervening: heldBackRemoteChanges[name]) {
 				state.records[name] = .init(value: value, modRevision: revision)
-				staleNames.remove(name)
+				heldBackRemoteChanges[name] = nil
 				if !Self.isEqual(local, value.flatMap(SyncedValueCoding.decode)) {
-					localChanges.note(name)
+					noteLocalChange(name)
 				}
 				continue
 			}
 			// Changed here since the last agreement: its push (a compare-and-swap against the old revision) decides.
 			if !Self.isEqual(local, state.agreedLocalValue(forKey: name)) {
-				staleNames.insert(name)
+				heldBackRemoteChanges[name] = event
 				continue
 			}
+			heldBackRemoteChanges[name] = nil
 			guard let value else {
 				state.records[name] = .init(value: nil, modRevision: revision)
 				if local != nil {
@@ -145,6 +146,19 @@ extension SyncWorker {
 				storedNames.insert(name)
 			}
 		}
+	}
+
+	/// Once a key's record has moved (a push written, a conflict settled, a lost value put back): the remote change
+	/// held back for it, if it is newer, is applied now like any remote change, since the watch will not deliver it
+	/// again. An older one is already covered by the record.
+	func applyHeldBackRemoteChange(of name: String) {
+		guard let event = heldBackRemoteChanges.removeValue(forKey: name) else {
+			return
+		}
+		guard event.revision > state.records[name]?.modRevision ?? 0 else {
+			return
+		}
+		apply([event], storedNames: Set(store.store.storedKeys()))
 	}
 
 	private func reportUnreadable(name: String, key: String, revision: Int64) {

@@ -87,7 +87,7 @@ extension SyncWorker {
 			}
 			let local = localValue(of: name, storedNames: storedNames)
 			let agreed = state.agreedLocalValue(forKey: name)
-			if Self.isEqual(local, agreed) && !staleNames.contains(name) {
+			if Self.isEqual(local, agreed) && heldBackRemoteChanges[name] == nil {
 				localChanges.forget(name, upTo: change.generation)
 				queue.names.remove(name)
 				continue
@@ -125,7 +125,7 @@ extension SyncWorker {
 		// each push as unconfirmed, so that etcd committing one whose reply is lost is recognised as this machine's.
 		queue.names.formUnion(pushes.map(\.name))
 		for push in pushes {
-			state.notePushSent(push.bytes, forKey: push.name)
+			state.notePushSent(push.bytes, expectedModRevision: push.expectedModRevision, forKey: push.name)
 		}
 		saveState()
 		for batch in Self.batches(of: pushes) {
@@ -152,6 +152,8 @@ extension SyncWorker {
 			Defaults.SyncEngine.applyRemoteValue(
 				state.agreedLocalValue(forKey: removal.name), forKey: removal.name, in: store.store)
 			localChanges.forget(removal.name, upTo: removal.generation)
+			// A remote change held back while the key looked changed here is newer than what was put back.
+			applyHeldBackRemoteChange(of: removal.name)
 		}
 		let names = removals.map(\.name).joined(separator: ", ")
 		Defaults.report(
@@ -165,10 +167,11 @@ extension SyncWorker {
 	private func didWrite(_ push: Push, at revision: Int64, localChanges: LocalChanges) {
 		heardFromRemote()
 		state.records[push.name] = .init(value: push.bytes, modRevision: revision)
-		staleNames.remove(push.name)
 		if localChanges.forget(push.name, upTo: push.generation) {
 			queue.names.remove(push.name)
 		}
+		// Another machine's change the watch delivered while this push was on its way is newer than the write.
+		applyHeldBackRemoteChange(of: push.name)
 	}
 
 	/// The batch in one transaction; `nil` when a key conflicts or the remote refuses the whole (too large, or a key it
@@ -202,29 +205,51 @@ extension SyncWorker {
 		case .written(let revision):
 			didWrite(push, at: revision, localChanges: localChanges)
 		case .conflict(let current):
-			let storedNames = Set(store.store.storedKeys())
-			let local = localValue(of: push.name, storedNames: storedNames)
-			// This machine's own earlier push, committed though its reply was lost: agreed on it, and the newer local
-			// value goes out against its revision at the next pass.
-			if let record = state.records[push.name], record.isUnconfirmedPush(of: current?.value) {
-				state.records[push.name] = .init(
-					value: current?.value, modRevision: current?.modRevision ?? max(1, state.revision))
-				staleNames.remove(push.name)
-				localChanges.note(push.name)
-				return
-			}
-			// Made without knowing the latest remote value: the remote value wins here too. Taking the local value
-			// as agreed lets `apply` replace it like any remote change.
-			localChanges.forget(push.name, upTo: nil)
-			queue.names.remove(push.name)
-			staleNames.remove(push.name)
-			state.records[push.name] = .init(
-				value: try local.map { try SyncedValueCoding.encode($0) }, modRevision: 0)
-			let event: Defaults.RemoteEvent =
-				current.map { .put($0) } ?? .delete(key: prefix + push.name, modRevision: max(1, state.revision))
-			apply([event], storedNames: storedNames)
-			reportLostConflict(name: push.name, discarded: local, winner: current)
+			try settleConflict(of: push, current: current, localChanges: localChanges)
 		}
+	}
+
+	/// The push's compare-and-swap failed: `current` is the key's remote record when etcd ran it.
+	private func settleConflict(of push: Push, current: Defaults.RemoteEntry?, localChanges: LocalChanges) throws {
+		let record = state.records[push.name]
+		// The agreement moved on while the push was on its way (the watch delivered this machine's own earlier push,
+		// committed though its reply was lost): the push compared against a revision this machine no longer holds, so
+		// it decided nothing. The local value goes out again at the next pass, against the new revision.
+		if (record?.expectedModRevision ?? 0) != push.expectedModRevision {
+			noteLocalChange(push.name)
+			return
+		}
+		// This machine's own earlier push, committed though its reply was lost: agreed on it, and the newer local
+		// value goes out against its revision at the next pass.
+		if let record,
+			record.isUnconfirmedPush(of: current?.value, intervening: heldBackRemoteChanges[push.name])
+		{
+			state.records[push.name] = .init(
+				value: current?.value, modRevision: current?.modRevision ?? max(1, state.revision))
+			noteLocalChange(push.name)
+			applyHeldBackRemoteChange(of: push.name)
+			return
+		}
+		// Made without knowing the latest remote value: the remote value wins here too. The winner is the newest
+		// remote change this machine knows of: the reply's, or one the watch delivered while the push was on its way
+		// (the reply may describe an older state, and the watch does not deliver a change twice).
+		let storedNames = Set(store.store.storedKeys())
+		let local = localValue(of: push.name, storedNames: storedNames)
+		let heldBack = heldBackRemoteChanges.removeValue(forKey: push.name)
+		var winner: Defaults.RemoteEvent =
+			current.map { .put($0) } ?? .delete(key: prefix + push.name, modRevision: max(1, state.revision))
+		if let heldBack, current == nil || heldBack.revision >= current?.modRevision ?? 0 {
+			winner = heldBack
+		}
+		localChanges.forget(push.name, upTo: nil)
+		queue.names.remove(push.name)
+		// Taking the local value as agreed lets `apply` replace it like any remote change.
+		state.records[push.name] = .init(
+			value: try local.map { try SyncedValueCoding.encode($0) }, modRevision: 0)
+		apply([winner], storedNames: storedNames)
+		reportLostConflict(
+			name: push.name, discarded: local,
+			winner: winner.value.map { .init(key: winner.key, value: $0, modRevision: winner.revision) })
 	}
 
 	/// This value will never fit: say so and let the others through. The local value stays as it is, held against
@@ -242,7 +267,7 @@ extension SyncWorker {
 			state.records[push.name] = .init(
 				value: current?.value, modRevision: current?.modRevision ?? 0, keptLocalValue: push.bytes,
 				isHeldLocally: true)
-			staleNames.remove(push.name)
+			heldBackRemoteChanges[push.name] = nil
 		}
 		Defaults.report(
 			Defaults.Failure(

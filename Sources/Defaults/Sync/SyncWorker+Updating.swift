@@ -41,7 +41,7 @@ extension SyncWorker {
 	private func unpushedLocalChanges(of keyNames: [String]) -> [String] {
 		let storedNames = Set(store.store.storedKeys())
 		return keyNames.filter { name in
-			queue.names.contains(name) || staleNames.contains(name)
+			queue.names.contains(name) || heldBackRemoteChanges[name] != nil
 				|| !Self.isEqual(localValue(of: name, storedNames: storedNames), state.agreedLocalValue(forKey: name))
 		}
 	}
@@ -61,20 +61,22 @@ extension SyncWorker {
 			let local = localValue(of: write.name, storedNames: storedNames)
 			let isChangedLocally = !Self.isEqual(local, state.agreedLocalValue(forKey: write.name))
 			state.records[write.name] = .init(value: write.bytes, modRevision: revision)
-			staleNames.remove(write.name)
-			// Its commit tap has counted it already: it is pushed at the next pass, against `revision`.
-			guard !isChangedLocally else {
-				continue
-			}
-			let stored = write.bytes.flatMap(SyncedValueCoding.decode)
-			if !Self.isEqual(local, stored) {
-				Defaults.SyncEngine.applyRemoteValue(stored, forKey: write.name, in: store.store)
-				if stored == nil {
-					storedNames.remove(write.name)
-				} else {
-					storedNames.insert(write.name)
+			// A local write made while the update ran stays: its commit tap counted it, and the next pass pushes it
+			// against `revision`.
+			if !isChangedLocally {
+				let stored = write.bytes.flatMap(SyncedValueCoding.decode)
+				if !Self.isEqual(local, stored) {
+					Defaults.SyncEngine.applyRemoteValue(stored, forKey: write.name, in: store.store)
+					if stored == nil {
+						storedNames.remove(write.name)
+					} else {
+						storedNames.insert(write.name)
+					}
 				}
 			}
+			// Another machine's change the watch delivered meanwhile and held back (the key looked changed here) is
+			// applied if it is newer than the commit, or held back again for a local write made while the update ran.
+			applyHeldBackRemoteChange(of: write.name)
 		}
 		saveState()
 		publish()

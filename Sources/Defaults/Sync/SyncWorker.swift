@@ -21,9 +21,11 @@ actor SyncWorker {
 	var lastError: String?
 	var pendingCount = 0
 	var reportedUnreadable: Set<String> = []
-	/// Keys changed remotely while they had a local change waiting: their next push must go out (and lose) even if
-	/// the local change was undone meanwhile, so that the remote value is applied.
-	var staleNames: Set<String> = []
+	/// The latest remote change of each key that had a local change waiting when it came, held back until the key's
+	/// push settles which wins. A key here is pushed (and loses) even if the local change was undone meanwhile. The
+	/// change itself is kept, not only the key's name: the conflict reply of a push may describe an older remote state
+	/// than the watch already delivered, and a change the watch delivered is never delivered again.
+	var heldBackRemoteChanges: [String: Defaults.RemoteEvent] = [:]
 	/// Watches ended at once with "compacted", in a row: more than one means the remote keeps saying so, and the
 	/// engine waits between tries instead of reading the prefix in a loop.
 	var compactedInARow = 0
@@ -31,6 +33,8 @@ actor SyncWorker {
 	var pushPassInFlight: Task<Void, any Error>?
 	/// What the queue file holds; `nil` before the first write.
 	var queueOnDisk: SyncQueue?
+	/// The background loop's wake-up, once it runs.
+	var wake: WakeSignal?
 
 	struct Names {
 		var synced: Set<String> = []
@@ -103,6 +107,7 @@ actor SyncWorker {
 	}
 
 	func run(wake: WakeSignal, localChanges: LocalChanges) async {
+		self.wake = wake
 		var delay = Self.firstRetryDelay
 		// Resumes the watch from the saved revision when it can; new keys or no revision yet need a full read.
 		var needsFullRead = false
@@ -148,8 +153,44 @@ actor SyncWorker {
 					delay = min(delay * 2, Self.longestRetryDelay(after: error))
 				}
 				didDisconnect(error)
-				try? await Task.sleep(for: delay)
+				await waitToRetry(for: delay, wake: wake)
 			}
+		}
+	}
+
+	/// Waits `delay` before the next try, writing the queue at every local change meanwhile: no push pass runs while
+	/// the remote is unreachable, and a change made offline must be on disk as one this machine made on purpose before
+	/// a signal can end the program (else a removal comes back at the next start as a lost file's key).
+	func waitToRetry(for delay: Duration, wake: WakeSignal) async {
+		let deadline = ContinuousClock.now + delay
+		while !Task.isCancelled, ContinuousClock.now < deadline {
+			let woken = await withTaskGroup(of: Bool.self) { group in
+				group.addTask {
+					await wake.wait()
+					return true
+				}
+				group.addTask {
+					try? await Task.sleep(until: deadline)
+					return false
+				}
+				defer { group.cancelAll() }
+				return await group.next() ?? false
+			}
+			guard woken else {
+				return
+			}
+			recordQueuedChanges(localChanges.pendingChanges())
+			saveQueue()
+		}
+	}
+
+	/// Adds to the queue the synced keys with a change written or removed through the package in this process: a
+	/// wish, whatever the remote says later. Changes heard by name (another process's, a key newly synced) are left
+	/// to the push pass, which tells a lost settings file from a removal and a new key from an edit.
+	func recordQueuedChanges(_ changes: [String: (generation: Int, isWrittenHere: Bool)]) {
+		let synced = currentNames
+		for (name, change) in changes where change.isWrittenHere && synced.contains(name) {
+			queue.names.insert(name)
 		}
 	}
 
@@ -248,6 +289,13 @@ actor SyncWorker {
 				))
 		}
 		publish()
+	}
+
+	/// Counts a change of `name` the engine itself found (the local value must go out again) and wakes the loop: no
+	/// local write may come to wake it.
+	func noteLocalChange(_ name: String) {
+		localChanges.note(name)
+		wake?.signal()
 	}
 
 	func updatePendingCount(_ count: Int) {

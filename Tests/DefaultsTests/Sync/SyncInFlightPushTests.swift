@@ -1,0 +1,227 @@
+import Foundation
+import Testing
+
+@testable import Defaults
+
+/// What the watch delivers while a push is on its way (the engine's actor takes remote changes between a push's
+/// request and its reply), and what a conflict reply then decides. Issue 18, defect 4 and the whole-cluster restart
+/// that CI caught: both tests failed before the fix.
+@Suite(.timeLimit(.minutes(1))) struct SyncInFlightPushTests {
+	static let agreed = Defaults.RemoteEntry(key: "/p/k", value: try! SyncedValueCoding.encode("zero"), modRevision: 5)
+
+	/// The first push's reply is lost, etcd commits it later, and the watch delivers that commit while the second
+	/// push (made against the same old revision, with a newer local value) is on its way; the second push's reply is a
+	/// conflict naming the first. Before the fix the watch's delivery cleared the record of unconfirmed pushes, the
+	/// conflict looked like another machine's, and the newer local value was replaced by this machine's older one.
+	@Test func aNewerLocalValueSurvivesItsOwnOlderPushCommittedWhileTheNextWasOnItsWay() async throws {
+		let remote = ChoreographedRemote(entries: [Self.agreed], revision: 10)
+		let store = Defaults.InMemoryStore()
+		let key = Defaults.Key<String>("k", default: "", suite: store)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: "/p/", store: store)
+		engine.add(["k"])
+		engine.start()
+		defer { engine.stop() }
+		try await remote.waitUntilWatching(sessions: 1)
+		#expect(store[key] == "zero")
+
+		store[key] = "one"
+		let first = try await remote.nextWrite()
+		#expect(first.value == "one" && first.expectedModRevision == 5)
+		store[key] = "two"
+		first.reply(.failure(Defaults.RemoteServiceError.unreachable("the reply was lost")))
+
+		// The engine reconnects and pushes its newest value against the revision it still holds.
+		try await remote.waitUntilWatching(sessions: 2)
+		let second = try await remote.nextWrite()
+		#expect(second.value == "two" && second.expectedModRevision == 5)
+		let committed = Defaults.RemoteEntry(key: "/p/k", value: try SyncedValueCoding.encode("one"), modRevision: 11)
+		remote.deliver([.put(committed)])
+		try await engine.waitUntilApplied(revision: 11)
+		second.reply(.success(.conflict(current: committed)))
+
+		let third = try await remote.nextWrite()
+		#expect(third.value == "two" && third.expectedModRevision == 11, "the newer value goes out again")
+		third.reply(.success(.written(revision: 12)))
+		try await Task.sleep(for: .milliseconds(200))
+		#expect(store[key] == "two")
+		#expect(engine.status.pendingCount == 0)
+	}
+
+	/// Two other machines remove the key and write it again while this machine's push is on its way; the conflict
+	/// reply shows the key as it was between the two (removed). Before the fix the engine applied that removal with the
+	/// revision it had reached, which covered the later write: this machine ended without the key, every other machine
+	/// with it, and nothing ever delivered it again (CI, whole-cluster restart, seed 5: "machine 1 ended on" no
+	/// `shared2`, etcd on `shared2 = m0.1.37`).
+	@Test func aConflictReplyOlderThanTheWatchEndsOnTheNewestRemoteValue() async throws {
+		let remote = ChoreographedRemote(entries: [Self.agreed], revision: 10)
+		let store = Defaults.InMemoryStore()
+		let key = Defaults.Key<String?>("k", suite: store)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: "/p/", store: store)
+		engine.add(["k"])
+		let conflicts = engine.conflicts
+		engine.start()
+		defer { engine.stop() }
+		try await remote.waitUntilWatching(sessions: 1)
+		#expect(store[key] == "zero")
+
+		store[key] = "mine"
+		let push = try await remote.nextWrite()
+		remote.deliver([
+			.delete(key: "/p/k", modRevision: 11),
+			.put(.init(key: "/p/k", value: try SyncedValueCoding.encode("theirs"), modRevision: 12)),
+		])
+		try await engine.waitUntilApplied(revision: 12)
+		push.reply(.success(.conflict(current: nil)))
+
+		let conflict = try await firstConflict(in: conflicts)
+		#expect(conflict.discardedLocalValue as? String == "mine")
+		#expect(conflict.winningRemoteValue as? String == "theirs")
+		#expect(store[key] == "theirs", "the machine ends on the value every other machine has")
+		try await Task.sleep(for: .milliseconds(200))
+		#expect(remote.writeCount == 1, "nothing more is pushed")
+	}
+
+	/// A held-back change the watch delivered while this machine's push was on its way is newer than the write:
+	/// before the fix a written push dropped it, and the machine kept its own value while every other had the newer.
+	@Test func aRemoteChangeDeliveredBeforeAWrittenPushesReplyIsAppliedAfterIt() async throws {
+		let remote = ChoreographedRemote(entries: [Self.agreed], revision: 10)
+		let store = Defaults.InMemoryStore()
+		let key = Defaults.Key<String>("k", default: "", suite: store)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: "/p/", store: store)
+		engine.add(["k"])
+		engine.start()
+		defer { engine.stop() }
+		try await remote.waitUntilWatching(sessions: 1)
+
+		store[key] = "mine"
+		let push = try await remote.nextWrite()
+		let newer = Defaults.RemoteEntry(key: "/p/k", value: try SyncedValueCoding.encode("theirs"), modRevision: 12)
+		remote.deliver([.put(newer)])
+		try await engine.waitUntilApplied(revision: 12)
+		push.reply(.success(.written(revision: 11)))
+
+		let deadline = ContinuousClock.now + .seconds(20)
+		while store[key] != "theirs", ContinuousClock.now < deadline {
+			try await Task.sleep(for: .milliseconds(20))
+		}
+		#expect(store[key] == "theirs")
+	}
+
+	private func firstConflict(in conflicts: AsyncStream<Defaults.SyncConflict>) async throws -> Defaults.SyncConflict {
+		let waiting = Task { await conflicts.first { _ in true } }
+		let timeout = Task {
+			try await Task.sleep(for: .seconds(20))
+			waiting.cancel()
+		}
+		defer { timeout.cancel() }
+		return try #require(await waiting.value, "no conflict was reported")
+	}
+}
+
+/// A remote a test drives step by step: reads answer `entries` at `revision`; each watch is a stream the test feeds
+/// with ``deliver(_:)``; each single-key compare-and-swap waits until the test replies to it (``nextWrite()``).
+/// Transactions of several keys are refused, so that the engine pushes key by key.
+final class ChoreographedRemote: Defaults.RemoteKeyValueService, @unchecked Sendable {
+	struct Write: Sendable {
+		let key: String
+		let bytes: Data?
+		let expectedModRevision: Int64
+		let reply: @Sendable (Result<Defaults.RemoteWriteResult, any Error>) -> Void
+
+		var value: String? {
+			bytes.flatMap(SyncedValueCoding.decode) as? String
+		}
+	}
+
+	private struct State {
+		var watch: AsyncThrowingStream<[Defaults.RemoteEvent], any Error>.Continuation?
+		var sessions = 0
+		var writes: [Write] = []
+		var writeCount = 0
+	}
+
+	private let entries: [Defaults.RemoteEntry]
+	private let revision: Int64
+	private let state = LockedState(State())
+
+	init(entries: [Defaults.RemoteEntry], revision: Int64) {
+		self.entries = entries
+		self.revision = revision
+	}
+
+	var writeCount: Int {
+		state.withLock { $0.writeCount }
+	}
+
+	func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
+		Defaults.RemoteSnapshot(entries: entries, revision: revision)
+	}
+
+	func compareAndSwap(
+		key: String, value: Data?, expectedModRevision: Int64
+	) async throws -> Defaults.RemoteWriteResult {
+		try await withCheckedThrowingContinuation { continuation in
+			let write = Write(key: key, bytes: value, expectedModRevision: expectedModRevision) {
+				continuation.resume(with: $0)
+			}
+			state.withLock {
+				$0.writes.append(write)
+				$0.writeCount += 1
+			}
+		}
+	}
+
+	func compareAndSwap(all writes: [Defaults.RemoteWrite]) async throws -> Int64? {
+		nil
+	}
+
+	func watch(prefix: String, fromRevision revision: Int64) -> AsyncThrowingStream<[Defaults.RemoteEvent], any Error> {
+		let (stream, continuation) = AsyncThrowingStream.makeStream(of: [Defaults.RemoteEvent].self)
+		continuation.yield([])
+		state.withLock {
+			$0.watch = continuation
+			$0.sessions += 1
+		}
+		return stream
+	}
+
+	/// Sends `events` on the current watch.
+	func deliver(_ events: [Defaults.RemoteEvent]) {
+		state.withLock { $0.watch }?.yield(events)
+	}
+
+	func waitUntilWatching(sessions: Int) async throws {
+		try await waitFor("watch session \(sessions)") { $0.sessions >= sessions }
+	}
+
+	/// The next compare-and-swap the engine sends, waiting for it.
+	func nextWrite() async throws -> Write {
+		try await waitFor("a push") { !$0.writes.isEmpty }
+		return state.withLock { $0.writes.removeFirst() }
+	}
+
+	private func waitFor(_ what: String, _ condition: (State) -> Bool) async throws {
+		let deadline = ContinuousClock.now + .seconds(20)
+		while !state.withLock({ condition($0) }) {
+			guard ContinuousClock.now < deadline else {
+				Issue.record("waited 20 s for \(what)")
+				throw CancellationError()
+			}
+			try await Task.sleep(for: .milliseconds(10))
+		}
+	}
+}
+
+extension Defaults.SyncEngine {
+	/// Waits until the engine has taken in the remote's changes up to `revision` (its status says so once applied).
+	func waitUntilApplied(revision: Int64) async throws {
+		let deadline = ContinuousClock.now + .seconds(20)
+		while status.revision < revision {
+			guard ContinuousClock.now < deadline else {
+				Issue.record("the engine did not reach revision \(revision) in 20 s")
+				throw CancellationError()
+			}
+			try await Task.sleep(for: .milliseconds(10))
+		}
+	}
+}
