@@ -104,6 +104,9 @@ let benchmarks: @Sendable () -> Void = {
 		}
 	}
 
+	// A synced key's atomic update against a plain synced write (SyncAtomicUpdate.swift).
+	registerAtomicUpdateBenchmarks(etcd: etcd)
+
 	// Heal → convergence after each fault, on a 3-member cluster of its own (SyncHeal.swift).
 	registerHealBenchmarks()
 	// Remote changes applied on a machine whose sync state is in files (SyncStateFile.swift).

@@ -36,6 +36,11 @@ extension Defaults.SyncEngine {
 		liveEngines.withLock { $0[ObjectIdentifier(engine)] = WeakEngine(engine) }
 	}
 
+	/// Every engine alive in this process, for the atomic update, which looks for the engine syncing a key.
+	static var allLiveEngines: [Defaults.SyncEngine] {
+		liveEngines.withLock { $0.values.compactMap(\.engine) }
+	}
+
 	static func forgetAtExit(_ engine: Defaults.SyncEngine) {
 		liveEngines.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(engine)) }
 	}

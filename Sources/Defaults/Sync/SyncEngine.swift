@@ -30,7 +30,7 @@ extension Defaults {
 		/// Where the engine keeps what it last agreed with the remote; `nil` keeps it in memory only.
 		package let stateFile: URL?
 
-		private let worker: SyncWorker
+		let worker: SyncWorker
 		private let wake = WakeSignal()
 		private let localChanges: LocalChanges
 		private let observations = LockedState<[LocalChangeObservation]>([])

@@ -90,7 +90,7 @@ enum Fault: String, CaseIterable, Sendable {
 		return healed
 	}
 
-	private static func waitForLeader(_ cluster: EtcdCluster) async throws -> Int {
+	static func waitForLeader(_ cluster: EtcdCluster) async throws -> Int {
 		let deadline = Date().addingTimeInterval(20)
 		while Date() < deadline {
 			if let leader = cluster.leader() {

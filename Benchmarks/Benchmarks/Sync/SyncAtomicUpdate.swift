@@ -1,0 +1,47 @@
+import Benchmark
+@_spi(Benchmarks) import Defaults
+import Foundation
+
+// A synced key's atomic update (issue 22) against a plain synced write, one engine on the shared benchmark etcd, no
+// contention. A plain write returns at once and is pushed by the engine's task (what it costs the writer is
+// `Sync: local write x1000, sync on`), so here it is timed until etcd acknowledged it (`synchronize()`: the push's
+// transaction and one read of the prefix). The update reads the key, commits a compare-and-swap transaction and
+// applies the result before it returns: the same two round trips, and it never returns before etcd answered.
+
+func registerAtomicUpdateBenchmarks(etcd: BenchmarkEtcd) {
+	let configuration = Benchmark.Configuration(maxDuration: .seconds(3), maxIterations: 300)
+
+	Benchmark("Sync: plain synced write, acknowledged", configuration: configuration) { benchmark in
+		let (engine, key) = syncedCounter(etcd, "/bench/acknowledged-write/")
+		var value = 0
+		for _ in benchmark.scaledIterations {
+			value += 1
+			benchmark.startMeasurement()
+			engine.store[key] = value
+			let isSynced = await engine.synchronize()
+			benchmark.stopMeasurement()
+			precondition(isSynced, "etcd did not answer")
+		}
+	}
+
+	Benchmark("Sync: atomic update (+1), committed", configuration: configuration) { benchmark in
+		let (engine, key) = syncedCounter(etcd, "/bench/atomic-update/")
+		_ = await engine.synchronize()
+		for _ in benchmark.scaledIterations {
+			benchmark.startMeasurement()
+			let updated = try! await Defaults.SyncEngine.benchmarkAtomicUpdate(forKey: "counter", in: engine.store) {
+				($0 as? Int ?? 0) + 1
+			}
+			benchmark.stopMeasurement()
+			precondition(updated as? Int == engine.store[key], "the update was not applied locally")
+		}
+	}
+}
+
+/// An engine syncing the integer key `counter` of an in-memory store under `prefix` (not started).
+private func syncedCounter(_ etcd: BenchmarkEtcd, _ prefix: String) -> (Defaults.SyncEngine, Defaults.Key<Int>) {
+	let store = Defaults.InMemoryStore()
+	let engine = Defaults.SyncEngine(remote: etcd.client, prefix: prefix + UUID().uuidString + "/", store: store)
+	engine.add(["counter"])
+	return (engine, Defaults.Key<Int>("counter", default: 0, suite: store))
+}

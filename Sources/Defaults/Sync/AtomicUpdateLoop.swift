@@ -1,0 +1,231 @@
+import Foundation
+import Synchronization
+
+/// The bookkeeping of one atomic update's compare-and-swap loop: what each try wrote, which answers were lost, when
+/// to give up, and the marks that tell a lost answer's commit from another machine's.
+///
+/// Every commit also creates a *mark*, a key of its own below the first updated key
+/// (`<prefix><name>/.defaults-update/<UUID>`), in the same transaction. When a commit's answer is lost (the leader
+/// died after committing, or the client gave up first), the next read shows the mark if and only if that commit went
+/// through: a value alone cannot tell, since two machines incrementing 5 both write 6. Each process deletes its own
+/// marks in its next update of the key, so at most one per key stays behind a process that ends.
+struct AtomicUpdateLoop {
+	/// A key's new remote bytes (`nil`: removed), as agreed once committed.
+	struct Write: Sendable {
+		let name: String
+		let bytes: Data?
+	}
+
+	/// One try: the transaction it sent and what it meant.
+	struct Attempt {
+		let mark: String
+		let writes: [Write]
+		let values: [String: Any]
+		let remoteWrites: [Defaults.RemoteWrite]
+		let cleanedMarks: [String]
+	}
+
+	/// What the keys hold remotely at a try's read.
+	struct Current {
+		var values: [String: Any] = [:]
+		var modRevisions: [String: Int64] = [:]
+	}
+
+	static let markInfix = "/.defaults-update/"
+	/// Marks this process made for commits whose outcome it knows (or gave up on): deleted in its next update of
+	/// their key.
+	static let finishedMarks = LockedState<Set<String>>([])
+	/// etcd refuses transactions of more than 128 operations by default; a few are kept for the mark and clean-up.
+	/// How many commits whose answer was lost this process recognised by their marks: the tests show with it that a
+	/// fault scenario took that path.
+	static let recognisedLostAnswers = Atomic<Int>(0)
+	static let keyLimit = 100
+	static let cleanupLimit = 8
+
+	let names: [String]
+	let keys: [String]
+	private var attempts: [String: Attempt] = [:]
+	private var conflicts = 0
+	private var failures = 0
+	/// Set at the first try whose answer was lost: until then, a failure means nothing was committed.
+	private var resolveDeadline: ContinuousClock.Instant?
+
+	init(names: [String], prefix: String) {
+		self.names = names
+		self.keys = names.map { prefix + $0 }
+	}
+
+	private var namesText: String {
+		names.map { "'\($0)'" }.joined(separator: ", ")
+	}
+
+	/// The try, among this update's, that the remote committed after all (its mark is there), if any.
+	func committedAttempt(
+		in snapshots: [Defaults.RemoteSnapshot]
+	) -> (
+		writes: [Write], values: [String: Any], revision: Int64
+	)? {
+		for entry in snapshots.first?.entries ?? [] {
+			if let attempt = attempts[entry.key] {
+				Self.finishedMarks.withLock { _ = $0.insert(attempt.mark) }
+				Self.recognisedLostAnswers.add(1, ordering: .relaxed)
+				return (attempt.writes, attempt.values, entry.modRevision)
+			}
+		}
+		return nil
+	}
+
+	/// The keys' remote values and revisions in `snapshots` (one per key, in order).
+	func currentValues(in snapshots: [Defaults.RemoteSnapshot]) throws -> Current {
+		var current = Current()
+		for (index, name) in names.enumerated() {
+			guard let entry = snapshots[index].entries.first(where: { $0.key == keys[index] }) else {
+				continue
+			}
+			guard let stored = SyncedValueCoding.decode(entry.value) else {
+				throw failure(
+					.unreadableRemoteValue,
+					"The remote value of '\(name)' (\(entry.key), revision \(entry.modRevision)) is not a synced stored form, so the update could not read it; nothing was changed."
+				)
+			}
+			current.values[name] = stored
+			current.modRevisions[name] = entry.modRevision
+		}
+		return current
+	}
+
+	/// The transaction that writes `updated` if every key still has the revision it had in `current`.
+	mutating func attempt(
+		writing updated: [String: Any], over current: Current, cleaningUpIn snapshots: [Defaults.RemoteSnapshot]
+	) throws -> Attempt {
+		guard names.count <= Self.keyLimit else {
+			throw failure(.refused, "An update of more than \(Self.keyLimit) keys was refused; nothing was changed.")
+		}
+		if let extra = updated.keys.first(where: { !names.contains($0) }) {
+			throw failure(
+				.refused, "The update returned a value for '\(extra)', a key it was not given; nothing was changed.")
+		}
+		var writes: [Write] = []
+		var remoteWrites: [Defaults.RemoteWrite] = []
+		for (index, name) in names.enumerated() {
+			let bytes: Data?
+			do {
+				bytes = try updated[name].map { try SyncedValueCoding.encode($0) }
+			} catch {
+				throw failure(
+					.refused, "The new value of '\(name)' is not a property list (\(error)); nothing was changed.")
+			}
+			writes.append(Write(name: name, bytes: bytes))
+			// etcd compares a key that does not exist as revision 0.
+			remoteWrites.append(
+				Defaults.RemoteWrite(
+					key: keys[index], value: bytes, expectedModRevision: current.modRevisions[name] ?? 0))
+		}
+		let mark = keys[0] + Self.markInfix + UUID().uuidString
+		remoteWrites.append(Defaults.RemoteWrite(key: mark, value: Data("1".utf8), expectedModRevision: 0))
+		let finished = Self.finishedMarks.withLock { $0 }
+		let stale = (snapshots.first?.entries ?? []).filter { finished.contains($0.key) }.prefix(Self.cleanupLimit)
+		for entry in stale {
+			remoteWrites.append(
+				Defaults.RemoteWrite(key: entry.key, value: nil, expectedModRevision: entry.modRevision))
+		}
+		let attempt = Attempt(
+			mark: mark, writes: writes, values: updated, remoteWrites: remoteWrites, cleanedMarks: stale.map(\.key))
+		// Recorded before it goes out: its answer may be lost.
+		attempts[mark] = attempt
+		return attempt
+	}
+
+	func didCommit(_ attempt: Attempt) {
+		Self.finishedMarks.withLock { marks in
+			marks.subtract(attempt.cleanedMarks)
+			marks.insert(attempt.mark)
+		}
+	}
+
+	/// A read failed: before any commit went out nothing changed, and the update fails at once; after one whose
+	/// answer was lost, it asks again until ``Defaults/SyncEngine/atomicUpdateResolveTime`` has passed.
+	mutating func readFailed(_ error: Defaults.RemoteServiceError) throws {
+		guard resolveDeadline != nil else {
+			throw failure(
+				Self.reason(of: error),
+				"The remote could not be asked for the latest value of \(namesText) (\(error)), so the update was not made: an atomic update of a synced key needs the remote. Nothing was changed, locally or remotely."
+			)
+		}
+		try checkResolveDeadline(error)
+	}
+
+	/// A commit got no answer (or one that says nothing of its outcome): the next read tells, by the mark.
+	mutating func commitFailed(_ error: Defaults.RemoteServiceError, _ attempt: Attempt) throws {
+		switch error {
+		case .refused, .valueTooLarge:
+			// Refused before it ran: this try changed nothing.
+			attempts[attempt.mark] = nil
+			if resolveDeadline == nil {
+				throw failure(
+					.refused, "The remote refused the update of \(namesText) (\(error)); nothing was changed.")
+			}
+			try checkResolveDeadline(error)
+		case .unreachable, .invalidResponse, .compacted:
+			resolveDeadline = resolveDeadline ?? .now + Defaults.SyncEngine.atomicUpdateResolveTime
+			try checkResolveDeadline(error)
+		}
+	}
+
+	/// Another machine changed a key since the read: try again, a bounded number of times.
+	mutating func conflicted() throws {
+		conflicts += 1
+		guard conflicts < Defaults.SyncEngine.atomicUpdateTries else {
+			if resolveDeadline != nil {
+				throw unknownOutcome("it kept conflicting with other machines' changes")
+			}
+			giveUp()
+			throw failure(
+				.tooManyConflicts,
+				"Other machines changed \(namesText) before each of \(conflicts) tries of the update could commit; nothing was changed."
+			)
+		}
+	}
+
+	/// A short, random wait: machines that conflicted do not try again in step.
+	mutating func backOff() async throws {
+		let limit: Int
+		if resolveDeadline != nil {
+			failures += 1
+			limit = min(50 << min(failures, 4), 500)
+		} else {
+			limit = min(1 << min(conflicts, 6), 50)
+		}
+		try await Task.sleep(for: .microseconds(Int.random(in: 0...(limit * 1000))))
+	}
+
+	private mutating func checkResolveDeadline(_ error: Defaults.RemoteServiceError) throws {
+		if let resolveDeadline, ContinuousClock.now >= resolveDeadline {
+			throw unknownOutcome("\(error)")
+		}
+	}
+
+	private func unknownOutcome(_ cause: String) -> Defaults.SyncedUpdateError {
+		giveUp()
+		return failure(
+			.outcomeUnknown,
+			"The update of \(namesText) was sent and its answer lost, and the remote could not tell whether it was committed (\(cause)). Nothing was changed locally; if the remote committed it, its value arrives like any remote change. Trying again may apply the update twice."
+		)
+	}
+
+	/// Marks of tries that may have been committed are cleaned up by this process's next update.
+	private func giveUp() {
+		Self.finishedMarks.withLock { $0.formUnion(attempts.keys) }
+	}
+
+	private func failure(_ reason: Defaults.SyncedUpdateError.Reason, _ message: String) -> Defaults.SyncedUpdateError {
+		Defaults.SyncedUpdateError(keyNames: names, reason: reason, message: message)
+	}
+
+	private static func reason(of error: Defaults.RemoteServiceError) -> Defaults.SyncedUpdateError.Reason {
+		switch error {
+		case .refused, .valueTooLarge: .refused
+		case .unreachable, .invalidResponse, .compacted: .unreachable
+		}
+	}
+}

@@ -1,0 +1,133 @@
+import Foundation
+
+// An atomic read-modify-write of synced keys: a compare-and-swap loop against the remote, so that machines updating
+// one key (a counter, a list) lose none of each other's updates. See Docs/Sync.md, "Atomic updates".
+extension Defaults.SyncEngine {
+	/// What an atomic update of one key did.
+	package enum AtomicUpdateOutcome {
+		/// No engine syncs the key in that store: the caller updates it locally.
+		case notSynced
+		/// Committed on the remote and applied locally: the stored form committed (`nil`: the key is absent).
+		case updated(Any?)
+	}
+
+	/// What an atomic update of several keys did.
+	package enum AtomicUpdatesOutcome {
+		/// No engine syncs any of the keys in that store: the caller updates them locally.
+		case notSynced
+		/// Committed on the remote in one transaction and applied locally: the stored forms committed, by key name
+		/// (a name missing: the key is absent).
+		case updated([String: Any])
+	}
+
+	/// How many commits whose answer was lost this process's updates recognised as committed (by their marks), for
+	/// tests and diagnostics.
+	package static var recognisedLostAnswers: Int {
+		AtomicUpdateLoop.recognisedLostAnswers.load(ordering: .relaxed)
+	}
+
+	/// How many compare-and-swaps an update tries before giving up on other machines' changes.
+	static let atomicUpdateTries = 32
+	/// How long an update whose commit went out without an answer keeps asking the remote whether it was committed.
+	static let atomicUpdateResolveTime: Duration = .seconds(10)
+
+	/// Runs `transform` on the remote's latest stored form of `name` and commits its result with a compare-and-swap
+	/// against the key's revision, retrying on conflict; then applies the committed value locally as a remote change.
+	///
+	/// `transform` may run more than once (once per conflict); a throw from it changes nothing and is rethrown.
+	///
+	/// - Returns: ``AtomicUpdateOutcome/notSynced`` when no engine syncs `name` in `store` (nothing was done).
+	/// - Throws: ``Defaults/SyncedUpdateError`` when the remote cannot be reached, keeps conflicting, or refuses.
+	package static func atomicUpdate(
+		forKey name: String, in store: any Defaults.Store, _ transform: (Any?) throws -> Any?
+	) async throws -> AtomicUpdateOutcome {
+		let outcome = try await atomicUpdate(forKeys: [name], in: store) { values in
+			var values = values
+			values[name] = try transform(values[name])
+			return values
+		}
+		switch outcome {
+		case .notSynced: return .notSynced
+		case .updated(let values): return .updated(values[name])
+		}
+	}
+
+	/// Runs `transform` on the remote's latest stored forms of `names` (absent keys are missing from the dictionary)
+	/// and commits the result for every name in one transaction that compares every key's revision; keys missing
+	/// from the result are removed. The keys must all be synced by one engine of `store`.
+	package static func atomicUpdate(
+		forKeys names: [String], in store: any Defaults.Store, _ transform: ([String: Any]) throws -> [String: Any]
+	) async throws -> AtomicUpdatesOutcome {
+		let names = Array(Set(names)).sorted()
+		let engines = allLiveEngines.filter { $0.store === store }
+		let syncing = engines.filter { engine in names.contains { engine.names.contains($0) } }
+		guard !syncing.isEmpty else {
+			return .notSynced
+		}
+		// A running engine first: a stopped one (replaced by a later `configure`) may remain until released.
+		guard
+			let engine = syncing.first(where: { $0.isRunning && $0.names.isSuperset(of: names) })
+				?? syncing.first(where: { $0.names.isSuperset(of: names) })
+		else {
+			throw Defaults.SyncedUpdateError(
+				keyNames: names, reason: .refused,
+				message:
+					"The keys \(names.joined(separator: ", ")) are not all synced by one engine of their store, so they cannot be updated in one transaction; nothing was changed."
+			)
+		}
+		return .updated(try await engine.atomicUpdate(names, transform))
+	}
+
+	private func atomicUpdate(
+		_ names: [String], _ transform: ([String: Any]) throws -> [String: Any]
+	) async throws -> [String: Any] {
+		try await worker.prepareAtomicUpdate(of: names)
+		var loop = AtomicUpdateLoop(names: names, prefix: prefix)
+		while true {
+			let snapshots: [Defaults.RemoteSnapshot]
+			do {
+				snapshots = try await loop.keys.asyncMap { key in try await remote.read(prefix: key) }
+			} catch let error as Defaults.RemoteServiceError {
+				try loop.readFailed(error)
+				try await loop.backOff()
+				continue
+			}
+			// An earlier commit whose answer was lost went through after all: that was the update.
+			if let committed = loop.committedAttempt(in: snapshots) {
+				await worker.agreeOnAtomicUpdate(committed.writes, at: committed.revision)
+				return committed.values
+			}
+			let current = try loop.currentValues(in: snapshots)
+			let updated = try transform(current.values)
+			let attempt = try loop.attempt(writing: updated, over: current, cleaningUpIn: snapshots)
+			let revision: Int64?
+			do {
+				revision = try await remote.compareAndSwap(all: attempt.remoteWrites)
+			} catch let error as Defaults.RemoteServiceError {
+				try loop.commitFailed(error, attempt)
+				try await loop.backOff()
+				continue
+			}
+			guard let revision else {
+				try loop.conflicted()
+				try await loop.backOff()
+				continue
+			}
+			loop.didCommit(attempt)
+			await worker.agreeOnAtomicUpdate(attempt.writes, at: revision)
+			return attempt.values
+		}
+	}
+}
+
+extension Array {
+	/// The elements transformed one after another, in order.
+	func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+		var results: [T] = []
+		results.reserveCapacity(count)
+		for element in self {
+			results.append(try await transform(element))
+		}
+		return results
+	}
+}

@@ -1,0 +1,94 @@
+import Foundation
+
+// The worker's part of an atomic update (the compare-and-swap loop itself is `SyncEngine+AtomicUpdate.swift`):
+// what must happen before the first read, and taking the committed value as agreed and applied.
+extension SyncWorker {
+	/// Makes the remote the whole truth about `keyNames` before an update reads it: keys never read are read, and a
+	/// local change of one that waits to be pushed is pushed first, under the conflict rule like any push (one that
+	/// loses is reported as a lost conflict, not dropped silently). An update reads the remote, so skipping that
+	/// push would overwrite the local change with a value computed without it.
+	///
+	/// - Throws: ``Defaults/SyncedUpdateError`` when the remote cannot be reached or the local change stays unpushed;
+	///   then nothing was changed by the update (the local change stays queued, as any offline write).
+	func prepareAtomicUpdate(of keyNames: [String]) async throws {
+		do {
+			if stateLoss != nil || names.withLock({ !$0.unread.isDisjoint(with: keyNames) }) {
+				try await readEverything()
+			}
+			guard !unpushedLocalChanges(of: keyNames).isEmpty else {
+				return
+			}
+			try await pushPending(localChanges: localChanges)
+		} catch let error as Defaults.RemoteServiceError {
+			didDisconnect(error)
+			throw Defaults.SyncedUpdateError(
+				keyNames: keyNames, reason: error.isRefusal ? .refused : .unreachable,
+				message:
+					"The update of \(keyNames.map { "'\($0)'" }.joined(separator: ", ")) was not made: the remote could not be reached to read the keys and push their local changes first (\(error)). An atomic update of a synced key needs the remote; nothing was changed, locally or remotely."
+			)
+		}
+		let unpushed = unpushedLocalChanges(of: keyNames)
+		guard unpushed.isEmpty else {
+			throw Defaults.SyncedUpdateError(
+				keyNames: keyNames, reason: .localChangeNotPushed,
+				message:
+					"The update of \(keyNames.map { "'\($0)'" }.joined(separator: ", ")) was not made: the local change of \(unpushed.joined(separator: ", ")) could not be pushed first (see the sync status); nothing was changed."
+			)
+		}
+	}
+
+	/// The keys whose local value differs from what this machine last agreed on with the remote.
+	private func unpushedLocalChanges(of keyNames: [String]) -> [String] {
+		let storedNames = Set(store.store.storedKeys())
+		return keyNames.filter { name in
+			queue.names.contains(name) || heldBackRemoteChanges[name] != nil
+				|| !Self.isEqual(localValue(of: name, storedNames: storedNames), state.agreedLocalValue(forKey: name))
+		}
+	}
+
+	/// The remote committed `writes` at `revision`: agreed on, and applied to the local store as a remote change is
+	/// (observers hear one change per key; no push follows, since the local value is then the agreed one).
+	///
+	/// A key the watch already brought to `revision` or later is left alone. A key written locally while the update
+	/// ran keeps that write, which counts as made after the update: it is pushed against `revision`.
+	func agreeOnAtomicUpdate(_ writes: [AtomicUpdateLoop.Write], at revision: Int64) {
+		heardFromRemote()
+		var storedNames = Set(store.store.storedKeys())
+		for write in writes {
+			if let record = state.records[write.name], record.modRevision >= revision {
+				continue
+			}
+			let local = localValue(of: write.name, storedNames: storedNames)
+			let isChangedLocally = !Self.isEqual(local, state.agreedLocalValue(forKey: write.name))
+			state.records[write.name] = .init(value: write.bytes, modRevision: revision)
+			// A local write made while the update ran stays: its commit tap counted it, and the next pass pushes it
+			// against `revision`.
+			if !isChangedLocally {
+				let stored = write.bytes.flatMap(SyncedValueCoding.decode)
+				if !Self.isEqual(local, stored) {
+					Defaults.SyncEngine.applyRemoteValue(stored, forKey: write.name, in: store.store)
+					if stored == nil {
+						storedNames.remove(write.name)
+					} else {
+						storedNames.insert(write.name)
+					}
+				}
+			}
+			// Another machine's change the watch delivered meanwhile and held back (the key looked changed here) is
+			// applied if it is newer than the commit, or held back again for a local write made while the update ran.
+			applyHeldBackRemoteChange(of: write.name)
+		}
+		saveState()
+		publish()
+	}
+}
+
+extension Defaults.RemoteServiceError {
+	/// Whether the remote refused (trying again does not help), rather than failed to answer.
+	var isRefusal: Bool {
+		switch self {
+		case .refused, .valueTooLarge: true
+		case .unreachable, .invalidResponse, .compacted: false
+		}
+	}
+}

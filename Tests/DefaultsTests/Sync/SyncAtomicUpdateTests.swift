@@ -1,0 +1,300 @@
+import DefaultsEtcd
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Defaults
+
+/// Atomic updates of synced keys (issue 22): a compare-and-swap loop against a real etcd.
+@Suite(.serialized, .requiresEtcd, .timeLimit(.minutes(1))) struct SyncAtomicUpdateTests {
+	/// An engine syncing `count` in a store of its own, with what observers of `count` hear.
+	final class Setup: @unchecked Sendable {
+		let store = Defaults.InMemoryStore()
+		let engine: Defaults.SyncEngine
+		let key: Defaults.Key<Int>
+		let heard = Tally()
+		var observation: (any Defaults.Observation)?
+
+		init(remote: any Defaults.RemoteKeyValueService, prefix: String) {
+			engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+			engine.add(["count"])
+			key = Defaults.Key<Int>("count", default: 0, suite: store)
+		}
+
+		func observe() {
+			observation = Defaults.observe(key, options: []) { [heard] _ in heard.add() }
+		}
+
+		func increment(by amount: Int = 1) async throws -> Int? {
+			let outcome = try await Defaults.SyncEngine.atomicUpdate(forKey: "count", in: store) {
+				($0 as? Int ?? 0) + amount
+			}
+			guard case .updated(let value) = outcome else {
+				Issue.record("the key is synced, yet the update was not made through sync")
+				return nil
+			}
+			return value as? Int
+		}
+	}
+
+	static func remoteValue(_ remote: EtcdClient, _ key: String) async throws -> (value: Int?, modRevision: Int64) {
+		let entry = try await remote.read(prefix: key).entries.first { $0.key == key }
+		return (entry.flatMap { SyncedValueCoding.decode($0.value) } as? Int, entry?.modRevision ?? 0)
+	}
+
+	/// Waits (at most 2 s) for observers to have heard `count` changes, then a little longer for any extra one.
+	static func expectHeard(_ setup: Setup, _ count: Int) async throws {
+		let deadline = ContinuousClock.now + .seconds(2)
+		while setup.heard.count < count, ContinuousClock.now < deadline {
+			try await Task.sleep(for: .milliseconds(10))
+		}
+		try await Task.sleep(for: .milliseconds(100))
+		#expect(setup.heard.count == count)
+	}
+
+	@Test func anUpdateCommitsOnTheRemoteAppliesLocallyOnceAndPushesNothingBack() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let setup = Setup(remote: remote, prefix: "/test/update/")
+		setup.observe()
+		var conflicts = setup.engine.conflicts.makeAsyncIterator()
+		// First without the watch, which would otherwise bring the committed value too.
+		for expected in 1...3 {
+			#expect(try await setup.increment() == expected)
+		}
+		#expect(setup.store[setup.key] == 3)
+		try await Self.expectHeard(setup, 3)
+		let committed = try await Self.remoteValue(remote, "/test/update/count")
+		#expect(committed.value == 3)
+		// Agreed on: no push follows (the revision stays), and no conflict is reported.
+		#expect(await setup.engine.synchronize())
+		#expect(try await Self.remoteValue(remote, "/test/update/count") == committed)
+		#expect(setup.engine.status.pendingCount == 0)
+
+		setup.engine.start()
+		for expected in 4...6 {
+			#expect(try await setup.increment() == expected)
+		}
+		try await Self.expectHeard(setup, 6)
+		let later = try await Self.remoteValue(remote, "/test/update/count")
+		#expect(later.value == 6)
+		#expect(await setup.engine.synchronize())
+		#expect(try await Self.remoteValue(remote, "/test/update/count") == later)
+		let reported = Task { await conflicts.next() }
+		try await Task.sleep(for: .milliseconds(200))
+		reported.cancel()
+		#expect(await reported.value == nil)
+	}
+
+	@Test func aKeyNoEngineSyncsIsLeftToTheCaller() async throws {
+		let store = Defaults.InMemoryStore()
+		var ran = false
+		let outcome = try await Defaults.SyncEngine.atomicUpdate(forKey: "count", in: store) { _ in
+			ran = true
+			return 1
+		}
+		guard case .notSynced = outcome else {
+			Issue.record("an update of a key nothing syncs went through sync")
+			return
+		}
+		#expect(!ran)
+		#expect(store.storedValue(forKey: "count") == nil)
+	}
+
+	@Test func anUpdateWhileEtcdIsDownFailsAndChangesNothingLocallyOrRemotely() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint], requestTimeout: 1)
+		let setup = Setup(remote: remote, prefix: "/test/offline-update/")
+		#expect(try await setup.increment(by: 5) == 5)
+		let before = try await Self.remoteValue(remote, "/test/offline-update/count")
+		setup.observe()
+
+		etcd.kill()
+		let ran = Tally()
+		let started = ContinuousClock.now
+		let error = await #expect(throws: Defaults.SyncedUpdateError.self) {
+			try await Defaults.SyncEngine.atomicUpdate(forKey: "count", in: setup.store) { value in
+				ran.add()
+				return (value as? Int ?? 0) + 1
+			}
+		}
+		#expect(error?.reason == .unreachable)
+		#expect(error?.changedNothing == true)
+		#expect(error?.message.contains("needs the remote") == true, "\(String(describing: error))")
+		#expect(ContinuousClock.now - started < .seconds(5))
+		#expect(ran.count == 0)
+		#expect(setup.store[setup.key] == 5)
+
+		// A plain write stays offline-first; an update then fails too rather than overwrite it unseen.
+		setup.store[setup.key] = 7
+		await #expect(throws: Defaults.SyncedUpdateError.self) { try await setup.increment() }
+		#expect(setup.store[setup.key] == 7)
+		try await Self.expectHeard(setup, 1)
+
+		try await etcd.restart()
+		#expect(try await Self.remoteValue(remote, "/test/offline-update/count") == before)
+		// Back online, the queued write goes out first and the update builds on it.
+		#expect(try await setup.increment() == 8)
+		#expect(try await Self.remoteValue(remote, "/test/offline-update/count").value == 8)
+	}
+
+	@Test func aLocalChangeWaitingToBePushedIsPushedBeforeTheUpdate() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let setup = Setup(remote: remote, prefix: "/test/pending-update/")
+		// The engine is not started: the write waits to be pushed.
+		setup.store[setup.key] = 41
+		#expect(try await setup.increment() == 42)
+		#expect(try await Self.remoteValue(remote, "/test/pending-update/count").value == 42)
+		#expect(setup.store[setup.key] == 42)
+	}
+
+	@Test func aClosureThatThrowsChangesNothing() async throws {
+		struct Refused: Error {}
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let setup = Setup(remote: remote, prefix: "/test/throwing-update/")
+		#expect(try await setup.increment(by: 3) == 3)
+		let before = try await Self.remoteValue(remote, "/test/throwing-update/count")
+		setup.observe()
+		await #expect(throws: Refused.self) {
+			try await Defaults.SyncEngine.atomicUpdate(forKey: "count", in: setup.store) { _ in throw Refused() }
+		}
+		#expect(try await Self.remoteValue(remote, "/test/throwing-update/count") == before)
+		#expect(setup.store[setup.key] == 3)
+		try await Self.expectHeard(setup, 0)
+	}
+
+	/// Another machine commits between the update's read and its commit: the commit fails, and the closure runs
+	/// again on the newer value.
+	@Test func aConflictRetriesAndTheClosureRunsAgainOnTheLatestValue() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let interfering = InterferingRemote(
+			remote: remote, key: "/test/conflict-update/count", value: try SyncedValueCoding.encode(100))
+		let setup = Setup(remote: interfering, prefix: "/test/conflict-update/")
+		setup.observe()
+		var seen: [Int?] = []
+		let outcome = try await Defaults.SyncEngine.atomicUpdate(forKey: "count", in: setup.store) { value in
+			seen.append(value as? Int)
+			return (value as? Int ?? 0) + 1
+		}
+		guard case .updated(let value) = outcome else {
+			Issue.record("the key is synced, yet the update was not made through sync")
+			return
+		}
+		#expect(value as? Int == 101)
+		#expect(seen == [nil, 100])
+		#expect(try await Self.remoteValue(remote, "/test/conflict-update/count").value == 101)
+		#expect(setup.store[setup.key] == 101)
+		try await Self.expectHeard(setup, 1)
+	}
+
+	/// etcd commits the update and its answer is lost (as when the leader dies after committing): the update is
+	/// recognised as committed by its mark, not made a second time.
+	@Test func aCommitWhoseAnswerIsLostCountsOnce() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let setup = Setup(remote: AnswerLosingRemote(remote: remote), prefix: "/test/lost-answer/")
+		setup.observe()
+		let runs = Tally()
+		let outcome = try await Defaults.SyncEngine.atomicUpdate(forKey: "count", in: setup.store) { value in
+			runs.add()
+			return (value as? Int ?? 0) + 1
+		}
+		guard case .updated(let value) = outcome else {
+			Issue.record("the key is synced, yet the update was not made through sync")
+			return
+		}
+		#expect(value as? Int == 1)
+		#expect(runs.count == 1)
+		#expect(Defaults.SyncEngine.recognisedLostAnswers >= 1)
+		#expect(try await Self.remoteValue(remote, "/test/lost-answer/count").value == 1)
+		#expect(setup.store[setup.key] == 1)
+		try await Self.expectHeard(setup, 1)
+		// The next update deletes the mark the first one left.
+		#expect(try await setup.increment() == 2)
+		let marks = try await remote.read(prefix: "/test/lost-answer/count/").entries
+		#expect(marks.count == 1, "\(marks.map(\.key))")
+	}
+
+	/// A plain write to the key in this process while the update runs counts as made after the update: it stays, and
+	/// is pushed over the committed value (against its revision, so it wins without a conflict).
+	@Test func aPlainWriteWhileTheUpdateRunsStaysAndIsPushedOverIt() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let store = Defaults.InMemoryStore()
+		let key = Defaults.Key<Int>("count", default: 0, suite: store)
+		let writing = HookedRemote(remote: remote) { store[key] = 50 }
+		let engine = Defaults.SyncEngine(remote: writing, prefix: "/test/write-during-update/", store: store)
+		engine.add(["count"])
+		var conflicts = engine.conflicts.makeAsyncIterator()
+		let outcome = try await Defaults.SyncEngine.atomicUpdate(forKey: "count", in: store) { ($0 as? Int ?? 0) + 1 }
+		guard case .updated(let value) = outcome else {
+			Issue.record("the key is synced, yet the update was not made through sync")
+			return
+		}
+		#expect(value as? Int == 1)
+		#expect(store[key] == 50)
+		#expect(await engine.synchronize())
+		#expect(try await Self.remoteValue(remote, "/test/write-during-update/count").value == 50)
+		#expect(store[key] == 50)
+		let reported = Task { await conflicts.next() }
+		try await Task.sleep(for: .milliseconds(200))
+		reported.cancel()
+		#expect(await reported.value == nil)
+	}
+
+	/// Several keys of one store in one transaction.
+	@Test func severalKeysAreUpdatedInOneTransaction() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let store = Defaults.InMemoryStore()
+		let engine = Defaults.SyncEngine(remote: remote, prefix: "/test/multi-update/", store: store)
+		engine.add(["from", "to"])
+		try store.write(10, forKey: "from")
+		let outcome = try await Defaults.SyncEngine.atomicUpdate(forKeys: ["from", "to"], in: store) { values in
+			var values = values
+			values["from"] = (values["from"] as? Int ?? 0) - 4
+			values["to"] = (values["to"] as? Int ?? 0) + 4
+			return values
+		}
+		guard case .updated(let values) = outcome else {
+			Issue.record("the keys are synced, yet the update was not made through sync")
+			return
+		}
+		#expect(values["from"] as? Int == 6 && values["to"] as? Int == 4)
+		let from = try await Self.remoteValue(remote, "/test/multi-update/from")
+		let to = try await Self.remoteValue(remote, "/test/multi-update/to")
+		#expect(from.value == 6 && to.value == 4)
+		#expect(from.modRevision == to.modRevision)
+		#expect(store.storedValue(forKey: "from") as? Int == 6 && store.storedValue(forKey: "to") as? Int == 4)
+	}
+
+	/// Machines as child processes, each adding 1 to one synced counter 200 times with an atomic update.
+	@Test func fiveMachinesIncrementingOneSyncedCounterEndOnTheExactTotal() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let machines = try (0..<5).map { _ in try Machine(etcd: etcd, prefix: "/test/counter/") }
+		let processes = try machines.map { try $0.start("sync-increment", ["count", "200", "40"]) }
+		var lasts: [Int] = []
+		for process in processes {
+			let result = try process.wait(timeout: 50)
+			#expect(result.status == 0, "\(result)")
+			#expect(result.standardOutput.hasPrefix("incremented 200 "), "\(result)")
+			lasts += result.lines.compactMap { $0.split(separator: " ").last.flatMap { Int($0) } }
+		}
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		#expect(try await Self.remoteValue(remote, "/test/counter/count").value == 1000)
+		#expect(lasts.max() == 1000)
+		#expect(try machines[0].run("sync-dump", ["count"]).lines.first == "synced")
+	}
+}
