@@ -3,25 +3,25 @@ import DefaultsEtcd
 import Foundation
 
 /// `sync-increment <endpoints,…> <prefix> <name> <count> <seconds>`: one machine adding 1 to the synced integer key
-/// `<name>` `<count>` times with an atomic update (a compare-and-swap loop against etcd), as machines sharing a
-/// counter would.
+/// `<name>` `<count>` times with `Defaults.update` (for a synced key a compare-and-swap loop against etcd), as
+/// machines sharing a counter would.
 ///
 /// An update that fails having changed nothing (etcd unreachable, a leader election under way) is tried again until
 /// `<seconds>` have passed; one whose outcome is unknown ends the run (exit 2), since trying again could count twice.
 /// Prints `incremented <count> runs <closure runs> failed <updates tried again> recognised <lost answers recognised
-/// by their marks> last <value>` and exits 0 when all went through, 1 when time ran out, 3 when the key is not synced.
+/// by their marks> last <value>` and exits 0 when all went through, 1 when time ran out.
 let syncIncrementCommands: [String: @Sendable ([String]) -> Int32] = [
 	"sync-increment": { arguments in
 		guard arguments.count == 5, let count = Int(arguments[3]), let seconds = Double(arguments[4]) else {
 			return ObservationCommand.usage("sync-increment <endpoints,…> <prefix> <name> <count> <seconds>")
 		}
-		let name = arguments[2]
-		Defaults.iCloud.add(Defaults.Key<Int>(name, default: 0))
+		let key = Defaults.Key<Int>(arguments[2], default: 0)
+		Defaults.iCloud.add(key)
 		Defaults.iCloud.configure(
 			remote: try! EtcdClient(endpoints: arguments[0].split(separator: ",").map(String.init), requestTimeout: 2),
 			prefix: arguments[1])
 		let status = SyncCommand.blocking {
-			await SyncIncrement.run(name: name, count: count, deadline: Date().addingTimeInterval(seconds))
+			await SyncIncrement.run(key, count: count, deadline: Date().addingTimeInterval(seconds))
 		}
 		_ = Defaults.standardStore.flush()
 		return status
@@ -33,10 +33,10 @@ enum SyncIncrement {
 		var runs = 0
 	}
 
-	static func run(name: String, count: Int, deadline: Date) async -> Int32 {
+	static func run(_ key: Defaults.Key<Int>, count: Int, deadline: Date) async -> Int32 {
 		let counts = Counts()
 		var failed = 0
-		var last: Any?
+		var last: Int?
 		var done = 0
 		while done < count {
 			guard Date() < deadline else {
@@ -44,13 +44,9 @@ enum SyncIncrement {
 				return 1
 			}
 			do {
-				let outcome = try await Defaults.SyncEngine.atomicUpdate(forKey: name, in: Defaults.standardStore) {
+				let value = try await Defaults.update(key) { value in
 					counts.runs += 1
-					return ($0 as? Int ?? 0) + 1
-				}
-				guard case .updated(let value) = outcome else {
-					print("not synced")
-					return 3
+					value += 1
 				}
 				last = value
 				done += 1

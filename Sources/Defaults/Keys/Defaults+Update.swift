@@ -39,7 +39,8 @@ extension Defaults {
 	public static func update<Value: Serializable>(
 		_ key: Key<Value>, _ transform: (inout Value) throws -> Void
 	) throws -> Value {
-		try updateLocally(key, transform)
+		try refuseSyncedKeys([key])
+		return try updateLocally(key, transform)
 	}
 
 	/// Runs `transform` on the latest values of two or more keys of one store, and stores what it writes atomically:
@@ -68,7 +69,8 @@ extension Defaults {
 	public static func update<Result>(
 		_ first: Keys, _ second: Keys, _ others: Keys..., transaction transform: (inout Transaction) throws -> Result
 	) throws -> Result {
-		try updateLocally([first, second] + others, transform)
+		try refuseSyncedKeys([first, second] + others)
+		return try updateLocally([first, second] + others, transform)
 	}
 
 	/// Runs `transform` on the latest values of `keys`, keys of one store, and stores what it writes atomically.
@@ -92,7 +94,25 @@ extension Defaults {
 	public static func update<Result>(
 		_ keys: [Keys], _ transform: (inout Transaction) throws -> Result
 	) throws -> Result {
-		try updateLocally(keys, transform)
+		try refuseSyncedKeys(keys)
+		return try updateLocally(keys, transform)
+	}
+
+	/// Throws when a sync engine syncs one of `keys`: updated here without waiting for the remote, the key would be
+	/// atomic on this machine only, and another machine's update could still be lost.
+	static func refuseSyncedKeys(_ keys: [Keys]) throws(UpdateError) {
+		guard let store = keys.first?.suite else {
+			return
+		}
+		let synced = SyncedNames.synced(keys.lazy.filter { $0.suite === store }.map(\.name), in: store)
+		guard !synced.isEmpty else {
+			return
+		}
+		throw UpdateError(
+			.syncedKeyNeedsAwait,
+			"Nothing was updated: \(synced.map { "'\($0)'" }.joined(separator: ", ")) \(synced.count == 1 ? "is" : "are") "
+				+ "synced, and an atomic update of a synced key is a compare-and-swap against the remote, which only "
+				+ "the asynchronous form can wait for: call it as `try await Defaults.update(…)`.")
 	}
 
 	/// The update of one key in its own store, whatever the key's sync: what every form of `update` does for a key
@@ -122,7 +142,7 @@ extension Defaults {
 		return try store.withAtomicUpdate {
 			var transaction = Transaction(store: store, names: Set(keys.map(\.name)))
 			let result = try transform(&transaction)
-			if let failure = transaction.encodingFailure {
+			if let failure = transaction.failure {
 				throw failure
 			}
 			return (transaction.changes, result)
@@ -166,5 +186,26 @@ extension Defaults.Store {
 				commit(change.value, forKey: change.key)
 			}
 		}
+	}
+}
+
+/// Which key names of a store a sync engine syncs. Sync, the layer above, connects the lookup when it makes its
+/// first engine, so that an update made without `await` can refuse a synced key (see
+/// `Defaults.refuseSyncedKeys(_:)`) instead of making it atomic on one machine only.
+package enum SyncedNames {
+	package typealias Lookup = @Sendable (any Defaults.Store, [String]) -> [String]
+
+	private static let lookup = LockedState<Lookup?>(nil)
+
+	/// Makes `find` the one lookup: given a store and names, it returns those that an engine of the store syncs.
+	package static func connect(_ find: @escaping Lookup) {
+		lookup.withLock { $0 = find }
+	}
+
+	static func synced(_ names: some Sequence<String>, in store: any Defaults.Store) -> [String] {
+		guard let find = lookup.withLock({ $0 }) else {
+			return []
+		}
+		return find(store, Array(names))
 	}
 }

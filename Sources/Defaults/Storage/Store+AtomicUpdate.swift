@@ -34,6 +34,12 @@ extension Defaults {
 			case noKeys
 			/// A new value has no stored form (its bridge refused it).
 			case encodingFailed
+			/// The stored value of a key the update read does not decode (the message says why): it is left as it
+			/// is rather than replaced by a value computed from the key's default.
+			case undecodableValue
+			/// A synced key was updated without `await`: an update of a synced key is a compare-and-swap against the
+			/// remote, which only the asynchronous form of `update` can wait for.
+			case syncedKeyNeedsAwait
 			/// The store's file could not be locked, read or written.
 			case storage
 		}

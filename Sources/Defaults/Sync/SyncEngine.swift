@@ -65,6 +65,7 @@ extension Defaults {
 				queue: SyncQueue.load(besideStateFile: stateFile), stateFile: stateFile, status: statusBroadcast,
 				conflicts: conflictBroadcast, localChanges: localChanges)
 			Self.pushAtExit(self)
+			_ = Self.syncedNamesConnected
 		}
 
 		deinit {

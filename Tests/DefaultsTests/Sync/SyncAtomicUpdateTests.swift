@@ -25,15 +25,9 @@ import Testing
 			observation = Defaults.observe(key, options: []) { [heard] _ in heard.add() }
 		}
 
+		/// Adds `amount` through the public API, which routes an update of a synced key to its engine.
 		func increment(by amount: Int = 1) async throws -> Int? {
-			let outcome = try await Defaults.SyncEngine.atomicUpdate(forKey: "count", in: store) {
-				($0 as? Int ?? 0) + amount
-			}
-			guard case .updated(let value) = outcome else {
-				Issue.record("the key is synced, yet the update was not made through sync")
-				return nil
-			}
-			return value as? Int
+			try await Defaults.update(key) { $0 += amount }
 		}
 	}
 

@@ -188,6 +188,24 @@ import Testing
 		#expect(store.storedKeys().isEmpty)
 	}
 
+	@Test func aStoredValueThatDoesNotDecodeIsLeftAsItIsAndTheUpdateSaysWhy() async throws {
+		let store = try Defaults.InMemoryStore(values: ["width": "wide"])
+		let width = Defaults.Key<Int>("width", default: 10, suite: store)
+		let heard = Recorder<Int>()
+		let observation = Defaults.observe(width, options: []) { heard.append($0.newValue) }
+		defer { observation.invalidate() }
+		let isUndecodable = { (error: any Error) in
+			guard let error = error as? Defaults.UpdateError, error.kind == .undecodableValue else {
+				return false
+			}
+			return error.message.contains("'width'") && error.message.contains("wide")
+		}
+		#expect { try Defaults.update(width) { $0 += 1 } } throws: { isUndecodable($0) }
+		await #expect { try await Defaults.update(width) { $0 += 1 } } throws: { isUndecodable($0) }
+		#expect(store.storedValue(forKey: "width") as? String == "wide")
+		#expect(heard.values.isEmpty)
+	}
+
 	@Test func theAsyncFormUpdatesLikeTheSynchronousOne() async throws {
 		let store = Defaults.InMemoryStore()
 		let sessions = Defaults.Key<Int>("sessions", default: 0, suite: store)

@@ -1,0 +1,127 @@
+// The asynchronous forms of `Defaults.update`: an update of a synced key goes to its sync engine, whose
+// compare-and-swap against the remote has to wait for the network; any other key is updated in its store. They live
+// in Sync, the one layer that knows both.
+extension Defaults {
+	/// Runs `transform` on the latest value of `key` and stores the result atomically; returns the new value.
+	///
+	/// The form of `update(_:_:)` for asynchronous code, with the same guarantees and the same rules for
+	/// `transform` (it may run more than once, so no side effects, and no reads or writes of other keys through
+	/// `Defaults` inside it).
+	///
+	/// **Synced keys.** For a key synced through a ``SyncEngine`` (or `Defaults.iCloud`), the update is a
+	/// compare-and-swap against the remote: `transform` runs on the remote's latest value, the result is committed
+	/// only if nobody changed the key meanwhile, and otherwise `transform` runs again on the newer value (a bounded
+	/// number of times). Machines updating one key lose none of each other's updates. The committed value is then
+	/// stored locally, and observers hear it as they hear any remote change. Such an update needs the remote: when it
+	/// cannot be reached, it throws ``SyncedUpdateError`` and changes nothing, locally or remotely (plain writes stay
+	/// offline-first). Only this asynchronous form updates a synced key; the synchronous one throws
+	/// ``UpdateError/Kind-swift.enum/syncedKeyNeedsAwait``.
+	///
+	/// ```swift
+	/// extension Defaults.Keys {
+	/// 	static let sessions = Key<Int>("sessions", default: 0)
+	/// }
+	///
+	/// func startSession() async throws {
+	/// 	try await Defaults.update(.sessions) { $0 += 1 }
+	/// }
+	/// ```
+	///
+	/// - Throws: what `transform` throws, ``UpdateError``, or for a synced key ``SyncedUpdateError``; nothing was
+	///   stored then (see ``SyncedUpdateError/Reason-swift.enum/outcomeUnknown`` for the one exception).
+	@discardableResult
+	public static func update<Value: Serializable>(
+		_ key: Key<Value>, _ transform: (inout Value) throws -> Void
+	) async throws -> Value {
+		try await update([key]) { transaction in
+			try transform(&transaction[key])
+			return transaction[key]
+		}
+	}
+
+	/// Runs `transform` on the latest values of two or more keys of one store, and stores what it writes atomically.
+	///
+	/// The form of `update(_:_:_:transaction:)` for asynchronous code. Synced keys are updated as `update(_:_:)`
+	/// describes, in one transaction on the remote that compares every key; the keys must then all be synced by one
+	/// engine.
+	///
+	/// ```swift
+	/// extension Defaults.Keys {
+	/// 	static let drafts = Key<Int>("drafts", default: 1)
+	/// 	static let sent = Key<Int>("sent", default: 0)
+	/// }
+	///
+	/// func send() async throws {
+	/// 	try await Defaults.update(.drafts, .sent) { mail in
+	/// 		mail[.drafts] -= 1
+	/// 		mail[.sent] += 1
+	/// 	}
+	/// }
+	/// ```
+	///
+	/// - Returns: what `transform` returns.
+	/// - Throws: what `transform` throws, ``UpdateError``, or for synced keys ``SyncedUpdateError``; nothing was
+	///   stored then.
+	@discardableResult
+	public static func update<Result>(
+		_ first: Keys, _ second: Keys, _ others: Keys..., transaction transform: (inout Transaction) throws -> Result
+	) async throws -> Result {
+		try await update([first, second] + others, transform)
+	}
+
+	/// Runs `transform` on the latest values of `keys`, keys of one store, and stores what it writes atomically.
+	///
+	/// The form of `update(_:_:)` for asynchronous code.
+	///
+	/// ```swift
+	/// extension Defaults.Keys {
+	/// 	static let opened = Key<Int>("opened", default: 0)
+	/// }
+	///
+	/// func open() async throws {
+	/// 	try await Defaults.update([.opened]) { transaction in
+	/// 		transaction[.opened] += 1
+	/// 	}
+	/// }
+	/// ```
+	///
+	/// - Throws: what `transform` throws, ``UpdateError``, or for synced keys ``SyncedUpdateError``; nothing was
+	///   stored then.
+	@discardableResult
+	public static func update<Result>(
+		_ keys: [Keys], _ transform: (inout Transaction) throws -> Result
+	) async throws -> Result {
+		guard let store = keys.first?.suite, keys.allSatisfy({ $0.suite === store }) else {
+			// No keys, or keys of several stores: the local update says which, in its error.
+			return try updateLocally(keys, transform)
+		}
+		var result: Result?
+		let outcome = try await SyncEngine.atomicUpdate(forKeys: keys.map(\.name), in: store) { storedForms in
+			var transaction = Transaction(store: store, names: Set(keys.map(\.name)), storedForms: storedForms)
+			result = try transform(&transaction)
+			if let failure = transaction.failure {
+				throw failure
+			}
+			var updated = storedForms
+			for change in transaction.changes {
+				updated[change.key] = change.value
+			}
+			return updated
+		}
+		switch outcome {
+		case .notSynced:
+			return try updateLocally(keys, transform)
+		case .updated:
+			// The closure ran (the last run is the one committed) and returned a result, or the update threw.
+			return result!
+		}
+	}
+}
+
+extension Defaults.SyncEngine {
+	/// Connects the lookup by which a synchronous update refuses synced keys (`SyncedNames`), once per process.
+	static let syncedNamesConnected: Void = SyncedNames.connect { store, names in
+		let engines = allLiveEngines.filter { $0.store === store }
+		return names.filter { name in engines.contains { $0.names.contains(name) } }
+	}
+}
