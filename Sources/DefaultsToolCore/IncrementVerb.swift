@@ -16,6 +16,8 @@ extension Verb.Declaration {
 			  defaults increment app launches
 			  defaults increment app credits --by -5
 			Exits 65 when the stored value is not an integer or the sum would overflow; nothing is written then.
+			For a key synced through etcd, the increment is atomic on this machine; the app's sync engine pushes
+			the result as a plain write. Across machines, use try await Defaults.update in the app.
 			""",
 		options: [OptionSpec(name: "--by", valueName: "n", help: "add <n>, a whole number, which may be negative")]
 	) { arguments throws(ToolError) in
