@@ -74,6 +74,23 @@ extension Defaults.SyncEngine {
 		return fileStore.url.deletingLastPathComponent().appending(
 			path: fileStore.url.lastPathComponent + ".sync.json")
 	}
+
+	/// The state file beside the settings file at `settingsFile`, as Storage spells that file's path.
+	static func stateFile(besideSettingsFile settingsFile: URL) -> URL {
+		URL(filePath: SettingsFile(url: settingsFile).path + ".sync.json")
+	}
+
+	/// Runs `body` holding the cross-process lock Storage keeps beside the file at `url` (waiting at most `limit`),
+	/// or, when it could not be taken, with the sentence saying why.
+	static func withFileLock<Result>(
+		of url: URL, waitingAtMost limit: Duration, _ body: (_ lockProblem: String?) -> Result
+	) -> Result {
+		let lockFile = SettingsFile(url: url)
+		var descriptor: Int32 = -1
+		let lockProblem = lockFile.lock(&descriptor, waitingAtMost: limit)
+		defer { lockFile.unlock(&descriptor) }
+		return body(lockProblem)
+	}
 }
 
 /// A running observation of local changes; cancelling it stops the handler.

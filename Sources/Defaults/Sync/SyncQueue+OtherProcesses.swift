@@ -42,13 +42,15 @@ extension SyncQueue {
 		besideStateFile stateFile: URL, isOwner: Bool, _ change: (inout SyncQueue) -> Void
 	) -> String? {
 		let url = url(besideStateFile: stateFile)
-		let lockFile = SettingsFile(url: url)
-		var descriptor: Int32 = -1
-		let lockProblem = lockFile.lock(&descriptor, waitingAtMost: lockWaitLimit)
-		defer { lockFile.unlock(&descriptor) }
-		if let lockProblem, !isOwner {
-			return lockProblem
+		return Defaults.SyncEngine.withFileLock(of: url, waitingAtMost: lockWaitLimit) { lockProblem in
+			if let lockProblem, !isOwner {
+				return lockProblem
+			}
+			return changeLocked(url: url, isOwner: isOwner, change)
 		}
+	}
+
+	private static func changeLocked(url: URL, isOwner: Bool, _ change: (inout SyncQueue) -> Void) -> String? {
 		var queue = SyncQueue()
 		var existed = false
 		switch read(at: url) {
@@ -92,7 +94,7 @@ extension Defaults.SyncEngine {
 	)
 		-> String?
 	{
-		let stateFile = URL(filePath: SettingsFile(url: settingsFile).path + ".sync.json")
+		let stateFile = stateFile(besideSettingsFile: settingsFile)
 		guard FileManager.default.fileExists(atPath: SyncQueue.url(besideStateFile: stateFile).path) else {
 			return nil
 		}
