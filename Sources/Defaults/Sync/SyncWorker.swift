@@ -166,6 +166,10 @@ actor SyncWorker {
 	/// the remote is unreachable, and a change made offline must be on disk as one this machine made on purpose before
 	/// a signal can end the program (else a removal comes back at the next start as a lost file's key).
 	func waitToRetry(for delay: Duration, wake: WakeSignal) async {
+		// Also before waiting: a change whose wake-up the failed session took (its push loop, cancelled with it)
+		// would otherwise reach the queue only at the next one.
+		recordQueuedChanges(localChanges.pendingChanges())
+		saveQueue()
 		let deadline = ContinuousClock.now + delay
 		while !Task.isCancelled, ContinuousClock.now < deadline {
 			let woken = await withTaskGroup(of: Bool.self) { group in

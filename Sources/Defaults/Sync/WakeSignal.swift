@@ -1,11 +1,14 @@
 import Synchronization
 
 /// Wakes one waiting task; a signal sent while nobody waits is kept (once) for the next wait. Cancelling the waiting
-/// task wakes it too.
+/// task wakes it too, without taking a signal: one that reaches a waiter whose task was cancelled meanwhile is kept
+/// for the next wait, since the cancelled waiter's caller (a task group that raced it against a timer) may never
+/// look at it.
 final class WakeSignal: Sendable {
 	private struct State {
 		var isSignalled = false
-		var waiter: CheckedContinuation<Void, Never>?
+		/// The waiting task's continuation: resumed with `true` by a signal, `false` by its cancellation.
+		var waiter: CheckedContinuation<Bool, Never>?
 	}
 
 	private let state = LockedState(State())
@@ -14,6 +17,11 @@ final class WakeSignal: Sendable {
 	/// signal that comes after it takes the lock again. What a skipped signal announces (a name in `LocalChanges`)
 	/// was recorded before it, so the waiter, woken after the clear, sees it.
 	private let isPending = Atomic<Bool>(false)
+
+	/// Whether a task waits now (for tests, which must know that a wait has begun).
+	var hasWaiter: Bool {
+		state.withLock { $0.waiter != nil }
+	}
 
 	func signal() {
 		guard !isPending.exchange(true, ordering: .sequentiallyConsistent) else {
@@ -24,7 +32,7 @@ final class WakeSignal: Sendable {
 
 	/// Resumes the waiter, or keeps the signal for the next wait; always takes the lock.
 	private func wake() {
-		let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+		let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
 			guard let waiter = state.waiter else {
 				state.isSignalled = true
 				return nil
@@ -33,28 +41,41 @@ final class WakeSignal: Sendable {
 			isPending.store(false, ordering: .sequentiallyConsistent)
 			return waiter
 		}
-		waiter?.resume()
+		waiter?.resume(returning: true)
 	}
 
 	func wait() async {
-		await withTaskCancellationHandler {
-			await withCheckedContinuation { continuation in
-				let resumeNow = state.withLock { state in
+		let isSignal = await withTaskCancellationHandler {
+			await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+				let resumeWith = state.withLock { state -> Bool? in
+					// A second waiter at once (the engine has one at a time) returns rather than replace the first.
 					if state.isSignalled || state.waiter != nil {
 						state.isSignalled = false
 						isPending.store(false, ordering: .sequentiallyConsistent)
 						return true
 					}
+					// Checked under the lock that the cancellation handler takes: a wait that registers after the
+					// handler ran sees the task cancelled, one before it is resumed by the handler.
+					if Task.isCancelled {
+						return false
+					}
 					state.waiter = continuation
-					return false
+					return nil
 				}
-				if resumeNow {
-					continuation.resume()
+				if let resumeWith {
+					continuation.resume(returning: resumeWith)
 				}
 			}
 		} onCancel: {
-			// Past the shortcut: a cancelled wait must end whatever the pending flag says.
-			wake()
+			let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+				defer { state.waiter = nil }
+				return state.waiter
+			}
+			waiter?.resume(returning: false)
+		}
+		if isSignal, Task.isCancelled {
+			// Handed to a task that was cancelled meanwhile: keep it for the next wait.
+			signal()
 		}
 	}
 }

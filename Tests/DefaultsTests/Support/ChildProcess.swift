@@ -162,8 +162,9 @@ struct ChildProcess {
 final class TemporaryDirectory: Sendable {
 	let url: URL
 
-	init() throws {
-		url = FileManager.default.temporaryDirectory.appending(
+	/// A folder under `base`, by default the system's temporary folder.
+	init(under base: URL? = nil) throws {
+		url = (base ?? FileManager.default.temporaryDirectory).appending(
 			path: "DefaultsTests-\(UUID().uuidString)", directoryHint: .isDirectory)
 		try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
 	}

@@ -19,86 +19,56 @@ final class Tally: Sendable {
 	}
 }
 
-/// A remote that runs `beforeFirstTransaction` once, just before the first transaction it is asked to commit.
-final class HookedRemote: Defaults.RemoteKeyValueService {
+/// A real remote whose first transaction that `isChosen` goes through `firstTransaction` instead, which may act
+/// before or after committing it (`commit`); everything else goes straight to the remote.
+final class FirstTransactionRemote: Defaults.RemoteKeyValueService {
+	typealias Interception =
+		@Sendable (
+			_ remote: any Defaults.RemoteKeyValueService, _ commit: () async throws -> Int64?
+		) async throws -> Int64?
+
 	let remote: any Defaults.RemoteKeyValueService
-	private let hook: @Sendable () -> Void
-	private let ran = Atomic<Bool>(false)
+	private let isChosen: @Sendable ([Defaults.RemoteWrite]) -> Bool
+	private let interception: Interception
+	private let intercepted = Atomic<Bool>(false)
 
-	init(remote: any Defaults.RemoteKeyValueService, beforeFirstTransaction hook: @escaping @Sendable () -> Void) {
+	init(
+		remote: any Defaults.RemoteKeyValueService,
+		if isChosen: @escaping @Sendable ([Defaults.RemoteWrite]) -> Bool = { _ in true },
+		firstTransaction interception: @escaping Interception
+	) {
 		self.remote = remote
-		self.hook = hook
+		self.isChosen = isChosen
+		self.interception = interception
 	}
 
-	func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
-		try await remote.read(prefix: prefix)
-	}
-
-	func compareAndSwap(
-		key: String, value: Data?, expectedModRevision: Int64
-	) async throws
-		-> Defaults.RemoteWriteResult
-	{
-		try await remote.compareAndSwap(key: key, value: value, expectedModRevision: expectedModRevision)
-	}
-
-	func compareAndSwap(all writes: [Defaults.RemoteWrite]) async throws -> Int64? {
-		if !ran.exchange(true, ordering: .relaxed) {
+	/// Runs `hook` just before the first transaction.
+	static func hooked(
+		_ remote: any Defaults.RemoteKeyValueService, beforeFirstTransaction hook: @escaping @Sendable () -> Void
+	) -> FirstTransactionRemote {
+		FirstTransactionRemote(remote: remote) { _, commit in
 			hook()
+			return try await commit()
 		}
-		return try await remote.compareAndSwap(all: writes)
 	}
 
-	func watch(prefix: String, fromRevision revision: Int64) -> AsyncThrowingStream<[Defaults.RemoteEvent], any Error> {
-		remote.watch(prefix: prefix, fromRevision: revision)
-	}
-}
-
-/// A remote that commits the first transaction and then loses its answer, as a leader killed right after committing.
-final class AnswerLosingRemote: Defaults.RemoteKeyValueService {
-	let remote: any Defaults.RemoteKeyValueService
-	private let lost = Atomic<Bool>(false)
-
-	init(remote: any Defaults.RemoteKeyValueService) {
-		self.remote = remote
-	}
-
-	func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
-		try await remote.read(prefix: prefix)
-	}
-
-	func compareAndSwap(
-		key: String, value: Data?, expectedModRevision: Int64
-	) async throws
-		-> Defaults.RemoteWriteResult
-	{
-		try await remote.compareAndSwap(key: key, value: value, expectedModRevision: expectedModRevision)
-	}
-
-	func compareAndSwap(all writes: [Defaults.RemoteWrite]) async throws -> Int64? {
-		let revision = try await remote.compareAndSwap(all: writes)
-		if !lost.exchange(true, ordering: .relaxed) {
+	/// Commits the first transaction and then loses its answer, as a leader killed right after committing.
+	static func losingTheFirstAnswer(_ remote: any Defaults.RemoteKeyValueService) -> FirstTransactionRemote {
+		FirstTransactionRemote(remote: remote) { _, commit in
+			_ = try await commit()
 			throw Defaults.RemoteServiceError.unreachable("the answer was lost")
 		}
-		return revision
 	}
 
-	func watch(prefix: String, fromRevision revision: Int64) -> AsyncThrowingStream<[Defaults.RemoteEvent], any Error> {
-		remote.watch(prefix: prefix, fromRevision: revision)
-	}
-}
-
-/// A remote that, before the first transaction it is asked to commit, lets "another machine" write `value` to `key`.
-final class InterferingRemote: Defaults.RemoteKeyValueService {
-	let remote: any Defaults.RemoteKeyValueService
-	let key: String
-	let value: Data
-	private let interfered = Atomic<Bool>(false)
-
-	init(remote: any Defaults.RemoteKeyValueService, key: String, value: Data) {
-		self.remote = remote
-		self.key = key
-		self.value = value
+	/// Lets "another machine" write `value` to `key` just before the first transaction that writes `key`.
+	static func interfering(
+		_ remote: any Defaults.RemoteKeyValueService, writing value: Data, to key: String
+	) -> FirstTransactionRemote {
+		FirstTransactionRemote(remote: remote, if: { writes in writes.contains { $0.key == key } }) { remote, commit in
+			let current = try await remote.read(prefix: key).entries.first { $0.key == key }
+			_ = try await remote.compareAndSwap(key: key, value: value, expectedModRevision: current?.modRevision ?? 0)
+			return try await commit()
+		}
 	}
 
 	func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
@@ -112,11 +82,10 @@ final class InterferingRemote: Defaults.RemoteKeyValueService {
 	}
 
 	func compareAndSwap(all writes: [Defaults.RemoteWrite]) async throws -> Int64? {
-		if writes.contains(where: { $0.key == key }), !interfered.exchange(true, ordering: .relaxed) {
-			let current = try await remote.read(prefix: key).entries.first { $0.key == key }
-			_ = try await remote.compareAndSwap(key: key, value: value, expectedModRevision: current?.modRevision ?? 0)
+		guard isChosen(writes), !intercepted.exchange(true, ordering: .relaxed) else {
+			return try await remote.compareAndSwap(all: writes)
 		}
-		return try await remote.compareAndSwap(all: writes)
+		return try await interception(remote) { try await remote.compareAndSwap(all: writes) }
 	}
 
 	func watch(prefix: String, fromRevision revision: Int64) -> AsyncThrowingStream<[Defaults.RemoteEvent], any Error> {

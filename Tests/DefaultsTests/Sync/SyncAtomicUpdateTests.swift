@@ -169,8 +169,8 @@ import Testing
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }
 		let remote = try EtcdClient(endpoints: [etcd.endpoint])
-		let interfering = InterferingRemote(
-			remote: remote, key: "/test/conflict-update/count", value: try SyncedValueCoding.encode(100))
+		let interfering = FirstTransactionRemote.interfering(
+			remote, writing: try SyncedValueCoding.encode(100), to: "/test/conflict-update/count")
 		let setup = Setup(remote: interfering, prefix: "/test/conflict-update/")
 		setup.observe()
 		var seen: [Int?] = []
@@ -195,7 +195,7 @@ import Testing
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }
 		let remote = try EtcdClient(endpoints: [etcd.endpoint])
-		let setup = Setup(remote: AnswerLosingRemote(remote: remote), prefix: "/test/lost-answer/")
+		let setup = Setup(remote: FirstTransactionRemote.losingTheFirstAnswer(remote), prefix: "/test/lost-answer/")
 		setup.observe()
 		let runs = Tally()
 		let outcome = try await Defaults.SyncEngine.atomicUpdate(forKey: "count", in: setup.store) { value in
@@ -226,7 +226,7 @@ import Testing
 		let remote = try EtcdClient(endpoints: [etcd.endpoint])
 		let store = Defaults.InMemoryStore()
 		let key = Defaults.Key<Int>("count", default: 0, suite: store)
-		let writing = HookedRemote(remote: remote) { store[key] = 50 }
+		let writing = FirstTransactionRemote.hooked(remote) { store[key] = 50 }
 		let engine = Defaults.SyncEngine(remote: writing, prefix: "/test/write-during-update/", store: store)
 		engine.add(["count"])
 		var conflicts = engine.conflicts.makeAsyncIterator()

@@ -39,7 +39,7 @@ import Testing
 	}
 
 	@Test func incrementsFromSeveralProcessesAtOnceAreAllCounted() throws {
-		let folder = try MemoryBackedFolder()
+		let folder = try TemporaryDirectory.inMemory()
 		let file = folder.file("counter.plist")
 		let executable = try ChildProcess.helperURL(named: "defaults").path
 		let start = folder.file("start")
@@ -68,7 +68,7 @@ import Testing
 	}
 
 	@Test func arrayAddsFromSeveralProcessesAtOnceAreAllKept() throws {
-		let folder = try MemoryBackedFolder()
+		let folder = try TemporaryDirectory.inMemory()
 		let file = folder.file("list.plist")
 		let executable = try ChildProcess.helperURL(named: "defaults").path
 		let start = folder.file("start")

@@ -6,10 +6,10 @@ import Testing
 /// `Defaults.update` across processes sharing one settings file: each test starts `DefaultsTestHelper` children
 /// that update at the same moment (they wait for a start file), then reads what they left.
 @Suite(.timeLimit(.minutes(1))) struct UpdateProcessTests {
-	let folder: MemoryBackedFolder
+	let folder: TemporaryDirectory
 
 	init() throws {
-		folder = try MemoryBackedFolder()
+		folder = try TemporaryDirectory.inMemory()
 	}
 
 	/// Starts one child per argument list, lets them go together, and waits for all.
@@ -63,33 +63,17 @@ import Testing
 	}
 }
 
-/// A fresh folder in memory (`/dev/shm`) where there is one, else under the temporary folder; removed when released.
-///
-/// The process tests check that no update is lost, not the disk: in memory a durable write costs microseconds
-/// instead of milliseconds, so thousands of updates take a moment. Docs/Performance.md measures them on disk.
-final class MemoryBackedFolder: Sendable {
-	let url: URL
-
-	init() throws {
+extension TemporaryDirectory {
+	/// A fresh folder in memory (`/dev/shm`) where there is one, else under the temporary folder.
+	///
+	/// The process tests check that no update is lost, not the disk: in memory a durable write costs microseconds
+	/// instead of milliseconds, so thousands of updates take a moment. Docs/Performance.md measures them on disk.
+	static func inMemory() throws -> TemporaryDirectory {
 		var isFolder: ObjCBool = false
-		let base =
+		let hasMemoryFolder =
 			FileManager.default.fileExists(atPath: "/dev/shm", isDirectory: &isFolder) && isFolder.boolValue
-				&& access("/dev/shm", W_OK) == 0
-			? URL(filePath: "/dev/shm", directoryHint: .isDirectory) : FileManager.default.temporaryDirectory
-		url = base.appending(path: "DefaultsTests-\(UUID().uuidString)", directoryHint: .isDirectory)
-		try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-	}
-
-	deinit {
-		try? FileManager.default.removeItem(at: url)
-	}
-
-	func file(_ name: String) -> URL {
-		url.appending(path: name, directoryHint: .notDirectory)
-	}
-
-	/// The folder as the children's configuration folder, so that nothing they do reaches the real one.
-	var configEnvironment: [String: String] {
-		["XDG_CONFIG_HOME": url.path(percentEncoded: false)]
+			&& access("/dev/shm", W_OK) == 0
+		return try TemporaryDirectory(
+			under: hasMemoryFolder ? URL(filePath: "/dev/shm", directoryHint: .isDirectory) : nil)
 	}
 }

@@ -1,0 +1,69 @@
+import Testing
+
+@testable import Defaults
+
+/// The sync engine's wake-up: no signal is lost, whether it comes before a wait, during one, or as the waiting task is
+/// cancelled (the retry wait races it against a timer and cancels the loser).
+@Suite(.timeLimit(.minutes(1))) struct WakeSignalTests {
+	/// Whether `wait()` returns within `limit`; a wait still blocked then is cancelled.
+	static func wakes(_ signal: WakeSignal, within limit: Duration = .seconds(2)) async -> Bool {
+		await withTaskGroup(of: Bool.self) { group in
+			group.addTask {
+				await signal.wait()
+				return !Task.isCancelled
+			}
+			group.addTask {
+				try? await Task.sleep(for: limit)
+				return false
+			}
+			defer { group.cancelAll() }
+			return await group.next() ?? false
+		}
+	}
+
+	static func untilWaiting(_ signal: WakeSignal) async throws {
+		let deadline = ContinuousClock.now + .seconds(5)
+		while !signal.hasWaiter {
+			try #require(ContinuousClock.now < deadline, "the wait never began")
+			await Task.yield()
+		}
+	}
+
+	@Test func aSignalSentWhileNobodyWaitsWakesTheNextWait() async {
+		let signal = WakeSignal()
+		signal.signal()
+		#expect(await Self.wakes(signal))
+		#expect(!(await Self.wakes(signal, within: .milliseconds(50))), "one signal wakes one wait")
+	}
+
+	@Test func aSignalWakesAWaitUnderWay() async throws {
+		let signal = WakeSignal()
+		let waiter = Task { await signal.wait() }
+		try await Self.untilWaiting(signal)
+		signal.signal()
+		await waiter.value
+	}
+
+	@Test func cancellingTheWaitingTaskEndsItsWait() async throws {
+		let signal = WakeSignal()
+		let waiter = Task { await signal.wait() }
+		try await Self.untilWaiting(signal)
+		waiter.cancel()
+		await waiter.value
+		#expect(!(await Self.wakes(signal, within: .milliseconds(50))), "the cancellation left no signal behind")
+	}
+
+	/// A task cancelled before it waits returns at once, and a signal that was waiting is not its to take: the
+	/// engine's retry wait races its wait against a timer and cancels the loser, which nobody asks what it heard, so
+	/// a signal it took would be lost and the engine would sleep through a local change.
+	@Test func aCancelledTaskTakesNoSignalFromTheNextWait() async throws {
+		let signal = WakeSignal()
+		signal.signal()
+		let cancelled = Task {
+			withUnsafeCurrentTask { $0?.cancel() }
+			await signal.wait()
+		}
+		await cancelled.value
+		#expect(await Self.wakes(signal), "the signal went to the cancelled task")
+	}
+}
