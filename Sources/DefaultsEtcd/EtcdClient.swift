@@ -138,7 +138,8 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		return .conflict(current: current)
 	}
 
-	/// One transaction (`/v3/kv/txn`) that compares every key's mod revision and, if all match, writes them all.
+	/// One transaction (`/v3/kv/txn`) that compares every key's mod revision and, if all match, writes all but those
+	/// only compared.
 	public func compareAndSwap(all writes: [Defaults.RemoteWrite]) async throws -> Int64? {
 		guard !writes.isEmpty else {
 			return nil
@@ -149,7 +150,7 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 				"mod_revision": String(write.expectedModRevision),
 			]
 		}
-		let operations = writes.map { write -> [String: Any] in
+		let operations = writes.filter { !$0.isComparedOnly }.map { write -> [String: Any] in
 			if let value = write.value {
 				return ["request_put": ["key": Self.base64(write.key), "value": value.base64EncodedString()]]
 			}

@@ -19,6 +19,10 @@ struct AtomicUpdateLoop {
 	/// One try: the transaction it sent and what it meant.
 	struct Attempt {
 		let mark: String
+		/// Which run of the update's closure it is (0 for the first), so that the caller returns that run's result.
+		let run: Int
+		/// The keys it changes; a key the closure left as the remote had it is only compared, keeps its revision and
+		/// is not here.
 		let writes: [Write]
 		let values: [String: Any]
 		let remoteWrites: [Defaults.RemoteWrite]
@@ -29,6 +33,8 @@ struct AtomicUpdateLoop {
 	struct Current {
 		var values: [String: Any] = [:]
 		var modRevisions: [String: Int64] = [:]
+		/// The remote bytes, by name, to tell a key the closure left as it was.
+		var bytes: [String: Data] = [:]
 	}
 
 	static let markInfix = "/.defaults-update/"
@@ -45,6 +51,8 @@ struct AtomicUpdateLoop {
 	let names: [String]
 	let keys: [String]
 	private var attempts: [String: Attempt] = [:]
+	/// How many times the update's closure has run.
+	private(set) var runs = 0
 	private var conflicts = 0
 	private var failures = 0
 	/// Set at the first try whose answer was lost: until then, a failure means nothing was committed.
@@ -63,16 +71,32 @@ struct AtomicUpdateLoop {
 	func committedAttempt(
 		in snapshots: [Defaults.RemoteSnapshot]
 	) -> (
-		writes: [Write], values: [String: Any], revision: Int64
+		writes: [Write], values: [String: Any], run: Int, revision: Int64
 	)? {
 		for entry in snapshots.first?.entries ?? [] {
 			if let attempt = attempts[entry.key] {
 				Self.finishedMarks.withLock { _ = $0.insert(attempt.mark) }
 				Self.recognisedLostAnswers.add(1, ordering: .relaxed)
-				return (attempt.writes, attempt.values, entry.modRevision)
+				return (attempt.writes, attempt.values, attempt.run, entry.modRevision)
 			}
 		}
 		return nil
+	}
+
+	/// Counts a run of the closure, made just before it runs.
+	mutating func willRunClosure() {
+		runs += 1
+	}
+
+	/// Whether a try's answer was lost and its outcome is still unknown: from then on, any failure of the update
+	/// (a throw of the closure, a cancellation) must say that the update may have been committed.
+	var mayHaveCommitted: Bool {
+		resolveDeadline != nil
+	}
+
+	/// The error for an update that ends, for `cause`, while a try whose answer was lost may have been committed.
+	func unknownOutcome(after cause: any Error) -> Defaults.SyncedUpdateError {
+		unknownOutcome("the update ended before it could tell: \(cause)")
 	}
 
 	/// The keys' remote values and revisions in `snapshots` (one per key, in order).
@@ -90,6 +114,7 @@ struct AtomicUpdateLoop {
 			}
 			current.values[name] = stored
 			current.modRevisions[name] = entry.modRevision
+			current.bytes[name] = entry.value
 		}
 		return current
 	}
@@ -115,11 +140,18 @@ struct AtomicUpdateLoop {
 				throw failure(
 					.refused, "The new value of '\(name)' is not a property list (\(error)); nothing was changed.")
 			}
-			writes.append(Write(name: name, bytes: bytes))
 			// etcd compares a key that does not exist as revision 0.
-			remoteWrites.append(
-				Defaults.RemoteWrite(
-					key: keys[index], value: bytes, expectedModRevision: current.modRevisions[name] ?? 0))
+			let expected = current.modRevisions[name] ?? 0
+			if bytes == current.bytes[name] {
+				// Left as it was (read only, or set to the same value): compared, so that the update still rests on
+				// it, but not written, so that it keeps its revision and another machine's change of it made
+				// meanwhile is not turned into a lost conflict by a write of the same bytes.
+				remoteWrites.append(
+					.comparison(key: keys[index], value: bytes, expectedModRevision: expected))
+				continue
+			}
+			writes.append(Write(name: name, bytes: bytes))
+			remoteWrites.append(Defaults.RemoteWrite(key: keys[index], value: bytes, expectedModRevision: expected))
 		}
 		let mark = keys[0] + Self.markInfix + UUID().uuidString
 		remoteWrites.append(Defaults.RemoteWrite(key: mark, value: Data("1".utf8), expectedModRevision: 0))
@@ -130,7 +162,8 @@ struct AtomicUpdateLoop {
 				Defaults.RemoteWrite(key: entry.key, value: nil, expectedModRevision: entry.modRevision))
 		}
 		let attempt = Attempt(
-			mark: mark, writes: writes, values: updated, remoteWrites: remoteWrites, cleanedMarks: stale.map(\.key))
+			mark: mark, run: runs - 1, writes: writes, values: updated, remoteWrites: remoteWrites,
+			cleanedMarks: stale.map(\.key))
 		// Recorded before it goes out: its answer may be lost.
 		attempts[mark] = attempt
 		return attempt

@@ -95,13 +95,16 @@ extension Defaults {
 			// No keys, or keys of several stores: the local update says which, in its error.
 			return try updateLocally(keys, transform)
 		}
-		var result: Result?
+		// One result per run of the closure: the one returned is that of the run the remote committed, which after an
+		// answer lost and found later may be an earlier run than the last.
+		var results: [Result] = []
 		let outcome = try await SyncEngine.atomicUpdate(forKeys: keys.map(\.name), in: store) { storedForms in
 			var transaction = Transaction(store: store, names: Set(keys.map(\.name)), storedForms: storedForms)
-			result = try transform(&transaction)
+			let result = try transform(&transaction)
 			if let failure = transaction.failure {
 				throw failure
 			}
+			results.append(result)
 			var updated = storedForms
 			for change in transaction.changes {
 				updated[change.key] = change.value
@@ -111,9 +114,9 @@ extension Defaults {
 		switch outcome {
 		case .notSynced:
 			return try updateLocally(keys, transform)
-		case .updated:
-			// The closure ran (the last run is the one committed) and returned a result, or the update threw.
-			return result!
+		case .updated(_, let run):
+			// A committed run returned its result (a run that threw committed nothing).
+			return results[run]
 		}
 	}
 }

@@ -55,12 +55,23 @@ extension Defaults {
 		public var value: Data?
 		/// The mod revision the key must still have (0: it must not exist).
 		public var expectedModRevision: Int64
+		/// Whether the key is only compared, not written: the transaction needs it unchanged (an atomic update read
+		/// it) but does not change it. `value` then holds the key's current bytes, so that a service that writes it
+		/// anyway stores what was there.
+		public var isComparedOnly = false
 
 		/// Creates a write.
 		public init(key: String, value: Data?, expectedModRevision: Int64) {
 			self.key = key
 			self.value = value
 			self.expectedModRevision = expectedModRevision
+		}
+
+		/// A key the transaction compares but leaves as it is: `value` is its current bytes.
+		public static func comparison(key: String, value: Data?, expectedModRevision: Int64) -> RemoteWrite {
+			var write = RemoteWrite(key: key, value: value, expectedModRevision: expectedModRevision)
+			write.isComparedOnly = true
+			return write
 		}
 	}
 

@@ -16,8 +16,9 @@ extension Defaults.SyncEngine {
 		/// No engine syncs any of the keys in that store: the caller updates them locally.
 		case notSynced
 		/// Committed on the remote in one transaction and applied locally: the stored forms committed, by key name
-		/// (a name missing: the key is absent).
-		case updated([String: Any])
+		/// (a name missing: the key is absent), and which run of the closure they came from (0 for the first), as
+		/// an answer lost and found later may have committed an earlier run than the last.
+		case updated([String: Any], run: Int)
 	}
 
 	/// How many commits whose answer was lost this process's updates recognised as committed (by their marks), for
@@ -48,7 +49,7 @@ extension Defaults.SyncEngine {
 		}
 		switch outcome {
 		case .notSynced: return .notSynced
-		case .updated(let values): return .updated(values[name])
+		case .updated(let values, _): return .updated(values[name])
 		}
 	}
 
@@ -75,14 +76,29 @@ extension Defaults.SyncEngine {
 					"The keys \(names.joined(separator: ", ")) are not all synced by one engine of their store, so they cannot be updated in one transaction; nothing was changed."
 			)
 		}
-		return .updated(try await engine.atomicUpdate(names, transform))
+		let (values, run) = try await engine.atomicUpdate(names, transform)
+		return .updated(values, run: run)
 	}
 
 	private func atomicUpdate(
 		_ names: [String], _ transform: ([String: Any]) throws -> [String: Any]
-	) async throws -> [String: Any] {
+	) async throws -> (values: [String: Any], run: Int) {
 		try await worker.prepareAtomicUpdate(of: names)
 		var loop = AtomicUpdateLoop(names: names, prefix: prefix)
+		do {
+			return try await compareAndSwapUntilCommitted(&loop, transform)
+		} catch let error as Defaults.SyncedUpdateError {
+			throw error
+		} catch  where loop.mayHaveCommitted {
+			// The closure threw, or the task was cancelled, after a try whose answer was lost: that try may have
+			// been committed (or may still be), so "nothing changed" would invite a retry that applies it twice.
+			throw loop.unknownOutcome(after: error)
+		}
+	}
+
+	private func compareAndSwapUntilCommitted(
+		_ loop: inout AtomicUpdateLoop, _ transform: ([String: Any]) throws -> [String: Any]
+	) async throws -> (values: [String: Any], run: Int) {
 		while true {
 			let snapshots: [Defaults.RemoteSnapshot]
 			do {
@@ -95,9 +111,10 @@ extension Defaults.SyncEngine {
 			// An earlier commit whose answer was lost went through after all: that was the update.
 			if let committed = loop.committedAttempt(in: snapshots) {
 				await worker.agreeOnAtomicUpdate(committed.writes, at: committed.revision)
-				return committed.values
+				return (committed.values, committed.run)
 			}
 			let current = try loop.currentValues(in: snapshots)
+			loop.willRunClosure()
 			let updated = try transform(current.values)
 			let attempt = try loop.attempt(writing: updated, over: current, cleaningUpIn: snapshots)
 			let revision: Int64?
@@ -115,7 +132,7 @@ extension Defaults.SyncEngine {
 			}
 			loop.didCommit(attempt)
 			await worker.agreeOnAtomicUpdate(attempt.writes, at: revision)
-			return attempt.values
+			return (attempt.values, attempt.run)
 		}
 	}
 }

@@ -261,7 +261,7 @@ import Testing
 			values["to"] = (values["to"] as? Int ?? 0) + 4
 			return values
 		}
-		guard case .updated(let values) = outcome else {
+		guard case .updated(let values, _) = outcome else {
 			Issue.record("the keys are synced, yet the update was not made through sync")
 			return
 		}
@@ -271,6 +271,62 @@ import Testing
 		#expect(from.value == 6 && to.value == 4)
 		#expect(from.modRevision == to.modRevision)
 		#expect(store.storedValue(forKey: "from") as? Int == 6 && store.storedValue(forKey: "to") as? Int == 4)
+	}
+
+	/// A key the transaction only read is compared, not written again: it keeps its revision, so that another
+	/// machine's change of it made meanwhile is not turned into a lost conflict by a write of the same bytes.
+	@Test func aKeyOnlyReadIsComparedAndKeepsItsRevision() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let store = Defaults.InMemoryStore()
+		let engine = Defaults.SyncEngine(remote: remote, prefix: "/test/read-only/", store: store)
+		engine.add(["limit", "used"])
+		let limit = Defaults.Key<Int>("limit", default: 0, suite: store)
+		let used = Defaults.Key<Int>("used", default: 0, suite: store)
+		#expect(try await Defaults.update(limit) { $0 = 3 } == 3)
+		let before = try await Self.remoteValue(remote, "/test/read-only/limit")
+		let allowed = try await Defaults.update(limit, used) { transaction in
+			guard transaction[used] < transaction[limit] else {
+				return false
+			}
+			transaction[used] += 1
+			return true
+		}
+		#expect(allowed)
+		#expect(try await Self.remoteValue(remote, "/test/read-only/used").value == 1)
+		#expect(
+			try await Self.remoteValue(remote, "/test/read-only/limit") == before, "the key only read was rewritten")
+		// Left as it was, a single key is not written either.
+		let usedBefore = try await Self.remoteValue(remote, "/test/read-only/used")
+		#expect(try await Defaults.update(used) { $0 = max($0, 1) } == 1)
+		#expect(try await Self.remoteValue(remote, "/test/read-only/used") == usedBefore)
+	}
+
+	/// The closure throws on its second run, after a try whose answer was lost and that the remote did not commit
+	/// (yet): the update may still be committed, so it says so instead of rethrowing as if nothing had changed.
+	@Test func aClosureThatThrowsAfterALostAnswerReportsAnUnknownOutcome() async throws {
+		struct Refused: Error {}
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let losing = FirstTransactionRemote(remote: remote) { _, _ in
+			throw Defaults.RemoteServiceError.unreachable("no answer")
+		}
+		let setup = Setup(remote: losing, prefix: "/test/throw-after-loss/")
+		var runs = 0
+		await #expect {
+			try await Defaults.update(setup.key) { value in
+				runs += 1
+				guard runs == 1 else {
+					throw Refused()
+				}
+				value += 1
+			}
+		} throws: { error in
+			(error as? Defaults.SyncedUpdateError)?.reason == .outcomeUnknown
+		}
+		#expect(runs == 2)
 	}
 
 	/// Machines as child processes, each adding 1 to one synced counter 200 times with an atomic update.
