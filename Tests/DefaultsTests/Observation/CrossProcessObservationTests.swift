@@ -68,7 +68,7 @@ struct CrossProcessObservationTests {
 		#expect(await eventually { child.standardOutputSoFar.contains("ready") || !child.isRunning })
 		Defaults[greeting] = "hello"
 		#expect(store.flush())
-		let result = try child.wait(timeout: 40)
+		let result = try await child.wait(timeout: 40)
 		#expect(result.status == 0, "\(result)")
 	}
 }

@@ -99,7 +99,13 @@ import Testing
 		#expect(try values(file)["k"] as? Int == 7)
 	}
 
-	@Test func sigtermToAForkedChildEndsTheChildAndSparesTheParent() throws {
+	/// Not under the thread sanitizer (`.ci/tsan` says so in the environment): its runtime does not support a
+	/// multi-threaded process that forks without exec, and there the forked child ignored SIGTERM and outlived the run.
+	@Test(
+		.disabled(
+			if: ProcessInfo.processInfo.environment["DEFAULTS_TESTS_UNDER_THREAD_SANITIZER"] == "1",
+			"the thread sanitizer does not support fork without exec in a multi-threaded process"))
+	func sigtermToAForkedChildEndsTheChildAndSparesTheParent() throws {
 		let file = folder.file("forked.plist")
 		let parent = try ChildProcess(["signal-after-fork", file.path])
 		defer { parent.kill() }

@@ -110,12 +110,35 @@ struct ChildProcess {
 		let deadline = Date().addingTimeInterval(timeout)
 		while process.isRunning {
 			if Date() > deadline {
-				kill()
-				process.waitUntilExit()
-				throw TimedOut(arguments: arguments, executable: executable)
+				throw killForTimeout()
 			}
 			usleep(2_000)
 		}
+		return finished()
+	}
+
+	/// The same wait for asynchronous tests, which Swift picks there: it sleeps as a task instead of blocking a
+	/// thread. Swift's concurrency pool has as many threads as cores (two on CI), and a blocking wait of 50 s for a
+	/// fleet of machines held one of them while other tests' sync engines needed it.
+	func wait(timeout: TimeInterval = 20) async throws -> Result {
+		let deadline = Date().addingTimeInterval(timeout)
+		while process.isRunning {
+			if Date() > deadline {
+				throw killForTimeout()
+			}
+			try await Task.sleep(for: .milliseconds(5))
+		}
+		return finished()
+	}
+
+	private func killForTimeout() -> TimedOut {
+		kill()
+		process.waitUntilExit()
+		return TimedOut(arguments: arguments, executable: executable)
+	}
+
+	/// The ended child's status and output; its output files are removed.
+	private func finished() -> Result {
 		process.waitUntilExit()
 		defer {
 			try? FileManager.default.removeItem(at: output)

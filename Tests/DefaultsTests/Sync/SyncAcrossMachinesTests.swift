@@ -18,7 +18,7 @@ import Testing
 		#expect(try await observer.waitForOutput("ready"))
 		let started = Date()
 		#expect(try first.run("sync-write", ["theme=dark"]).lines == ["synced"])
-		let heard = try observer.wait(timeout: 10)
+		let heard = try await observer.wait(timeout: 10)
 		#expect(heard.status == 0, "\(heard)")
 		// "Within a second" on a LAN; here a generous bound, the benchmark measures the real latency.
 		#expect(Date().timeIntervalSince(started) < 5)
@@ -39,7 +39,7 @@ import Testing
 		try await Task.sleep(for: .milliseconds(600))
 		try await etcd.restart()
 		for writer in writers {
-			let result = try writer.wait(timeout: 30)
+			let result = try await writer.wait(timeout: 30)
 			#expect(result.status == 0, "\(result)")
 		}
 		let names = (0..<20).map { "a\($0)" } + (0..<20).map { "b\($0)" }
@@ -108,7 +108,7 @@ import Testing
 		let observer = try second.start("sync-await", ["token", "-", "5"])
 		#expect(try await observer.waitForOutput("ready"))
 		#expect(try first.run("sync-write", ["token=-"]).lines == ["synced"])
-		let heard = try observer.wait(timeout: 10)
+		let heard = try await observer.wait(timeout: 10)
 		#expect(heard.status == 0, "\(heard)")
 		#expect(try second.values(["token"]).values.isEmpty)
 	}

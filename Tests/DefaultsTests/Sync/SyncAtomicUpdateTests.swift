@@ -337,7 +337,7 @@ import Testing
 		let processes = try machines.map { try $0.start("sync-increment", ["count", "200", "40"]) }
 		var lasts: [Int] = []
 		for process in processes {
-			let result = try process.wait(timeout: 50)
+			let result = try await process.wait(timeout: 50)
 			#expect(result.status == 0, "\(result)")
 			#expect(result.standardOutput.hasPrefix("incremented 200 "), "\(result)")
 			lasts += result.lines.compactMap { $0.split(separator: " ").last.flatMap { Int($0) } }

@@ -18,7 +18,7 @@ import Testing
 		let listener = try first.start("sync-await-and-die", ["theme", "dark", "10"])
 		#expect(try await listener.waitForOutput("ready"))
 		#expect(try second.run("sync-write", ["theme=dark"]).lines == ["synced"])
-		#expect(try listener.wait(timeout: 10).status == 0)
+		#expect(try await listener.wait(timeout: 10).status == 0)
 
 		#expect(try first.values(["theme"]) == (true, ["theme": "dark"]))
 		#expect(try second.values(["theme"]).values == ["theme": "dark"])
@@ -57,7 +57,7 @@ import Testing
 		let running = try first.start("sync-await", ["theme", "never", "3"])
 		#expect(try await running.waitForOutput("ready"))
 		try FileManager.default.removeItem(at: first.settingsFile)
-		_ = try running.wait(timeout: 10)
+		_ = try await running.wait(timeout: 10)
 
 		let client = try EtcdClient(endpoints: [etcd.endpoint])
 		#expect(try await client.read(prefix: "/test/lost-running/").entries.count == 2)

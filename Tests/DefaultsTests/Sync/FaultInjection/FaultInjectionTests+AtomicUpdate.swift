@@ -51,7 +51,7 @@ extension FaultInjectionTests {
 
 		var reports: [String] = []
 		for process in processes {
-			let result = try process.wait(timeout: 50)
+			let result = try await process.wait(timeout: 50)
 			#expect(result.status == 0, "\(result)")
 			#expect(result.standardOutput.hasPrefix("incremented \(AtomicCounter.increments) "), "\(result)")
 			reports.append(result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))
