@@ -148,7 +148,8 @@ extension Defaults {
 
 		/// Pushes pending local changes and pulls the latest remote values now.
 		///
-		/// - Returns: whether the remote answered; `false` also when no remote is configured.
+		/// - Returns: whether the remote answered and every pending change went out; `false` also when no remote is
+		///   configured (``SyncEngine/synchronize()`` says more).
 		@discardableResult
 		public static func synchronize() async -> Bool {
 			await engine?.synchronize() ?? false

@@ -143,7 +143,9 @@ extension Defaults {
 
 		/// Pushes what is pending and pulls the latest remote values now.
 		///
-		/// - Returns: whether the remote answered; when it did not, changes stay queued (see ``status``).
+		/// - Returns: whether the remote answered and every pending change went out (or lost its conflict). `false`
+		///   when the remote could not be reached, or when this machine held changes back because its settings file
+		///   could not be written (a ``Defaults/Failure`` says why); either way they stay queued (see ``status``).
 		@discardableResult
 		public func synchronize() async -> Bool {
 			await worker.synchronize(localChanges: localChanges)

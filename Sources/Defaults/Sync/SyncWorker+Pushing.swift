@@ -45,7 +45,11 @@ extension SyncWorker {
 	/// `await`. Two passes pushing one key against one revision would race: the second would meet the first's commit,
 	/// take it for another machine's, and drop a local change made since as lost. A caller that finds a pass under way
 	/// waits for it, then runs a pass of its own, so that what it wrote before calling still goes out.
-	func pushPending(localChanges: LocalChanges) async throws {
+	///
+	/// - Returns: `false` when changes were held back without an error from the remote: the settings file could not
+	///   be written, or the sync state is lost and not rebuilt yet.
+	@discardableResult
+	func pushPending(localChanges: LocalChanges) async throws -> Bool {
 		while let running = pushPassInFlight {
 			_ = try? await running.value
 			if pushPassInFlight == running {
@@ -59,25 +63,25 @@ extension SyncWorker {
 				pushPassInFlight = nil
 			}
 		}
-		try await withTaskCancellationHandler {
+		return try await withTaskCancellationHandler {
 			try await pass.value
 		} onCancel: {
 			pass.cancel()
 		}
 	}
 
-	private func pushPendingPass(localChanges: LocalChanges) async throws {
+	private func pushPendingPass(localChanges: LocalChanges) async throws -> Bool {
 		let changes = localChanges.pendingChanges()
 		// Nothing goes out before a lost state is rebuilt from the remote: the revisions to compare against are gone.
 		guard !changes.isEmpty, stateLoss == nil else {
 			updatePendingCount(stateLoss == nil ? 0 : localChanges.pendingCount)
-			return
+			return stateLoss == nil
 		}
 		// The values about to be pushed reach the settings file first: a machine killed after the push must not
 		// restart with an older local value and take it for a newer edit. Nothing goes out while they cannot.
 		guard localValuesAreDurable() else {
 			updatePendingCount(localChanges.pendingCount)
-			return
+			return false
 		}
 		let synced = currentNames
 		let storedNames = Set(store.store.storedKeys())
@@ -133,7 +137,7 @@ extension SyncWorker {
 		updatePendingCount(pushes.count)
 		guard !pushes.isEmpty else {
 			saveQueue()
-			return
+			return true
 		}
 		// Recorded before the requests go out: the queue, so that a lost state file does not drop these changes, and
 		// each push as unconfirmed, so that etcd committing one whose reply is lost is recognised as this machine's.
@@ -157,6 +161,7 @@ extension SyncWorker {
 			saveState()
 		}
 		updatePendingCount(localChanges.pendingCount)
+		return true
 	}
 
 	/// Keys gone from the store without anyone removing them here: the settings file lost them. The remote keeps

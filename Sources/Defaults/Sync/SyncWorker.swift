@@ -32,7 +32,7 @@ actor SyncWorker {
 	/// engine waits between tries instead of reading the prefix in a loop.
 	var compactedInARow = 0
 	/// The push pass under way, if any (``pushPending(localChanges:)``: one at a time).
-	var pushPassInFlight: Task<Void, any Error>?
+	var pushPassInFlight: Task<Bool, any Error>?
 	/// What the queue file holds; `nil` before the first write.
 	var queueOnDisk: SyncQueue?
 	/// The background loop's wake-up, once it runs.
@@ -241,10 +241,10 @@ actor SyncWorker {
 		do {
 			try await pushPending(localChanges: localChanges)
 			try await readEverything()
-			try await pushPending(localChanges: localChanges)
+			let pushedEverything = try await pushPending(localChanges: localChanges)
 			didConnect()
 			isOutageReported = false
-			return true
+			return pushedEverything
 		} catch {
 			didDisconnect(error)
 			return false

@@ -134,8 +134,8 @@ import Testing
 		try? FileManager.default.removeItem(at: lock)
 		try FileManager.default.createSymbolicLink(atPath: lock.path, withDestinationPath: "/nonexistent")
 		try store.write("2", forKey: "level")
-		_ = await engine.synchronize()
-		_ = await engine.synchronize()
+		#expect(await engine.synchronize() == false, "the change did not go out")
+		#expect(await engine.synchronize() == false)
 		#expect(try await Self.value(of: prefix + "level", in: remote) == "1")
 		#expect(FailureRecorder.failures(mentioning: "'\(prefix)' could not be written").count == 1)
 
