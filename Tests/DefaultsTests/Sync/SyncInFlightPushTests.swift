@@ -14,14 +14,9 @@ import Testing
 	/// conflict naming the first. Before the fix the watch's delivery cleared the record of unconfirmed pushes, the
 	/// conflict looked like another machine's, and the newer local value was replaced by this machine's older one.
 	@Test func aNewerLocalValueSurvivesItsOwnOlderPushCommittedWhileTheNextWasOnItsWay() async throws {
-		let remote = ChoreographedRemote(entries: [Self.agreed], revision: 10)
-		let store = Defaults.InMemoryStore()
-		let key = Defaults.Key<String>("k", default: "", suite: store)
-		let engine = Defaults.SyncEngine(remote: remote, prefix: "/p/", store: store)
-		engine.add(["k"])
-		engine.start()
+		let (remote, store, engine) = try await Self.engineWatchingAgreedKey()
 		defer { engine.stop() }
-		try await remote.waitUntilWatching(sessions: 1)
+		let key = Defaults.Key<String>("k", default: "", suite: store)
 		#expect(store[key] == "zero")
 
 		store[key] = "one"
@@ -53,15 +48,10 @@ import Testing
 	/// with it, and nothing ever delivered it again (CI, whole-cluster restart, seed 5: "machine 1 ended on" no
 	/// `shared2`, etcd on `shared2 = m0.1.37`).
 	@Test func aConflictReplyOlderThanTheWatchEndsOnTheNewestRemoteValue() async throws {
-		let remote = ChoreographedRemote(entries: [Self.agreed], revision: 10)
-		let store = Defaults.InMemoryStore()
-		let key = Defaults.Key<String?>("k", suite: store)
-		let engine = Defaults.SyncEngine(remote: remote, prefix: "/p/", store: store)
-		engine.add(["k"])
-		let conflicts = engine.conflicts
-		engine.start()
+		let (remote, store, engine) = try await Self.engineWatchingAgreedKey()
 		defer { engine.stop() }
-		try await remote.waitUntilWatching(sessions: 1)
+		let key = Defaults.Key<String?>("k", suite: store)
+		let conflicts = engine.conflicts
 		#expect(store[key] == "zero")
 
 		store[key] = "mine"
@@ -84,14 +74,9 @@ import Testing
 	/// A held-back change the watch delivered while this machine's push was on its way is newer than the write:
 	/// before the fix a written push dropped it, and the machine kept its own value while every other had the newer.
 	@Test func aRemoteChangeDeliveredBeforeAWrittenPushesReplyIsAppliedAfterIt() async throws {
-		let remote = ChoreographedRemote(entries: [Self.agreed], revision: 10)
-		let store = Defaults.InMemoryStore()
-		let key = Defaults.Key<String>("k", default: "", suite: store)
-		let engine = Defaults.SyncEngine(remote: remote, prefix: "/p/", store: store)
-		engine.add(["k"])
-		engine.start()
+		let (remote, store, engine) = try await Self.engineWatchingAgreedKey()
 		defer { engine.stop() }
-		try await remote.waitUntilWatching(sessions: 1)
+		let key = Defaults.Key<String>("k", default: "", suite: store)
 
 		store[key] = "mine"
 		let push = try await remote.nextWrite()
@@ -105,6 +90,25 @@ import Testing
 			try await Task.sleep(for: .milliseconds(20))
 		}
 		#expect(store[key] == "theirs")
+	}
+
+	/// An engine syncing `k` of an in-memory store with a ``ChoreographedRemote`` that holds ``agreed``, started and
+	/// watching (so the store holds "zero"). The caller stops the engine.
+	private static func engineWatchingAgreedKey() async throws -> (
+		ChoreographedRemote, Defaults.InMemoryStore, Defaults.SyncEngine
+	) {
+		let remote = ChoreographedRemote(entries: [agreed], revision: 10)
+		let store = Defaults.InMemoryStore()
+		let engine = Defaults.SyncEngine(remote: remote, prefix: "/p/", store: store)
+		engine.add(["k"])
+		engine.start()
+		do {
+			try await remote.waitUntilWatching(sessions: 1)
+		} catch {
+			engine.stop()
+			throw error
+		}
+		return (remote, store, engine)
 	}
 
 	private func firstConflict(in conflicts: AsyncStream<Defaults.SyncConflict>) async throws -> Defaults.SyncConflict {
