@@ -92,3 +92,48 @@ final class FirstTransactionRemote: Defaults.RemoteKeyValueService {
 		remote.watch(prefix: prefix, fromRevision: revision)
 	}
 }
+
+/// A real remote that loses the answer to the first transaction without committing it, and commits it only just
+/// before the second goes out: a leader that took the first in, fell silent, and committed it after the update had
+/// read again and run its closure a second time.
+final class LateFirstCommitRemote: Defaults.RemoteKeyValueService {
+	let remote: any Defaults.RemoteKeyValueService
+	/// The first transaction while it waits to be committed; empty before it came and once committed.
+	private let heldBack = LockedState<(seen: Bool, writes: [Defaults.RemoteWrite])>((false, []))
+
+	init(remote: any Defaults.RemoteKeyValueService) {
+		self.remote = remote
+	}
+
+	func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
+		try await remote.read(prefix: prefix)
+	}
+
+	func compareAndSwap(
+		key: String, value: Data?, expectedModRevision: Int64
+	) async throws -> Defaults.RemoteWriteResult {
+		try await remote.compareAndSwap(key: key, value: value, expectedModRevision: expectedModRevision)
+	}
+
+	func compareAndSwap(all writes: [Defaults.RemoteWrite]) async throws -> Int64? {
+		let late = heldBack.withLock { held -> [Defaults.RemoteWrite]? in
+			guard held.seen else {
+				held = (true, writes)
+				return nil
+			}
+			defer { held.writes = [] }
+			return held.writes
+		}
+		guard let late else {
+			throw Defaults.RemoteServiceError.unreachable("the answer was lost")
+		}
+		if !late.isEmpty {
+			_ = try await remote.compareAndSwap(all: late)
+		}
+		return try await remote.compareAndSwap(all: writes)
+	}
+
+	func watch(prefix: String, fromRevision revision: Int64) -> AsyncThrowingStream<[Defaults.RemoteEvent], any Error> {
+		remote.watch(prefix: prefix, fromRevision: revision)
+	}
+}

@@ -329,6 +329,26 @@ import Testing
 		#expect(runs == 2)
 	}
 
+	/// The first run's commit lands late: after the update read again (no mark yet) and ran its closure a second
+	/// time, whose commit then conflicts with the first's. The update is the first run's, so it returns the first run's
+	/// result, not the last run's.
+	@Test func theResultIsThatOfTheRunTheRemoteCommitted() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let setup = Setup(remote: LateFirstCommitRemote(remote: remote), prefix: "/test/late-commit/")
+		var runs = 0
+		let committedRun = try await Defaults.update([setup.key]) { transaction in
+			runs += 1
+			transaction[setup.key] += 1
+			return runs
+		}
+		#expect(runs == 2, "the closure ran again after the lost answer")
+		#expect(committedRun == 1, "the remote committed the first run")
+		#expect(try await Self.remoteValue(remote, "/test/late-commit/count").value == 1)
+		#expect(setup.store[setup.key] == 1)
+	}
+
 	/// Machines as child processes, each adding 1 to one synced counter 200 times with an atomic update.
 	@Test func fiveMachinesIncrementingOneSyncedCounterEndOnTheExactTotal() async throws {
 		let etcd = try await EtcdServer.start()
