@@ -9,6 +9,10 @@ final class WakeSignal: Sendable {
 		var isSignalled = false
 		/// The waiting task's continuation: resumed with `true` by a signal, `false` by its cancellation.
 		var waiter: CheckedContinuation<Bool, Never>?
+		/// Which wait `waiter` belongs to: a cancellation ends its own wait only, never one that began after its
+		/// own was resumed (its task may be cancelled before it has left `wait()`).
+		var waiterNumber = 0
+		var waitsBegun = 0
 	}
 
 	private let state = LockedState(State())
@@ -45,6 +49,10 @@ final class WakeSignal: Sendable {
 	}
 
 	func wait() async {
+		let number = state.withLock { state in
+			state.waitsBegun += 1
+			return state.waitsBegun
+		}
 		let isSignal = await withTaskCancellationHandler {
 			await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
 				let resumeWith = state.withLock { state -> Bool? in
@@ -60,6 +68,7 @@ final class WakeSignal: Sendable {
 						return false
 					}
 					state.waiter = continuation
+					state.waiterNumber = number
 					return nil
 				}
 				if let resumeWith {
@@ -68,6 +77,9 @@ final class WakeSignal: Sendable {
 			}
 		} onCancel: {
 			let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+				guard state.waiterNumber == number else {
+					return nil
+				}
 				defer { state.waiter = nil }
 				return state.waiter
 			}

@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 
 @testable import Defaults
@@ -65,5 +66,46 @@ import Testing
 		}
 		await cancelled.value
 		#expect(await Self.wakes(signal), "the signal went to the cancelled task")
+	}
+
+	/// A task whose wait a signal ended is cancelled before it has left `wait()` (it waits for a thread), while another
+	/// task waits: the cancellation is the first task's, and the other's wait goes on. Before the fix it woke the other
+	/// task without a signal.
+	@Test func cancellingATaskWhoseWaitEndedLeavesTheNextWaitAlone() async throws {
+		let signal = WakeSignal()
+		let held = HeldExecutor()
+		let first = Task(executorPreference: held) { await signal.wait() }
+		held.runWaitingJobs()
+		#expect(signal.hasWaiter)
+		signal.signal()
+		#expect(!signal.hasWaiter, "the signal ended the first wait")
+		let second = Task { await signal.wait() }
+		try await Self.untilWaiting(signal)
+
+		first.cancel()
+		#expect(signal.hasWaiter, "the first task's cancellation ended the second task's wait")
+
+		held.runWaitingJobs()
+		await first.value
+		signal.signal()
+		await second.value
+	}
+}
+
+/// A task executor that runs its jobs only when the test says so: a task on it that was resumed stays inside the call
+/// that suspended it until then.
+private final class HeldExecutor: TaskExecutor, Sendable {
+	private let jobs = Mutex<[UnownedJob]>([])
+
+	func enqueue(_ job: consuming ExecutorJob) {
+		let job = UnownedJob(job)
+		jobs.withLock { $0.append(job) }
+	}
+
+	/// Runs the jobs waiting now and those they enqueue, on this thread.
+	func runWaitingJobs() {
+		while let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
+			job.runSynchronously(on: asUnownedTaskExecutor())
+		}
 	}
 }
