@@ -21,13 +21,13 @@ final class Tally: Sendable {
 
 /// A real remote whose first transaction that `isChosen` goes through `firstTransaction` instead, which may act
 /// before or after committing it (`commit`); everything else goes straight to the remote.
-final class FirstTransactionRemote: Defaults.RemoteKeyValueService {
+final class FirstTransactionRemote: RemoteWrapper {
 	typealias Interception =
 		@Sendable (
 			_ remote: any Defaults.RemoteKeyValueService, _ commit: () async throws -> Int64?
 		) async throws -> Int64?
 
-	let remote: any Defaults.RemoteKeyValueService
+	let wrapped: any Defaults.RemoteKeyValueService
 	private let isChosen: @Sendable ([Defaults.RemoteWrite]) -> Bool
 	private let interception: Interception
 	private let intercepted = Atomic<Bool>(false)
@@ -37,7 +37,7 @@ final class FirstTransactionRemote: Defaults.RemoteKeyValueService {
 		if isChosen: @escaping @Sendable ([Defaults.RemoteWrite]) -> Bool = { _ in true },
 		firstTransaction interception: @escaping Interception
 	) {
-		self.remote = remote
+		self.wrapped = remote
 		self.isChosen = isChosen
 		self.interception = interception
 	}
@@ -71,48 +71,24 @@ final class FirstTransactionRemote: Defaults.RemoteKeyValueService {
 		}
 	}
 
-	func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
-		try await remote.read(prefix: prefix)
-	}
-
-	func compareAndSwap(
-		key: String, value: Data?, expectedModRevision: Int64
-	) async throws -> Defaults.RemoteWriteResult {
-		try await remote.compareAndSwap(key: key, value: value, expectedModRevision: expectedModRevision)
-	}
-
 	func compareAndSwap(all writes: [Defaults.RemoteWrite]) async throws -> Int64? {
 		guard isChosen(writes), !intercepted.exchange(true, ordering: .relaxed) else {
-			return try await remote.compareAndSwap(all: writes)
+			return try await wrapped.compareAndSwap(all: writes)
 		}
-		return try await interception(remote) { try await remote.compareAndSwap(all: writes) }
-	}
-
-	func watch(prefix: String, fromRevision revision: Int64) -> AsyncThrowingStream<[Defaults.RemoteEvent], any Error> {
-		remote.watch(prefix: prefix, fromRevision: revision)
+		return try await interception(wrapped) { try await wrapped.compareAndSwap(all: writes) }
 	}
 }
 
 /// A real remote that loses the answer to the first transaction without committing it, and commits it only just
 /// before the second goes out: a leader that took the first in, fell silent, and committed it after the update had
 /// read again and run its closure a second time.
-final class LateFirstCommitRemote: Defaults.RemoteKeyValueService {
-	let remote: any Defaults.RemoteKeyValueService
+final class LateFirstCommitRemote: RemoteWrapper {
+	let wrapped: any Defaults.RemoteKeyValueService
 	/// The first transaction while it waits to be committed; empty before it came and once committed.
 	private let heldBack = LockedState<(seen: Bool, writes: [Defaults.RemoteWrite])>((false, []))
 
 	init(remote: any Defaults.RemoteKeyValueService) {
-		self.remote = remote
-	}
-
-	func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
-		try await remote.read(prefix: prefix)
-	}
-
-	func compareAndSwap(
-		key: String, value: Data?, expectedModRevision: Int64
-	) async throws -> Defaults.RemoteWriteResult {
-		try await remote.compareAndSwap(key: key, value: value, expectedModRevision: expectedModRevision)
+		self.wrapped = remote
 	}
 
 	func compareAndSwap(all writes: [Defaults.RemoteWrite]) async throws -> Int64? {
@@ -128,12 +104,8 @@ final class LateFirstCommitRemote: Defaults.RemoteKeyValueService {
 			throw Defaults.RemoteServiceError.unreachable("the answer was lost")
 		}
 		if !late.isEmpty {
-			_ = try await remote.compareAndSwap(all: late)
+			_ = try await wrapped.compareAndSwap(all: late)
 		}
-		return try await remote.compareAndSwap(all: writes)
-	}
-
-	func watch(prefix: String, fromRevision revision: Int64) -> AsyncThrowingStream<[Defaults.RemoteEvent], any Error> {
-		remote.watch(prefix: prefix, fromRevision: revision)
+		return try await wrapped.compareAndSwap(all: writes)
 	}
 }

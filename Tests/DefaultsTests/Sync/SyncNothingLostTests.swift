@@ -161,7 +161,7 @@ extension Machine {
 
 /// A remote whose next compare-and-swap is carried out and then reported as unreachable, as when etcd commits a write
 /// whose reply is lost on the way back.
-final class LosingFirstReply: Defaults.RemoteKeyValueService {
+final class LosingFirstReply: RemoteWrapper {
 	let base: EtcdClient
 	let losesNextReply = Atomic<Bool>(false)
 
@@ -169,8 +169,8 @@ final class LosingFirstReply: Defaults.RemoteKeyValueService {
 		self.base = base
 	}
 
-	func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
-		try await base.read(prefix: prefix)
+	var wrapped: any Defaults.RemoteKeyValueService {
+		base
 	}
 
 	func compareAndSwap(
@@ -185,10 +185,6 @@ final class LosingFirstReply: Defaults.RemoteKeyValueService {
 		let result = try await base.compareAndSwap(all: writes)
 		try loseReplyIfAsked()
 		return result
-	}
-
-	func watch(prefix: String, fromRevision revision: Int64) -> AsyncThrowingStream<[Defaults.RemoteEvent], any Error> {
-		base.watch(prefix: prefix, fromRevision: revision)
 	}
 
 	private func loseReplyIfAsked() throws {
