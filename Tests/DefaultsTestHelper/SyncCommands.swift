@@ -8,7 +8,8 @@ import Foundation
 /// Names may be written `name*count`, standing for `name0` … `name<count-1>`. Values are strings; `-` means removed.
 let syncCommands: [String: @Sendable ([String]) -> Int32] = [
 	// sync-write <endpoint> <prefix> <name=value>…: writes the values, synchronises once, flushes and exits. Prints
-	// `synced` or `offline` (the changes then wait in the queue for the next run).
+	// `synced`, `offline` (the changes then wait in the queue for the next run), or `connected, not all synced` (etcd
+	// answered, and a change did not go out: a value too large for it, or a settings file that cannot be written).
 	"sync-write": { arguments in
 		guard arguments.count >= 3 else {
 			return ObservationCommand.usage("sync-write <endpoint> <prefix> <name=value>…")
@@ -18,8 +19,7 @@ let syncCommands: [String: @Sendable ([String]) -> Int32] = [
 		for (name, value) in assignments {
 			Defaults[keys[name]!] = value
 		}
-		let isSynced = SyncCommand.blocking { await Defaults.iCloud.synchronize() }
-		print(isSynced ? "synced" : "offline")
+		print(SyncCommand.synchronizeOnce())
 		return Defaults.standardStore.flush() ? 0 : 1
 	},
 	// sync-await <endpoint> <prefix> <name> <value> <seconds>: observes the key with `Defaults.updates`, prints
@@ -91,15 +91,14 @@ let syncCommands: [String: @Sendable ([String]) -> Int32] = [
 		return 1
 	},
 	// sync-dump <endpoint> <prefix> <name>…: synchronises once and prints `name=value` for each name that has a
-	// value (`synced` or `offline` first).
+	// value (what sync-write prints first).
 	"sync-dump": { arguments in
 		guard arguments.count >= 3 else {
 			return ObservationCommand.usage("sync-dump <endpoint> <prefix> <name>…")
 		}
 		let names = arguments.dropFirst(2).flatMap { SyncCommand.expand($0).map(\.name) }
 		let keys = SyncCommand.start(arguments[0], arguments[1], names: names)
-		let isSynced = SyncCommand.blocking { await Defaults.iCloud.synchronize() }
-		print(isSynced ? "synced" : "offline")
+		print(SyncCommand.synchronizeOnce())
 		for name in names {
 			if let value = Defaults[keys[name]!] {
 				print("\(name)=\(value)")
@@ -110,6 +109,12 @@ let syncCommands: [String: @Sendable ([String]) -> Int32] = [
 ]
 
 enum SyncCommand {
+	/// Synchronises once and says how it went: `synced`, `offline`, or `connected, not all synced`.
+	static func synchronizeOnce() -> String {
+		let isSynced = blocking { await Defaults.iCloud.synchronize() }
+		return isSynced ? "synced" : Defaults.iCloud.status.isConnected ? "connected, not all synced" : "offline"
+	}
+
 	static func expand(_ argument: String) -> [(name: String, value: String?)] {
 		let (pattern, value): (String, String?) =
 			if let separator = argument.firstIndex(of: "=") {

@@ -19,7 +19,7 @@ extension Defaults.iCloud {
 	/// Syncing is automatic; call this where the program must not go on before its changes are on the remote, such as
 	/// before it exits. It returns at once when no remote is configured, and when the remote cannot be reached (the
 	/// changes then stay queued, and are pushed when it answers again). ``synchronize()`` does the same and says
-	/// whether the remote answered.
+	/// whether the remote answered and every change went out.
 	///
 	/// ```swift
 	/// Defaults[.theme] = "dark"

@@ -144,8 +144,10 @@ extension Defaults {
 		/// Pushes what is pending and pulls the latest remote values now.
 		///
 		/// - Returns: whether the remote answered and every pending change went out (or lost its conflict). `false`
-		///   when the remote could not be reached, or when this machine held changes back because its settings file
-		///   could not be written (a ``Defaults/Failure`` says why); either way they stay queued (see ``status``).
+		///   when the remote could not be reached or the settings file could not be written (the changes stay queued,
+		///   see ``status``; a failure to write is reported as a ``Defaults/Failure``), when a value is too large for
+		///   the remote (it stays on this machine only, and a ``Defaults/Failure`` says so), or when a key kept
+		///   changing under its push (it goes out with the next pass).
 		@discardableResult
 		public func synchronize() async -> Bool {
 			await worker.synchronize(localChanges: localChanges)

@@ -9,6 +9,22 @@ extension SyncWorker {
 		let expectedModRevision: Int64
 	}
 
+	/// What a push pass left undone, for ``SyncWorker/synchronize(localChanges:)``.
+	struct PushPassOutcome {
+		/// Changes that wait, still pending, without an error from the remote: the settings file could not be
+		/// written (reported), or the sync state is lost and not rebuilt yet.
+		var waits = false
+		/// A value too large for the remote, kept on this machine only (reported); it is no longer pending.
+		var keptLocally = false
+		/// Changes whose push decided nothing (the revision moved on while it was on its way): they go out again at
+		/// the next pass.
+		var goesOutAgain = false
+	}
+
+	/// How many more passes `synchronize()` runs for pushes that decided nothing, before it says that not everything
+	/// went out (a key another machine keeps changing).
+	static let extraSynchronizePasses = 3
+
 	/// How many keys go into one transaction: etcd refuses more than 128 operations in one by default.
 	static let pushBatchSize = 100
 	/// Well under etcd's default request limit (1.5 MiB) and its gRPC message limit (2 MiB).
@@ -46,10 +62,9 @@ extension SyncWorker {
 	/// take it for another machine's, and drop a local change made since as lost. A caller that finds a pass under way
 	/// waits for it, then runs a pass of its own, so that what it wrote before calling still goes out.
 	///
-	/// - Returns: `false` when changes were held back without an error from the remote: the settings file could not
-	///   be written, or the sync state is lost and not rebuilt yet.
+	/// - Returns: what the pass left undone.
 	@discardableResult
-	func pushPending(localChanges: LocalChanges) async throws -> Bool {
+	func pushPending(localChanges: LocalChanges) async throws -> PushPassOutcome {
 		while let running = pushPassInFlight {
 			_ = try? await running.value
 			if pushPassInFlight == running {
@@ -70,18 +85,18 @@ extension SyncWorker {
 		}
 	}
 
-	private func pushPendingPass(localChanges: LocalChanges) async throws -> Bool {
+	private func pushPendingPass(localChanges: LocalChanges) async throws -> PushPassOutcome {
 		let changes = localChanges.pendingChanges()
 		// Nothing goes out before a lost state is rebuilt from the remote: the revisions to compare against are gone.
 		guard !changes.isEmpty, stateLoss == nil else {
 			updatePendingCount(stateLoss == nil ? 0 : localChanges.pendingCount)
-			return stateLoss == nil
+			return PushPassOutcome(waits: !changes.isEmpty)
 		}
 		// The values about to be pushed reach the settings file first: a machine killed after the push must not
 		// restart with an older local value and take it for a newer edit. Nothing goes out while they cannot.
 		guard localValuesAreDurable() else {
 			updatePendingCount(localChanges.pendingCount)
-			return false
+			return PushPassOutcome(waits: true)
 		}
 		let synced = currentNames
 		let storedNames = Set(store.store.storedKeys())
@@ -137,7 +152,7 @@ extension SyncWorker {
 		updatePendingCount(pushes.count)
 		guard !pushes.isEmpty else {
 			saveQueue()
-			return true
+			return PushPassOutcome()
 		}
 		// Recorded before the requests go out: the queue, so that a lost state file does not drop these changes, and
 		// each push as unconfirmed, so that etcd committing one whose reply is lost is recognised as this machine's.
@@ -146,6 +161,7 @@ extension SyncWorker {
 			state.notePushSent(push.bytes, expectedModRevision: push.expectedModRevision, forKey: push.name)
 		}
 		saveState()
+		var outcome = PushPassOutcome()
 		for batch in Self.batches(of: pushes) {
 			// All at once when none conflicts (the common case: many keys written at once); else one by one, so that
 			// each conflict is settled on its own.
@@ -155,13 +171,13 @@ extension SyncWorker {
 				}
 			} else {
 				for push in batch {
-					try await pushOne(push, localChanges: localChanges)
+					try await pushOne(push, localChanges: localChanges, outcome: &outcome)
 				}
 			}
 			saveState()
 		}
 		updatePendingCount(localChanges.pendingCount)
-		return true
+		return outcome
 	}
 
 	/// Keys gone from the store without anyone removing them here: the settings file lost them. The remote keeps
@@ -211,32 +227,39 @@ extension SyncWorker {
 		}
 	}
 
-	private func pushOne(_ push: Push, localChanges: LocalChanges) async throws {
+	private func pushOne(_ push: Push, localChanges: LocalChanges, outcome: inout PushPassOutcome) async throws {
 		let result: Defaults.RemoteWriteResult
 		do {
 			result = try await remote.compareAndSwap(
 				key: prefix + push.name, value: push.bytes, expectedModRevision: push.expectedModRevision)
 		} catch Defaults.RemoteServiceError.valueTooLarge(let reason) {
 			try await holdLocally(push, reason: reason, localChanges: localChanges)
+			outcome.keptLocally = true
 			return
 		}
 		switch result {
 		case .written(let revision):
 			didWrite(push, at: revision, localChanges: localChanges)
 		case .conflict(let current):
-			try settleConflict(of: push, current: current, localChanges: localChanges)
+			if try !settleConflict(of: push, current: current, localChanges: localChanges) {
+				outcome.goesOutAgain = true
+			}
 		}
 	}
 
 	/// The push's compare-and-swap failed: `current` is the key's remote record when etcd ran it.
-	private func settleConflict(of push: Push, current: Defaults.RemoteEntry?, localChanges: LocalChanges) throws {
+	///
+	/// - Returns: `false` when the conflict decided nothing and the local value goes out again at the next pass.
+	private func settleConflict(
+		of push: Push, current: Defaults.RemoteEntry?, localChanges: LocalChanges
+	) throws -> Bool {
 		let record = state.records[push.name]
 		// The agreement moved on while the push was on its way (the watch delivered this machine's own earlier push,
 		// committed though its reply was lost): the push compared against a revision this machine no longer holds, so
 		// it decided nothing. The local value goes out again at the next pass, against the new revision.
 		if (record?.expectedModRevision ?? 0) != push.expectedModRevision {
 			noteLocalChange(push.name)
-			return
+			return false
 		}
 		// This machine's own earlier push, committed though its reply was lost: agreed on it, and the newer local
 		// value goes out against its revision at the next pass.
@@ -247,7 +270,7 @@ extension SyncWorker {
 				value: current?.value, modRevision: current?.modRevision ?? max(1, state.revision))
 			noteLocalChange(push.name)
 			applyHeldBackRemoteChange(of: push.name)
-			return
+			return false
 		}
 		// Made without knowing the latest remote value: the remote value wins here too. The winner is the newest
 		// remote change this machine knows of: the reply's, or one the watch delivered while the push was on its way
@@ -269,6 +292,7 @@ extension SyncWorker {
 		reportLostConflict(
 			name: push.name, discarded: local,
 			winner: winner.value.map { .init(key: winner.key, value: $0, modRevision: winner.revision) })
+		return true
 	}
 
 	/// This value will never fit: say so and let the others through. The local value stays as it is, held against

@@ -32,7 +32,7 @@ actor SyncWorker {
 	/// engine waits between tries instead of reading the prefix in a loop.
 	var compactedInARow = 0
 	/// The push pass under way, if any (``pushPending(localChanges:)``: one at a time).
-	var pushPassInFlight: Task<Bool, any Error>?
+	var pushPassInFlight: Task<PushPassOutcome, any Error>?
 	/// What the queue file holds; `nil` before the first write.
 	var queueOnDisk: SyncQueue?
 	/// The background loop's wake-up, once it runs.
@@ -239,12 +239,20 @@ actor SyncWorker {
 
 	func synchronize(localChanges: LocalChanges) async -> Bool {
 		do {
-			try await pushPending(localChanges: localChanges)
+			var keptLocally = try await pushPending(localChanges: localChanges).keptLocally
 			try await readEverything()
-			let pushedEverything = try await pushPending(localChanges: localChanges)
+			var outcome = try await pushPending(localChanges: localChanges)
+			keptLocally = keptLocally || outcome.keptLocally
+			// A push that decided nothing goes out again at once; a few passes settle it unless the key keeps moving.
+			var extraPasses = 0
+			while outcome.goesOutAgain, !outcome.waits, extraPasses < Self.extraSynchronizePasses {
+				extraPasses += 1
+				outcome = try await pushPending(localChanges: localChanges)
+				keptLocally = keptLocally || outcome.keptLocally
+			}
 			didConnect()
 			isOutageReported = false
-			return pushedEverything
+			return !keptLocally && !outcome.waits && !outcome.goesOutAgain
 		} catch {
 			didDisconnect(error)
 			return false

@@ -92,6 +92,40 @@ import Testing
 		#expect(store[key] == "theirs")
 	}
 
+	/// `synchronize()` meets its own earlier push, committed though its reply was lost, in the pass after its read: that
+	/// conflict decides nothing, and the newer local value goes out in another pass before `synchronize()` returns
+	/// `true`. Before, it returned `true` with the value still waiting for the next pass.
+	@Test func synchronizePushesAgainAfterAConflictWithItsOwnLostPush() async throws {
+		let remote = ChoreographedRemote(entries: [Self.agreed], revision: 10)
+		let store = Defaults.InMemoryStore()
+		let key = Defaults.Key<String>("k", default: "", suite: store)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: "/p/", store: store)
+		engine.add(["k"])
+		#expect(await engine.synchronize())
+		#expect(store[key] == "zero")
+
+		// A push whose reply is lost; then the local value goes back to the agreed one, so the next synchronize()
+		// has nothing to push before its read.
+		store[key] = "one"
+		let losing = Task { await engine.synchronize() }
+		try await remote.nextWrite().reply(.failure(Defaults.RemoteServiceError.unreachable("the reply was lost")))
+		#expect(await losing.value == false)
+		store[key] = "zero"
+
+		// A local write while the read is on its way; its push then meets the lost push, which etcd committed late.
+		remote.beforeNextRead { store[key] = "two" }
+		let synchronizing = Task { await engine.synchronize() }
+		let second = try await remote.nextWrite()
+		#expect(second.value == "two" && second.expectedModRevision == 5)
+		let committed = Defaults.RemoteEntry(key: "/p/k", value: try SyncedValueCoding.encode("one"), modRevision: 11)
+		second.reply(.success(.conflict(current: committed)))
+		let third = try await remote.nextWrite()
+		#expect(third.value == "two" && third.expectedModRevision == 11)
+		third.reply(.success(.written(revision: 12)))
+		#expect(await synchronizing.value)
+		#expect(store[key] == "two")
+	}
+
 	/// An engine syncing `k` of an in-memory store with a ``ChoreographedRemote`` that holds ``agreed``, started and
 	/// watching (so the store holds "zero"). The caller stops the engine.
 	private static func engineWatchingAgreedKey() async throws -> (
@@ -142,6 +176,7 @@ final class ChoreographedRemote: Defaults.RemoteKeyValueService, @unchecked Send
 		var sessions = 0
 		var writes: [Write] = []
 		var writeCount = 0
+		var beforeNextRead: (@Sendable () -> Void)?
 	}
 
 	private let entries: [Defaults.RemoteEntry]
@@ -158,7 +193,16 @@ final class ChoreographedRemote: Defaults.RemoteKeyValueService, @unchecked Send
 	}
 
 	func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
-		Defaults.RemoteSnapshot(entries: entries, revision: revision)
+		state.withLock { state in
+			defer { state.beforeNextRead = nil }
+			return state.beforeNextRead
+		}?()
+		return Defaults.RemoteSnapshot(entries: entries, revision: revision)
+	}
+
+	/// Runs `action` at the next read, before it answers: something that happens while the read is on its way.
+	func beforeNextRead(_ action: @escaping @Sendable () -> Void) {
+		state.withLock { $0.beforeNextRead = action }
 	}
 
 	func compareAndSwap(
