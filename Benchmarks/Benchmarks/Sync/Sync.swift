@@ -188,9 +188,15 @@ private let etcdProcessIdentifier = Atomic<Int32>(0)
 /// benchmarks stop etcd by its process id, which must be etcd's own, not a script's whose child keeps running.
 func benchmarkEtcdExecutable() -> String {
 	let environment = ProcessInfo.processInfo.environment
+	// A path the environment names is used or refused, never silently replaced by another etcd (as in .ci/test).
+	if let named = environment["DEFAULTS_TEST_ETCD"] {
+		guard isExecutableBinary(named) else {
+			fatalError("DEFAULTS_TEST_ETCD=\(named) is not an etcd executable (a binary, not a script)")
+		}
+		return named
+	}
 	let searchPath = (environment["PATH"] ?? "").split(separator: ":").map { "\($0)/etcd" }
-	let candidates = [environment["DEFAULTS_TEST_ETCD"], "/usr/bin/etcd"].compactMap { $0 } + searchPath
-	guard let found = candidates.first(where: isExecutableBinary) else {
+	guard let found = (["/usr/bin/etcd"] + searchPath).first(where: isExecutableBinary) else {
 		fatalError("no etcd binary found: install etcd (Debian's etcd-server) or set DEFAULTS_TEST_ETCD")
 	}
 	return found
