@@ -94,6 +94,27 @@ final class EtcdServer: @unchecked Sendable {
 			&& FileManager.default.isExecutableFile(atPath: path)
 	}
 
+	/// The version `etcd --version` prints ("3.5.1"), asked once per binary; `nil` when it prints none.
+	static func version(of etcd: URL) -> String? {
+		versions.withLock { known in
+			if let version = known[etcd] {
+				return version
+			}
+			let printed = try? ChildProcess.run(["--version"], executable: etcd.path, timeout: 10).standardOutput
+			let line = printed?.split(separator: "\n").first { $0.hasPrefix("etcd Version:") }
+			let version = line.map { $0.dropFirst("etcd Version:".count).trimmingCharacters(in: .whitespaces) }
+			known[etcd] = version
+			return version
+		}
+	}
+
+	private static let versions = LockedState<[URL: String?]>([:])
+
+	/// Whether this etcd version can lose a write it applied when it is killed: 3.5.0 to 3.5.2 (etcd-io/etcd#13766).
+	static func losesAppliedWritesOnCrash(_ version: String) -> Bool {
+		["3.5.0", "3.5.1", "3.5.2"].contains(version)
+	}
+
 	/// The etcd binaries to run version-spanning tests against: ``executable()`` and, when set,
 	/// `DEFAULTS_TEST_ETCD_35` (a path to an etcd 3.5 binary).
 	static func executables() -> [URL] {

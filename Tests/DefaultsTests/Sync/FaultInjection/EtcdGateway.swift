@@ -77,6 +77,35 @@ enum EtcdGateway {
 		else {
 			return nil
 		}
+		return (values(in: answer, prefix: prefix), revision)
+	}
+
+	/// Where etcd's members disagree on the keys under `prefix` at `revision`, described; `nil` when every member that
+	/// answers holds the same. The members of one cluster always agree on a revision, unless etcd itself lost an
+	/// applied write on a crash: etcd 3.5.0 to 3.5.2 do (the consistent index was not saved atomically with the data,
+	/// etcd-io/etcd#13766, fixed in 3.5.3), and a machine that watches such a member sees another history.
+	static func memberDisagreement(_ endpoints: [String], prefix: String, at revision: Int64) -> String? {
+		var views: [(endpoint: String, values: [String: String])] = []
+		for endpoint in endpoints {
+			let request: [String: Any] = [
+				"key": base64(prefix), "range_end": rangeEnd(of: prefix), "revision": String(revision),
+			]
+			guard let answer = call(endpoint, "/v3/kv/range", request, timeout: 2), answer["header"] != nil else {
+				continue
+			}
+			views.append((endpoint, values(in: answer, prefix: prefix)))
+		}
+		guard let first = views.first, let other = views.first(where: { $0.values != first.values }) else {
+			return nil
+		}
+		let differing = Set(first.values.keys).union(other.values.keys).filter { first.values[$0] != other.values[$0] }
+		let detail = differing.sorted().map { "\($0): \(first.values[$0] ?? "-") / \(other.values[$0] ?? "-")" }
+		return "etcd's members disagree at revision \(revision) (\(first.endpoint) / \(other.endpoint)): "
+			+ detail.joined(separator: ", ")
+	}
+
+	/// The synced values of a range answer's keys under `prefix`, by name without the prefix.
+	private static func values(in answer: [String: Any], prefix: String) -> [String: String] {
 		var values: [String: String] = [:]
 		for entry in answer["kvs"] as? [[String: Any]] ?? [] {
 			let key = (entry["key"] as? String).flatMap { Data(base64Encoded: $0) }.map {
@@ -86,7 +115,7 @@ enum EtcdGateway {
 				values[String(key.dropFirst(prefix.count))] = syncedString(entry["value"] as? String)
 			}
 		}
-		return (values, revision)
+		return values
 	}
 
 	/// ``state(_:prefix:)`` from the first of `endpoints` that answers. (A loop: a lazy `compactMap(…).first` calls

@@ -49,7 +49,7 @@ import Testing
 				continue
 			}
 			print("fault injection round \(round): \(outcome)")
-			#expect(outcome.violations.isEmpty, "round \(round) of seed \(seed): \(outcome)")
+			outcome.expectNoViolations("round \(round) of seed \(seed): ")
 			if let time = outcome.healToConvergence {
 				healTimes.append(time)
 			}

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// One run: a cluster, machines writing their schedule, faults injected and healed, then the checker's verdict.
 struct FaultRun {
@@ -12,6 +13,29 @@ struct FaultRun {
 		/// From the last heal until the last machine held etcd's final values; `nil` when they never did.
 		let healToConvergence: TimeInterval?
 		let revisions: Int64
+		/// etcd's own members hold different values at one revision (see ``EtcdGateway/memberDisagreement``): etcd
+		/// lost a write it had applied, and what the machines did cannot be judged against its history.
+		var etcdMembersDisagree = false
+
+		/// Checks that the run kept every promise: each violation is a failure of the test. One kind is etcd's, not the
+		/// package's: etcd 3.5.0 to 3.5.2 can lose a write they applied when they are killed (the consistent index was
+		/// not saved atomically with the data, etcd-io/etcd#13766, fixed in 3.5.3). When the members of such an etcd
+		/// are seen to disagree after the run, the machines had no single history to agree with: the violations are
+		/// recorded as that known issue of etcd's, and the run proves nothing either way.
+		func expectNoViolations(_ context: String = "", sourceLocation: SourceLocation = #_sourceLocation) {
+			if etcdMembersDisagree, let version = EtcdServer.version(of: etcd),
+				EtcdServer.losesAppliedWritesOnCrash(version)
+			{
+				withKnownIssue(
+					"etcd \(version) lost a write it had applied when killed (etcd-io/etcd#13766, fixed in 3.5.3)",
+					isIntermittent: true
+				) {
+					Issue.record("\(context)\(self)", sourceLocation: sourceLocation)
+				}
+				return
+			}
+			#expect(violations.isEmpty, "\(context)\(self)", sourceLocation: sourceLocation)
+		}
 
 		var description: String {
 			"\(faults.map(\.rawValue)) against \(etcd.path), \(schedule), \(revisions) revisions, heal → convergence "
@@ -49,6 +73,10 @@ struct FaultRun {
 				faults: faults, schedule: schedule, etcd: etcd, violations: violations + ["etcd did not answer a read"],
 				echoAttempts: [], healToConvergence: nil, revisions: 0)
 		}
+		let disagreement = EtcdGateway.memberDisagreement(cluster.endpoints, prefix: fleet.prefix, at: state.revision)
+		if let disagreement {
+			violations.append(disagreement)
+		}
 		let logs = fleet.logs
 		do {
 			let history = try EtcdHistory.read(anyOf: cluster.endpoints, prefix: fleet.prefix, upTo: state.revision)
@@ -80,6 +108,6 @@ struct FaultRun {
 		let healToConvergence = converged ? max(0, (convergedAt ?? 0) - healed.timeIntervalSince1970) : nil
 		return Outcome(
 			faults: faults, schedule: schedule, etcd: etcd, violations: violations, echoAttempts: echoAttempts,
-			healToConvergence: healToConvergence, revisions: state.revision)
+			healToConvergence: healToConvergence, revisions: state.revision, etcdMembersDisagree: disagreement != nil)
 	}
 }
