@@ -15,7 +15,7 @@ extension Defaults.Keys {
 	fileprivate static let extras = Key<[String: Defaults.AnySerializable]>("comingExtras", default: [:])
 }
 
-@Suite(.serialized, .timeLimit(.minutes(1))) struct ComingFromDefaultsExampleTests {
+@Suite(.serialized, .scaledTimeLimit(minutes: 1)) struct ComingFromDefaultsExampleTests {
 	@Test func theWellKnownSpelling() {
 		defer { Defaults.reset(.comingTheme, .fontSize, .extras) }
 		Defaults[.comingTheme] = .dark

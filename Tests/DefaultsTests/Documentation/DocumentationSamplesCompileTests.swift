@@ -9,7 +9,7 @@ import Testing
 ///
 /// All pages are type-checked by one `swiftc -typecheck` run against the modules the test build made: a few seconds,
 /// not one compile per block.
-@Suite(.timeLimit(.minutes(2))) struct DocumentationSamplesCompileTests {
+@Suite(.scaledTimeLimit(minutes: 2)) struct DocumentationSamplesCompileTests {
 	static let repository = Fixtures.folder.deletingLastPathComponent()
 
 	/// The pages whose samples are compiled.

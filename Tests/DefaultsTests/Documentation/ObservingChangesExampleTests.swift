@@ -28,7 +28,7 @@ private final class SettingsModel {
 	}
 }
 
-@Suite(.serialized, .timeLimit(.minutes(1))) struct ObservingChangesExampleTests {
+@Suite(.serialized, .scaledTimeLimit(minutes: 1)) struct ObservingChangesExampleTests {
 	init() {
 		Defaults.reset(.isUnicornMode, .level, .title)
 	}

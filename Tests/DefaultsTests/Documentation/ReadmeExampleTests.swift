@@ -16,7 +16,7 @@ extension Defaults.Keys {
 	fileprivate static let lastFile = Key<URL?>("readmeLastFile")  // optional: defaults to nil
 }
 
-@Suite(.serialized, .timeLimit(.minutes(1))) struct ReadmeExampleTests {
+@Suite(.serialized, .scaledTimeLimit(minutes: 1)) struct ReadmeExampleTests {
 	init() {
 		Defaults.reset(.launchCount, .theme, .window, .lastFile)
 	}

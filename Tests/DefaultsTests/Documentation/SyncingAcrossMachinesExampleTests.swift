@@ -7,7 +7,7 @@ import DefaultsEtcd
 import Foundation
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(1))) struct SyncingAcrossMachinesExampleTests {
+@Suite(.serialized, .scaledTimeLimit(minutes: 1)) struct SyncingAcrossMachinesExampleTests {
 	@Test(.requiresEtcd) func aThemeSetOnOneMachineIsHeardOnTheOther() async throws {
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// Reading an unchanged stored form returns the last decoded value; a read is always what a fresh decode gives.
-@Suite(.timeLimit(.minutes(1))) struct DecodedValueCacheTests {
+@Suite(.scaledTimeLimit(minutes: 1)) struct DecodedValueCacheTests {
 	@Test func anUnchangedStoredFormIsNotDecodedAgain() {
 		let store = Defaults.InMemoryStore()
 		let counter = DecodeCounter()

@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@Suite(.timeLimit(.minutes(1))) struct KeyTests {
+@Suite(.scaledTimeLimit(minutes: 1)) struct KeyTests {
 	let store = Defaults.InMemoryStore()
 
 	@Test func aKeyReadsItsDefaultUntilWritten() {
@@ -161,7 +161,7 @@ private final class Counter: Sendable {
 	#expect(store[first] == 1)
 }
 
-@Suite(.timeLimit(.minutes(1))) struct WellKnownSpellingTests {
+@Suite(.scaledTimeLimit(minutes: 1)) struct WellKnownSpellingTests {
 	@Test func codeWrittenForTheWellKnownPackageCompiles() {
 		FailureRecorder.start()
 		let name = uniqueKeyName("iCloud")

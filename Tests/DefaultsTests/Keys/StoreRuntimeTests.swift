@@ -24,7 +24,7 @@ private final class LookupCountingStore: InMemoryBackedStore, @unchecked Sendabl
 }
 
 /// One runtime per store: found from the store, shared by its keys, and gone with the store.
-@Suite(.timeLimit(.minutes(1))) struct StoreRuntimeTests {
+@Suite(.scaledTimeLimit(minutes: 1)) struct StoreRuntimeTests {
 	@Test func aCustomStoreGetsFastReadsForFree() throws {
 		let store = LookupCountingStore()
 		let key = Defaults.Key<Int>("level", default: 1, suite: store)

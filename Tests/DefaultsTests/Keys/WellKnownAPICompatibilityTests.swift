@@ -42,7 +42,7 @@ extension Defaults.Keys {
 		#expect(!Defaults.iCloud.keys.contains(key))
 	}
 
-	@Test(.timeLimit(.minutes(1))) func waitForSyncCompletionReturnsWithoutARemote() async {
+	@Test(.scaledTimeLimit(minutes: 1)) func waitForSyncCompletionReturnsWithoutARemote() async {
 		#expect(Defaults.iCloud.engine == nil)
 		await Defaults.iCloud.waitForSyncCompletion()
 	}

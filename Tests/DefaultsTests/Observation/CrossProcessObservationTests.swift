@@ -5,7 +5,7 @@ import Testing
 
 /// Changes made by another process (the `DefaultsTestHelper` executable) to a file store's file reach this
 /// process's observers by themselves, through the store's file watching and the change hub.
-@Suite("observation across processes", .timeLimit(.minutes(1)))
+@Suite("observation across processes", .scaledTimeLimit(minutes: 1))
 struct CrossProcessObservationTests {
 	@Test func observersHearAnotherProcessChangeTheFileAndOnlyTheChangedKeys() async throws {
 		let folder = try TemporaryDirectory()
@@ -64,11 +64,11 @@ struct CrossProcessObservationTests {
 		let url = folder.file("settings.plist")
 		let store = Defaults.FileStore.at(url)
 		let greeting = Defaults.Key<String?>("greeting", suite: store)
-		let child = try ChildProcess(["observation-await", url.path, "greeting", "hello", "30"])
+		let child = try ChildProcess(["observation-await", url.path, "greeting", "hello", "\(30 * sanitizerSlowdown)"])
 		#expect(await eventually { child.standardOutputSoFar.contains("ready") || !child.isRunning })
 		Defaults[greeting] = "hello"
 		#expect(store.flush())
-		let result = try await child.wait(timeout: 40)
+		let result = try await child.wait(timeout: TimeInterval(40 * sanitizerSlowdown))
 		#expect(result.status == 0, "\(result)")
 	}
 }

@@ -26,7 +26,7 @@ private final class StaticKeySettings {
 	@Default(.wrapperLevel) var level: Int
 }
 
-@Suite("@Default", .timeLimit(.minutes(1)))
+@Suite("@Default", .scaledTimeLimit(minutes: 1))
 struct DefaultPropertyWrapperTests {
 	let store = Defaults.InMemoryStore()
 

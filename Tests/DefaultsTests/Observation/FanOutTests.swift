@@ -5,7 +5,7 @@ import Testing
 
 /// Delivery to many observers reads an immutable list of the key's subscribers and calls each handler with no lock
 /// held: these tests pin what that must keep from the locked delivery it replaced.
-@Suite("observer fan-out", .timeLimit(.minutes(1)))
+@Suite("observer fan-out", .scaledTimeLimit(minutes: 1))
 struct FanOutTests {
 	let store = Defaults.InMemoryStore()
 

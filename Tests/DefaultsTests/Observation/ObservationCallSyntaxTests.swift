@@ -22,7 +22,7 @@ private final class SyntaxModel {
 }
 
 /// Code written for the well-known Defaults API compiles unchanged: these are its call shapes.
-@Suite("observation call syntax", .serialized, .timeLimit(.minutes(1)))
+@Suite("observation call syntax", .serialized, .scaledTimeLimit(minutes: 1))
 struct ObservationCallSyntaxTests {
 	@Test func theWellKnownCallsCompileAndRun() async {
 		var singles: [Int] = []

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Defaults
 
-@Suite("observe", .timeLimit(.minutes(1)))
+@Suite("observe", .scaledTimeLimit(minutes: 1))
 struct ObserveTests {
 	let store = Defaults.InMemoryStore()
 

@@ -7,7 +7,7 @@ import Testing
 /// A store's report of changes made outside the package (``Defaults/Store/reportOutsideChanges(_:)``), simulated
 /// on an in-memory store; the file store's real reports are tested with a second process in
 /// `CrossProcessObservationTests`.
-@Suite("outside changes", .timeLimit(.minutes(1)))
+@Suite("outside changes", .scaledTimeLimit(minutes: 1))
 struct OutsideChangeTests {
 	let store = Defaults.InMemoryStore()
 
@@ -72,7 +72,7 @@ private final class FeedStore: InMemoryBackedStore, @unchecked Sendable {
 /// The store's runtime holds each key's observers; there is no per-store subscription to count, so a key observed
 /// twice, or by several observations, never leaves one behind (it once did: `observe(keys: a, a)` subscribed twice and
 /// released once).
-@Suite(.timeLimit(.minutes(1))) struct OutsideChangeSeamTests {
+@Suite(.scaledTimeLimit(minutes: 1)) struct OutsideChangeSeamTests {
 	@Test func aStoresOwnChangeFeedReachesObservers() {
 		let store = FeedStore()
 		let level = Defaults.Key<Int>("level", default: 1, suite: store)

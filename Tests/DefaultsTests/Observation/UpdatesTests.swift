@@ -3,7 +3,7 @@ import Testing
 
 @testable import Defaults
 
-@Suite("updates", .timeLimit(.minutes(1)))
+@Suite("updates", .scaledTimeLimit(minutes: 1))
 struct UpdatesTests {
 	let store = Defaults.InMemoryStore()
 

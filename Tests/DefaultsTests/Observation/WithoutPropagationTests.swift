@@ -2,7 +2,7 @@ import Defaults
 import Foundation
 import Testing
 
-@Suite("withoutPropagation", .timeLimit(.minutes(1)))
+@Suite("withoutPropagation", .scaledTimeLimit(minutes: 1))
 struct WithoutPropagationTests {
 	let store = Defaults.InMemoryStore()
 

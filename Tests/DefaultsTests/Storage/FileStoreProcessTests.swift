@@ -9,7 +9,7 @@ import Testing
 
 /// The property-list file store across processes: each test runs the `DefaultsTestHelper` executable with a
 /// temporary `XDG_CONFIG_HOME`.
-@Suite(.timeLimit(.minutes(1))) struct FileStoreProcessTests {
+@Suite(.scaledTimeLimit(minutes: 1)) struct FileStoreProcessTests {
 	let folder: TemporaryDirectory
 
 	init() throws {

@@ -10,7 +10,7 @@ import Testing
 /// Termination signals under load, in child processes: a storm of them, an exit racing the termination flush,
 /// writes during it, closed standard descriptors and `fork()`. The process must end by the signal, with what it
 /// wrote on disk, and never hang.
-@Suite(.timeLimit(.minutes(2))) struct FileStoreSignalTests {
+@Suite(.scaledTimeLimit(minutes: 2)) struct FileStoreSignalTests {
 	let folder: TemporaryDirectory
 
 	init() throws {
@@ -103,7 +103,7 @@ import Testing
 	/// multi-threaded process that forks without exec, and there the forked child ignored SIGTERM and outlived the run.
 	@Test(
 		.disabled(
-			if: ProcessInfo.processInfo.environment["DEFAULTS_TESTS_UNDER_THREAD_SANITIZER"] == "1",
+			if: runsUnderThreadSanitizer,
 			"the thread sanitizer does not support fork without exec in a multi-threaded process"))
 	func sigtermToAForkedChildEndsTheChildAndSparesTheParent() throws {
 		let file = folder.file("forked.plist")

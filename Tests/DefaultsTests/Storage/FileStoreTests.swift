@@ -4,7 +4,7 @@ import Testing
 @testable import Defaults
 
 /// The property-list file store, within one process.
-@Suite(.timeLimit(.minutes(1))) struct FileStoreTests {
+@Suite(.scaledTimeLimit(minutes: 1)) struct FileStoreTests {
 	let folder: TemporaryDirectory
 	let url: URL
 	let store: Defaults.FileStore

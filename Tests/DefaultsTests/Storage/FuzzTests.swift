@@ -8,7 +8,7 @@ import Testing
 /// property-list values handed to every built-in bridge. A crash fails the run; every outcome is checked.
 ///
 /// `DEFAULTS_FUZZ_CASES` raises the number of mutated files (see Docs/FileStore.md, "Fuzzing"); CI runs the default.
-@Suite(.timeLimit(.minutes(2))) struct FuzzTests {
+@Suite(.scaledTimeLimit(minutes: 2)) struct FuzzTests {
 	static let caseCount = ProcessInfo.processInfo.environment["DEFAULTS_FUZZ_CASES"].flatMap(Int.init) ?? 3_000
 
 	/// Valid files of each format the reader takes, to mutate.

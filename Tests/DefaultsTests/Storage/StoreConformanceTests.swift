@@ -5,7 +5,7 @@ import Testing
 
 /// Every store of the package keeps the store seam's contract, checked by the public conformance kit; and the kit
 /// does fail a store that breaks it.
-@Suite(.timeLimit(.minutes(1))) struct StoreConformanceTests {
+@Suite(.scaledTimeLimit(minutes: 1)) struct StoreConformanceTests {
 	@Test func theInMemoryStoreConforms() throws {
 		try StoreConformance.check(outsideChange: { store, key, value in
 			store.setStoredValue(value, forKey: key)

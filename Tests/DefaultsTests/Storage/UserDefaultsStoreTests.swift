@@ -51,7 +51,7 @@ import Testing
 		#expect(store.object(forKey: "cgFloat") is Double)
 	}
 
-	@Test(.timeLimit(.minutes(1)))
+	@Test(.scaledTimeLimit(minutes: 1))
 	func nilRemovesTheKeyInsteadOfHanging() {
 		let suite = Suite()
 		let store = suite.defaults

@@ -8,7 +8,7 @@ import Testing
 /// etcd's error replies (authentication, permissions, limits) against a real etcd: each one an error that says what
 /// etcd said, never a crash. On Linux, etcd 3.4 ends every error reply with an HTTP trailer, on which
 /// FoundationNetworking traps; these tests are the ones that would end the test process if a request went through it.
-@Suite(.serialized, .requiresEtcd, .timeLimit(.minutes(1))) struct EtcdAuthenticationTests {
+@Suite(.serialized, .requiresEtcd, .scaledTimeLimit(minutes: 1)) struct EtcdAuthenticationTests {
 	static let editor = EtcdClient.Credentials(user: "editor", password: "editor-password")
 
 	private func refusal(_ body: () async throws -> Void) async -> String? {

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// The etcd client against a real etcd: failing over to the next endpoint.
-@Suite(.serialized, .requiresEtcd, .timeLimit(.minutes(1))) struct EtcdClientTests {
+@Suite(.serialized, .requiresEtcd, .scaledTimeLimit(minutes: 1)) struct EtcdClientTests {
 	@Test func aDeadEndpointIsPassedOverForTheNextOne() async throws {
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }
@@ -22,7 +22,7 @@ import Testing
 }
 
 /// https endpoints: TLS through URLSession, with the server's certificate verified.
-@Suite(.serialized, .requiresEtcd, .timeLimit(.minutes(1))) struct EtcdTLSTests {
+@Suite(.serialized, .requiresEtcd, .scaledTimeLimit(minutes: 1)) struct EtcdTLSTests {
 	@Test func anEndpointWhoseCertificateIsNotTrustedIsNeverSpokenToInTheClear() async throws {
 		let etcd = try await EtcdServer.start(["--auto-tls"])
 		defer { etcd.stop() }

@@ -7,7 +7,7 @@ import Testing
 
 /// What the client and the engine do with what a gateway sends (issue 18, items 5, 8 and 9): each test here failed
 /// before its fix.
-@Suite(.serialized, .requiresEtcd, .timeLimit(.minutes(1))) struct EtcdGatewayInputTests {
+@Suite(.serialized, .requiresEtcd, .scaledTimeLimit(minutes: 1)) struct EtcdGatewayInputTests {
 	static let noLeader =
 		"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\n\r\n"
 		+ #"{"error":"etcdserver: no leader","message":"etcdserver: no leader","code":14}"#

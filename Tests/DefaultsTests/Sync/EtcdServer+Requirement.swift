@@ -6,7 +6,7 @@ import Testing
 /// Marks a suite or test that runs a real etcd (``EtcdServer``).
 ///
 /// ```swift
-/// @Suite(.serialized, .requiresEtcd, .timeLimit(.minutes(1))) struct SyncAcrossMachinesTests { … }
+/// @Suite(.serialized, .requiresEtcd, .scaledTimeLimit(minutes: 1)) struct SyncAcrossMachinesTests { … }
 /// ```
 ///
 /// Without etcd, each such test is skipped (cancelled, with the reason) rather than failing, and the test process

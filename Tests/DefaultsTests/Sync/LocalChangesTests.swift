@@ -4,7 +4,7 @@ import Testing
 @testable import Defaults
 
 /// The count of local changes a push uses to forget only what it pushed.
-@Suite(.timeLimit(.minutes(1))) struct LocalChangesTests {
+@Suite(.scaledTimeLimit(minutes: 1)) struct LocalChangesTests {
 	@Test func aNameIsForgottenOnlyIfNoChangeCameAfterWhatWasPushed() {
 		let changes = LocalChanges()
 		let theme = changes.counter(for: "theme")

@@ -6,7 +6,7 @@ import Testing
 /// Machines (child processes with config folders of their own) syncing through a real etcd.
 ///
 /// Serialized: each test runs an etcd and two or three processes, which is all two cores take.
-@Suite(.serialized, .requiresEtcd, .timeLimit(.minutes(1))) struct SyncAcrossMachinesTests {
+@Suite(.serialized, .requiresEtcd, .scaledTimeLimit(minutes: 1)) struct SyncAcrossMachinesTests {
 	@Test func aChangeReachesTheOtherMachineAndItsObservers() async throws {
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }

@@ -6,7 +6,7 @@ import Testing
 @testable import Defaults
 
 /// Atomic updates of synced keys (issue 22): a compare-and-swap loop against a real etcd.
-@Suite(.serialized, .requiresEtcd, .timeLimit(.minutes(1))) struct SyncAtomicUpdateTests {
+@Suite(.serialized, .requiresEtcd, .scaledTimeLimit(minutes: 1)) struct SyncAtomicUpdateTests {
 	/// An engine syncing `count` in a store of its own, with what observers of `count` hear.
 	final class Setup: @unchecked Sendable {
 		let store = Defaults.InMemoryStore()

@@ -5,7 +5,7 @@ import Testing
 @testable import Defaults
 
 /// The machine whose change loses is told, with both values (issue 18, the conflict rule).
-@Suite(.serialized, .requiresEtcd, .timeLimit(.minutes(1))) struct SyncConflictTests {
+@Suite(.serialized, .requiresEtcd, .scaledTimeLimit(minutes: 1)) struct SyncConflictTests {
 	@Test func ofTwoChangesMadeWithoutSeeingEachOtherTheLaterCommittedOneIsReportedToItsMachine() async throws {
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }

@@ -6,7 +6,7 @@ import Testing
 
 /// The order of the settings file and the sync state on disk, the state file's mode, and programs that exit at once
 /// (issue 18, items 1, 3, 8 and 10): each test here failed before its fix.
-@Suite(.serialized, .requiresEtcd, .timeLimit(.minutes(1))) struct SyncDurabilityTests {
+@Suite(.serialized, .requiresEtcd, .scaledTimeLimit(minutes: 1)) struct SyncDurabilityTests {
 	@Test func aMachineKilledRightAfterHearingAValueDoesNotPushItsOlderOneLater() async throws {
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }

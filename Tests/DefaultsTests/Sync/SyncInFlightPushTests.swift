@@ -6,7 +6,7 @@ import Testing
 /// What the watch delivers while a push is on its way (the engine's actor takes remote changes between a push's
 /// request and its reply), and what a conflict reply then decides. Issue 18, defect 4 and the whole-cluster restart
 /// that CI caught: both tests failed before the fix.
-@Suite(.timeLimit(.minutes(1))) struct SyncInFlightPushTests {
+@Suite(.scaledTimeLimit(minutes: 1)) struct SyncInFlightPushTests {
 	static let agreed = Defaults.RemoteEntry(key: "/p/k", value: try! SyncedValueCoding.encode("zero"), modRevision: 5)
 
 	/// The first push's reply is lost, etcd commits it later, and the watch delivers that commit while the second

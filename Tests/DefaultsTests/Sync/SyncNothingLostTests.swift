@@ -6,7 +6,7 @@ import Testing
 @testable import Defaults
 
 /// Acknowledged writes that sync once lost (issue 18, items 1 to 4): each test here failed before its fix.
-@Suite(.serialized, .requiresEtcd, .timeLimit(.minutes(1))) struct SyncNothingLostTests {
+@Suite(.serialized, .requiresEtcd, .scaledTimeLimit(minutes: 1)) struct SyncNothingLostTests {
 	@Test func aRemovedKeyCanBeSetAgain() async throws {
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }

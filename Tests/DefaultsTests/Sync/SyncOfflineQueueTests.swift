@@ -7,7 +7,7 @@ import Testing
 /// A change made while the remote cannot be reached is recorded as this machine's wish at once, not at the next push
 /// pass (none runs offline): a program ended by a signal before etcd answers must not find its removals undone at the
 /// next start, as a lost file's keys would be. Failed before the fix: the queue file was never written offline.
-@Suite(.timeLimit(.minutes(1))) struct SyncOfflineQueueTests {
+@Suite(.scaledTimeLimit(minutes: 1)) struct SyncOfflineQueueTests {
 	@Test func aRemovalMadeOfflineIsInTheQueueFileBeforeAnyPush() async throws {
 		let folder = FileManager.default.temporaryDirectory.appending(path: "offline-queue-\(UUID().uuidString)")
 		try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

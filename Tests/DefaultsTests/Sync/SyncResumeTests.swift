@@ -9,7 +9,7 @@ import Testing
 
 /// How a machine catches up after it stopped watching: from the next revision, or by reading everything when etcd
 /// compacted that history away.
-@Suite(.serialized, .requiresEtcd, .timeLimit(.minutes(1))) struct SyncResumeTests {
+@Suite(.serialized, .requiresEtcd, .scaledTimeLimit(minutes: 1)) struct SyncResumeTests {
 	@Test func aMachineThatWasAwayCatchesUpAlsoAfterACompaction() async throws {
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }
@@ -83,7 +83,7 @@ import Testing
 		let healed = ContinuousClock.now
 		#expect(try await eventually { engine.status.isConnected })
 		let elapsed = ContinuousClock.now - healed
-		#expect(elapsed < .milliseconds(1500), "connected again \(elapsed) after etcd came back")
+		#expect(elapsed < .milliseconds(1500).scaledForSanitizer, "connected again \(elapsed) after etcd came back")
 	}
 
 	/// A watch on a member that stopped answering (a paused process keeps its connections open and silent) ends,
@@ -105,7 +105,7 @@ import Testing
 	}
 
 	private func eventually(_ condition: () -> Bool) async throws -> Bool {
-		let deadline = Date().addingTimeInterval(10)
+		let deadline = Date().addingTimeInterval(TimeInterval(10 * sanitizerSlowdown))
 		while Date() < deadline {
 			if condition() {
 				return true

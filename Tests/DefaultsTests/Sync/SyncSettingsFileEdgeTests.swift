@@ -6,7 +6,7 @@ import Testing
 
 /// The settings file under sync, at its edges (issue 18, item 1's remaining gaps): removals the `defaults` command
 /// makes, a loss that a later write hides, and a flush that fails. Each test here failed before its fix.
-@Suite(.serialized, .requiresEtcd, .timeLimit(.minutes(1))) struct SyncSettingsFileEdgeTests {
+@Suite(.serialized, .requiresEtcd, .scaledTimeLimit(minutes: 1)) struct SyncSettingsFileEdgeTests {
 	/// `defaults delete` of more keys than a lost file is told apart from, while the app does not run: the command
 	/// records them in the sync queue, so the next start pushes them as removals instead of putting them back.
 	@Test func manyKeysDeletedWithTheCommandWhileTheAppIsStoppedAreRemovedEverywhere() async throws {

@@ -9,7 +9,7 @@ import Testing
 
 /// The state file under a burst of watch messages (issue 18): written once for the burst, not once per message, and
 /// on disk with the last revision soon after.
-@Suite(.timeLimit(.minutes(1))) struct SyncStateSavingTests {
+@Suite(.scaledTimeLimit(minutes: 1)) struct SyncStateSavingTests {
 	#if canImport(Glibc)
 		@Test func aBurstOfWatchMessagesWritesTheStateFileAFewTimesNotOnceEach() async throws {
 			let folder = try TemporaryDirectory()

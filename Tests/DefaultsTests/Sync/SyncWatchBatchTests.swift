@@ -6,7 +6,7 @@ import Testing
 
 /// A watch delivers several changes at once after a reconnect; each is applied knowing what the ones before it
 /// stored, so none is mistaken for a local edit and pushed back (an echo, reported as a lost conflict).
-@Suite(.timeLimit(.minutes(1))) struct SyncWatchBatchTests {
+@Suite(.scaledTimeLimit(minutes: 1)) struct SyncWatchBatchTests {
 	@Test func twoChangesOfAKeyNotStoredHereInOneBatchAreTakenInAndNothingIsPushedBack() async throws {
 		let remote = ScriptedRemote()
 		remote.watchEvents = [
@@ -32,7 +32,7 @@ import Testing
 }
 
 /// Push passes run one at a time: `synchronize()` while the engine's own pass is under way waits for it.
-@Suite(.timeLimit(.minutes(1))) struct SyncPushPassTests {
+@Suite(.scaledTimeLimit(minutes: 1)) struct SyncPushPassTests {
 	@Test func synchronizeDuringAPushWaitsForItInsteadOfPushingTheSameKeyBesideIt() async throws {
 		let remote = SlowWritesRemote()
 		let store = Defaults.InMemoryStore()

@@ -6,7 +6,7 @@ import Testing
 /// Which path `Defaults.update` takes for a key: the store's own atomic update, or the sync engine's compare-and-swap
 /// loop for a synced key (issue 22). With a remote that cannot be reached, the two are told apart by what happens:
 /// the local path stores the value, the synced one throws and stores nothing.
-@Suite(.timeLimit(.minutes(1))) struct SyncedUpdateRoutingTests {
+@Suite(.scaledTimeLimit(minutes: 1)) struct SyncedUpdateRoutingTests {
 	final class Synced: @unchecked Sendable {
 		let store = Defaults.InMemoryStore()
 		let remote = UnreachableRemote()

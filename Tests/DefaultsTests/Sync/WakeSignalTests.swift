@@ -5,7 +5,7 @@ import Testing
 
 /// The sync engine's wake-up: no signal is lost, whether it comes before a wait, during one, or as the waiting task is
 /// cancelled (the retry wait races it against a timer and cancels the loser).
-@Suite(.timeLimit(.minutes(1))) struct WakeSignalTests {
+@Suite(.scaledTimeLimit(minutes: 1)) struct WakeSignalTests {
 	/// Whether `wait()` returns within `limit`; a wait still blocked then is cancelled.
 	static func wakes(_ signal: WakeSignal, within limit: Duration = .seconds(2)) async -> Bool {
 		await withTaskGroup(of: Bool.self) { group in

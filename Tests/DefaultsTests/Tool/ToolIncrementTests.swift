@@ -3,7 +3,7 @@ import Testing
 
 /// `defaults increment` and `write -array-add`: the command's read-modify-writes, alone and from several processes at
 /// once.
-@Suite(.timeLimit(.minutes(1))) struct ToolIncrementTests {
+@Suite(.scaledTimeLimit(minutes: 1)) struct ToolIncrementTests {
 	let tool: ToolRunner
 
 	init() throws {

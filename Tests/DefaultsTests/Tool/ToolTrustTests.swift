@@ -8,7 +8,7 @@ import Testing
 
 /// What `defaults` must never destroy or half do: an import that fails part-way, an export over a device, a FIFO
 /// or a link, output to a closed or broken pipe, a watch through a link, dates far from now, endless input.
-@Suite(.timeLimit(.minutes(1))) struct ToolTrustTests {
+@Suite(.scaledTimeLimit(minutes: 1)) struct ToolTrustTests {
 	let tool: ToolRunner
 	let seeded: [String: Any] = ["a": 1, "b": "two", "c": [true, 3.5]]
 

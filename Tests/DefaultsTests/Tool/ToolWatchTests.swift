@@ -6,7 +6,7 @@ import Testing
 #endif
 
 /// `defaults watch` sees changes other processes make, and a running program's observers see `defaults write`.
-@Suite(.timeLimit(.minutes(1))) struct ToolWatchTests {
+@Suite(.scaledTimeLimit(minutes: 1)) struct ToolWatchTests {
 	let tool: ToolRunner
 
 	init() throws {

@@ -5,7 +5,7 @@ import Testing
 
 /// `Defaults.update` across processes sharing one settings file: each test starts `DefaultsTestHelper` children
 /// that update at the same moment (they wait for a start file), then reads what they left.
-@Suite(.timeLimit(.minutes(1))) struct UpdateProcessTests {
+@Suite(.scaledTimeLimit(minutes: 1)) struct UpdateProcessTests {
 	let folder: TemporaryDirectory
 
 	init() throws {

@@ -4,7 +4,7 @@ import Testing
 @testable import Defaults
 
 /// `Defaults.update` in one process: threads, transactions, throwing closures, observers, errors.
-@Suite(.timeLimit(.minutes(1))) struct UpdateTests {
+@Suite(.scaledTimeLimit(minutes: 1)) struct UpdateTests {
 	struct Refused: Error {}
 
 	/// A file store on a file of its own, for the tests that need the file store's update.

@@ -6,7 +6,7 @@ import Testing
 
 /// The fault checker's look at etcd itself (``EtcdGateway/memberDisagreement(_:prefix:at:)``), tried on two separate
 /// etcd servers standing in for two members: the same writes agree, a different value at one revision does not.
-@Suite(.requiresEtcd, .timeLimit(.minutes(1))) struct EtcdMemberAgreementTests {
+@Suite(.requiresEtcd, .scaledTimeLimit(minutes: 1)) struct EtcdMemberAgreementTests {
 	@Test func membersHoldingDifferentValuesAtOneRevisionAreNamedWithTheKey() async throws {
 		let first = try await EtcdServer.start()
 		defer { first.stop() }

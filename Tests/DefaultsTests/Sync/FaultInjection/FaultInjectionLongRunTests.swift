@@ -14,7 +14,7 @@ import Testing
 
 	@Test(
 		.enabled(if: seconds != nil, "the randomized fault run is for before a release: .ci/faults"),
-		.timeLimit(.minutes(120)))
+		.scaledTimeLimit(minutes: 120))
 	func randomizedFaultsLoseNothing() async throws {
 		let seconds = try #require(Self.seconds)
 		let seed = Self.environment["DEFAULTS_FAULTS_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...999_999)

@@ -14,7 +14,7 @@ extension FaultInjectionTests {
 		static let increments = 200
 	}
 
-	@Test(.timeLimit(.minutes(1)), arguments: FaultInjectionTests.etcds)
+	@Test(.scaledTimeLimit(minutes: 1), arguments: FaultInjectionTests.etcds)
 	func machinesIncrementingOneCounterWhileTheLeaderIsKilledEndOnTheExactTotal(etcd: URL) async throws {
 		let cluster = try await EtcdCluster.start(etcd: etcd)
 		defer { cluster.stop() }

@@ -35,7 +35,7 @@ import Testing
 	/// at revisions 10 and 18; seed 6 on etcd 3.5: own2=m2.1.2 at 10 and 13), which every scenario checks.
 	/// Fixed by applying a watch batch with the stored keys kept current (`SyncWatchBatchTests`): a batch changing one
 	/// key twice made the second change look like a local edit, which was pushed back.
-	@Test(.timeLimit(.minutes(1)), arguments: etcds)
+	@Test(.scaledTimeLimit(minutes: 1), arguments: etcds)
 	func noMachinePushesBackAValueItReceivedEvenAfterAWholeClusterRestart(etcd: URL) async throws {
 		let outcome = try await FaultRun(etcd: etcd, schedule: Self.schedule(5), faults: [.clusterRestart]).run()
 		print("fault injection: \(outcome)")
@@ -43,12 +43,12 @@ import Testing
 		#expect(outcome.echoAttempts.isEmpty, "\(outcome.echoAttempts.joined(separator: "\n"))")
 	}
 
-	@Test(.timeLimit(.minutes(1)), arguments: etcds)
+	@Test(.scaledTimeLimit(minutes: 1), arguments: etcds)
 	func aLeaderKilledWhileMachinesWriteLosesNothing(etcd: URL) async throws {
 		try await expectNothingLost(.leaderKill, etcd, seed: 1)
 	}
 
-	@Test(.timeLimit(.minutes(1)), arguments: etcds)
+	@Test(.scaledTimeLimit(minutes: 1), arguments: etcds)
 	func aMachineKilledAndRestartedLosesNothing(etcd: URL) async throws {
 		try await expectNothingLost(.machineKill, etcd, seed: 2)
 	}
@@ -57,7 +57,7 @@ import Testing
 	/// revisions after the restart (seed 8: shared0=m1.1.39 at 171 and 174, own4=m4.1.37 at 175 and 178), 5 runs in 6.
 	/// Runs in CI since the loss is remembered until every agreed key is back (`SyncSettingsFileEdgeTests`), not read
 	/// from the file as it is, which one unrelated write made readable again.
-	@Test(.timeLimit(.minutes(1)), arguments: etcds)
+	@Test(.scaledTimeLimit(minutes: 1), arguments: etcds)
 	func aMachineWhoseSettingsFileIsLostRejoinsWithoutDeletingAnything(etcd: URL) async throws {
 		try await expectNothingLost(.settingsFileLoss, etcd, seed: 8)
 	}
@@ -66,13 +66,13 @@ import Testing
 	/// acknowledged, etcd 3.4); passes since a conflict is settled against the newest remote change the machine knows
 	/// (`SyncInFlightPushTests`).
 	@Test(
-		.timeLimit(.minutes(1)), arguments: etcds)
+		.scaledTimeLimit(minutes: 1), arguments: etcds)
 	func aPausedLeaderLosesNothing(etcd: URL) async throws {
 		try await expectNothingLost(.memberPause, etcd, seed: 3)
 	}
 
 	@Test(
-		.timeLimit(.minutes(1)), arguments: etcds)
+		.scaledTimeLimit(minutes: 1), arguments: etcds)
 	func aLostQuorumLosesNothingOnceItReturns(etcd: URL) async throws {
 		try await expectNothingLost(.lostQuorum, etcd, seed: 4)
 	}
@@ -84,12 +84,12 @@ import Testing
 	/// delivered the machine's own older push, committed late, while its next push was on its way, and the conflict
 	/// reply that followed was taken for another machine's (`SyncInFlightPushTests`).
 	@Test(
-		.timeLimit(.minutes(1)), arguments: etcds)
+		.scaledTimeLimit(minutes: 1), arguments: etcds)
 	func aPausedQuorumLosesNothingOnceItGoesOn(etcd: URL) async throws {
 		try await expectNothingLost(.pausedQuorum, etcd, seed: 7, for: 4)
 	}
 
-	@Test(.timeLimit(.minutes(1)), arguments: etcds)
+	@Test(.scaledTimeLimit(minutes: 1), arguments: etcds)
 	func aWholeClusterRestartLosesNothing(etcd: URL) async throws {
 		try await expectNothingLost(.clusterRestart, etcd, seed: 5)
 	}
@@ -97,7 +97,7 @@ import Testing
 	/// Machines whose preferred member is cut off must hear the others through another member (before the watch
 	/// asked for a leader, seed 6 left machines 1 and 4 without the others' writes 15 s after the heal).
 	@Test(
-		.timeLimit(.minutes(1)),
+		.scaledTimeLimit(minutes: 1),
 		.disabled(
 			if: !waitingScenariosRun,
 			"waiting for a steadier harness: under load the checker's read of the healed cluster failed, and a heal took 49 s instead of 7 (2 runs in 6)"
