@@ -125,7 +125,7 @@ extension Defaults {
 			super.init(name: name, suite: suite, runtime: runtime)
 			// Encoded once, for the declaration check and for the registration.
 			let storedDefault = staticDefault.flatMap { try? self.bridge.storedForm(of: $0) }
-			KeyDeclarations.record(name: name, store: suite, valueType: Value.self, storedDefault: storedDefault)
+			runtime.declare(name, valueType: Value.self, storedDefault: storedDefault)
 			if let storedDefault {
 				runtime.register([name: storedDefault], in: suite)
 			}

@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 
 /// Everything the package keeps about one store, in one object: the change counter keys read against, who hears a
-/// write or an outside change (`StoreRuntime+Listeners.swift`), and which keys' stored values failed to decode.
+/// write or an outside change (`StoreRuntime+Listeners.swift`), which keys are declared under which names
+/// (`StoreRuntime+Declarations.swift`), and which keys' stored values failed to decode.
 ///
 /// Keys look their store's runtime up once, when they are made, and hold it; so do the change hub's subscriptions
 /// and the sync engine. A write or outside change is then a question to one object, not to a table per concern.
@@ -25,6 +26,9 @@ package final class StoreRuntime: @unchecked Sendable {
 
 	/// The keys whose stored value failed to decode and was reported, until they are written again.
 	private let failedKeys = LockedState<Set<String>>([])
+	/// The first declaration of each key name, and the pairs of types already reported as conflicting
+	/// (`StoreRuntime+Declarations.swift`).
+	let declarations = LockedState<(byName: [String: KeyDeclaration], reported: Set<String>)>(([:], []))
 	/// `failedKeys.count`, so that a write skips the lock while nothing has failed, which is nearly always.
 	private let failureCount = Atomic<Int>(0)
 
