@@ -189,7 +189,7 @@ private let etcdProcessIdentifier = Atomic<Int32>(0)
 func benchmarkEtcdExecutable() -> String {
 	let environment = ProcessInfo.processInfo.environment
 	// A path the environment names is used or refused, never silently replaced by another etcd (as in .ci/test).
-	if let named = environment["DEFAULTS_TEST_ETCD"] {
+	if let named = environment["DEFAULTS_TEST_ETCD"], !named.isEmpty {
 		guard isExecutableBinary(named) else {
 			fatalError("DEFAULTS_TEST_ETCD=\(named) is not an etcd executable (a binary, not a script)")
 		}

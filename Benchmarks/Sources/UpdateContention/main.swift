@@ -53,7 +53,10 @@ let children = (0..<processes).map { _ in
 }
 // Let every child open its store before the clock starts.
 usleep(300_000)
-FileManager.default.createFile(atPath: start.path, contents: nil)
+// The children wait for this file: without it they would wait out their own deadline.
+guard FileManager.default.createFile(atPath: start.path, contents: nil) else {
+	fatalError("could not create the start file \(start.path)")
+}
 var total = 0
 for (child, output) in children {
 	let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

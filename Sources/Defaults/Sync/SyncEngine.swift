@@ -146,8 +146,9 @@ extension Defaults {
 		/// - Returns: whether the remote answered and every pending change went out (or lost its conflict). `false`
 		///   when the remote could not be reached or the settings file could not be written (the changes stay queued,
 		///   see ``status``; a failure to write is reported as a ``Defaults/Failure``), when a value is too large for
-		///   the remote (it stays on this machine only, and a ``Defaults/Failure`` says so), or when a key kept
-		///   changing under its push (it goes out with the next pass).
+		///   the remote (it stays on this machine only, and a ``Defaults/Failure`` says so), or when pushes kept
+		///   meeting this machine's own earlier ones, committed though their replies were lost (the value goes out
+		///   with the next pass).
 		@discardableResult
 		public func synchronize() async -> Bool {
 			await worker.synchronize(localChanges: localChanges)

@@ -22,7 +22,7 @@ extension SyncWorker {
 	}
 
 	/// How many more passes `synchronize()` runs for pushes that decided nothing, before it says that not everything
-	/// went out (a key another machine keeps changing).
+	/// went out: each such push met this machine's own earlier push, committed late, and another could meet the next.
 	static let extraSynchronizePasses = 3
 
 	/// How many keys go into one transaction: etcd refuses more than 128 operations in one by default.
@@ -65,8 +65,13 @@ extension SyncWorker {
 	/// - Returns: what the pass left undone.
 	@discardableResult
 	func pushPending(localChanges: LocalChanges) async throws -> PushPassOutcome {
+		// A pass waited for here may keep a value that was pending when the caller came on this machine only (too
+		// large for the remote): the caller's outcome says so too.
+		var keptLocallyMeanwhile = false
 		while let running = pushPassInFlight {
-			_ = try? await running.value
+			if let outcome = try? await running.value, outcome.keptLocally {
+				keptLocallyMeanwhile = true
+			}
 			if pushPassInFlight == running {
 				pushPassInFlight = nil
 			}
@@ -78,11 +83,13 @@ extension SyncWorker {
 				pushPassInFlight = nil
 			}
 		}
-		return try await withTaskCancellationHandler {
+		var outcome = try await withTaskCancellationHandler {
 			try await pass.value
 		} onCancel: {
 			pass.cancel()
 		}
+		outcome.keptLocally = outcome.keptLocally || keptLocallyMeanwhile
+		return outcome
 	}
 
 	private func pushPendingPass(localChanges: LocalChanges) async throws -> PushPassOutcome {
@@ -249,7 +256,8 @@ extension SyncWorker {
 
 	/// The push's compare-and-swap failed: `current` is the key's remote record when etcd ran it.
 	///
-	/// - Returns: `false` when the conflict decided nothing and the local value goes out again at the next pass.
+	/// - Returns: `false` when the conflict decided nothing and the local value, not the agreed one, goes out again at
+	///   the next pass.
 	private func settleConflict(
 		of push: Push, current: Defaults.RemoteEntry?, localChanges: LocalChanges
 	) throws -> Bool {
@@ -259,7 +267,7 @@ extension SyncWorker {
 		// it decided nothing. The local value goes out again at the next pass, against the new revision.
 		if (record?.expectedModRevision ?? 0) != push.expectedModRevision {
 			noteLocalChange(push.name)
-			return false
+			return localValueIsAgreed(push.name)
 		}
 		// This machine's own earlier push, committed though its reply was lost: agreed on it, and the newer local
 		// value goes out against its revision at the next pass.
@@ -270,7 +278,7 @@ extension SyncWorker {
 				value: current?.value, modRevision: current?.modRevision ?? max(1, state.revision))
 			noteLocalChange(push.name)
 			applyHeldBackRemoteChange(of: push.name)
-			return false
+			return localValueIsAgreed(push.name)
 		}
 		// Made without knowing the latest remote value: the remote value wins here too. The winner is the newest
 		// remote change this machine knows of: the reply's, or one the watch delivered while the push was on its way
@@ -293,6 +301,13 @@ extension SyncWorker {
 			name: push.name, discarded: local,
 			winner: winner.value.map { .init(key: winner.key, value: $0, modRevision: winner.revision) })
 		return true
+	}
+
+	/// Whether the local value of `name` is the one agreed with the remote: a change noted again then has nothing to
+	/// push, and the next pass only forgets it.
+	private func localValueIsAgreed(_ name: String) -> Bool {
+		let local = localValue(of: name, storedNames: Set(store.store.storedKeys()))
+		return Self.isEqual(local, state.agreedLocalValue(forKey: name))
 	}
 
 	/// This value will never fit: say so and let the others through. The local value stays as it is, held against

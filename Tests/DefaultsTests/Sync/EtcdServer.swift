@@ -96,19 +96,21 @@ final class EtcdServer: @unchecked Sendable {
 
 	/// The version `etcd --version` prints ("3.5.1"), asked once per binary; `nil` when it prints none.
 	static func version(of etcd: URL) -> String? {
-		versions.withLock { known in
-			if let version = known[etcd] {
-				return version
-			}
-			let printed = try? ChildProcess.run(["--version"], executable: etcd.path, timeout: 10).standardOutput
-			let line = printed?.split(separator: "\n").first { $0.hasPrefix("etcd Version:") }
-			let version = line.map { $0.dropFirst("etcd Version:".count).trimmingCharacters(in: .whitespaces) }
-			known[etcd] = version
+		if let version = versions.withLock({ $0[etcd] }) {
 			return version
 		}
+		// Asked outside the lock (a child process may take seconds); a version not printed is asked again next time.
+		let printed = try? ChildProcess.run(["--version"], executable: etcd.path, timeout: 10).standardOutput
+		let line = printed?.split(separator: "\n").first { $0.hasPrefix("etcd Version:") }
+		guard let version = line.map({ $0.dropFirst("etcd Version:".count).trimmingCharacters(in: .whitespaces) })
+		else {
+			return nil
+		}
+		versions.withLock { $0[etcd] = version }
+		return version
 	}
 
-	private static let versions = LockedState<[URL: String?]>([:])
+	private static let versions = LockedState<[URL: String]>([:])
 
 	/// Whether this etcd version can lose a write it applied when it is killed: 3.5.0 to 3.5.2 (etcd-io/etcd#13766).
 	static func losesAppliedWritesOnCrash(_ version: String) -> Bool {
