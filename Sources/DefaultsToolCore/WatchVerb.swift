@@ -197,10 +197,8 @@ final class ChangePrinter: @unchecked Sendable {
 		for name in names {
 			let old = values[name]
 			let new = current[name]
-			switch (old, new) {
-			case (nil, nil): continue
-			case (let old?, let new?) where Defaults.PropertyList.isEqual(old, new): continue
-			default: break
+			if Defaults.PropertyList.isEqualOrBothAbsent(old, new) {
+				continue
 			}
 			values[name] = new
 			Output.line(line(key: name, value: new))

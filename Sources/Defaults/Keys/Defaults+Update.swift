@@ -171,12 +171,7 @@ extension Defaults.Store {
 			var changes: [StoredChangeOfUpdate] = []
 			for name in names {
 				let value = try values[name].map { try Defaults.PropertyList.normalize($0) }
-				switch (original[name], value) {
-				case (nil, nil):
-					continue
-				case (let old?, let new?) where Defaults.PropertyList.isEqual(old, new):
-					continue
-				default:
+				if !Defaults.PropertyList.isEqualOrBothAbsent(original[name], value) {
 					changes.append((name, value))
 				}
 			}

@@ -82,11 +82,7 @@ extension Defaults {
 
 		/// Whether both hold equal stored forms.
 		public static func == (lhs: AnySerializable, rhs: AnySerializable) -> Bool {
-			switch (lhs.storedForm, rhs.storedForm) {
-			case (nil, nil): true
-			case let (lhs?, rhs?): Defaults.PropertyList.isEqual(lhs, rhs)
-			default: false
-			}
+			Defaults.PropertyList.isEqualOrBothAbsent(lhs.storedForm, rhs.storedForm)
 		}
 
 		/// Hashes the stored form.

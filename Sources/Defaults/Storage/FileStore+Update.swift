@@ -85,7 +85,8 @@ extension Defaults.FileStore: AtomicallyUpdatingStore {
 		// whatever another process's update stored meanwhile: the lost update this exists to prevent. A key an
 		// observer wrote again during `apply` stays pending with its newer value.
 		memory.withLock { memory in
-			for change in changes where Self.isSame(memory.values[change.key], change.value) {
+			for change in changes
+			where Defaults.PropertyList.isEqualOrBothAbsent(memory.values[change.key], change.value) {
 				memory.markClean(change.key)
 			}
 		}
@@ -96,15 +97,4 @@ extension Defaults.FileStore: AtomicallyUpdatingStore {
 	/// How long an update waits for the file's lock: longer than a flush, which can try again later, since many
 	/// processes updating one file take turns with it.
 	static let updateLockWaitLimit = Duration.seconds(10)
-
-	private static func isSame(_ first: Any?, _ second: Any?) -> Bool {
-		switch (first, second) {
-		case (nil, nil):
-			return true
-		case (let first?, let second?):
-			return Defaults.PropertyList.isEqual(first, second)
-		default:
-			return false
-		}
-	}
 }

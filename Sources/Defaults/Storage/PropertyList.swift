@@ -219,6 +219,15 @@ extension Defaults {
 			}
 		}
 
+		/// Whether two stored values are equal, `nil` standing for nothing stored: equal when both are absent.
+		package static func isEqualOrBothAbsent(_ lhs: Any?, _ rhs: Any?) -> Bool {
+			switch (lhs, rhs) {
+			case (nil, nil): true
+			case let (lhs?, rhs?): isEqual(lhs, rhs)
+			default: false
+			}
+		}
+
 		/// Whether two normalised property-list values are equal.
 		package static func isEqual(_ lhs: Any, _ rhs: Any) -> Bool {
 			switch (lhs, rhs) {

@@ -66,7 +66,7 @@ extension SyncWorker {
 	func reportLostConflict(name: String, discarded: Any?, winner: Defaults.RemoteEntry?) {
 		let winning = winner.flatMap { SyncedValueCoding.decode($0.value) }
 		// The same value on both sides is not a loss.
-		if Self.isEqual(discarded, winning) {
+		if Defaults.PropertyList.isEqualOrBothAbsent(discarded, winning) {
 			return
 		}
 		let conflict = Defaults.SyncConflict(

@@ -113,13 +113,13 @@ extension SyncWorker {
 			if let record, record.isUnconfirmedPush(of: value, intervening: heldBackRemoteChanges[name]) {
 				state.records[name] = .init(value: value, modRevision: revision)
 				heldBackRemoteChanges[name] = nil
-				if !Self.isEqual(local, value.flatMap(SyncedValueCoding.decode)) {
+				if !Defaults.PropertyList.isEqualOrBothAbsent(local, value.flatMap(SyncedValueCoding.decode)) {
 					noteLocalChange(name)
 				}
 				continue
 			}
 			// Changed here since the last agreement: its push (a compare-and-swap against the old revision) decides.
-			if !Self.isEqual(local, state.agreedLocalValue(forKey: name)) {
+			if !Defaults.PropertyList.isEqualOrBothAbsent(local, state.agreedLocalValue(forKey: name)) {
 				heldBackRemoteChanges[name] = event
 				continue
 			}
@@ -141,7 +141,7 @@ extension SyncWorker {
 				continue
 			}
 			state.records[name] = .init(value: value, modRevision: revision)
-			if !Self.isEqual(local, stored) {
+			if !Defaults.PropertyList.isEqualOrBothAbsent(local, stored) {
 				Defaults.SyncEngine.applyRemoteValue(stored, forKey: name, in: store.store)
 				storedNames.insert(name)
 			}

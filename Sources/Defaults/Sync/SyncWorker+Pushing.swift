@@ -116,7 +116,7 @@ extension SyncWorker {
 			}
 			let local = localValue(of: name, storedNames: storedNames)
 			let agreed = state.agreedLocalValue(forKey: name)
-			if Self.isEqual(local, agreed) && heldBackRemoteChanges[name] == nil {
+			if Defaults.PropertyList.isEqualOrBothAbsent(local, agreed) && heldBackRemoteChanges[name] == nil {
 				localChanges.forget(name, upTo: change.generation)
 				queue.names.remove(name)
 				continue
@@ -307,7 +307,7 @@ extension SyncWorker {
 	/// push, and the next pass only forgets it.
 	private func localValueIsAgreed(_ name: String) -> Bool {
 		let local = localValue(of: name, storedNames: Set(store.store.storedKeys()))
-		return Self.isEqual(local, state.agreedLocalValue(forKey: name))
+		return Defaults.PropertyList.isEqualOrBothAbsent(local, state.agreedLocalValue(forKey: name))
 	}
 
 	/// This value will never fit: say so and let the others through. The local value stays as it is, held against

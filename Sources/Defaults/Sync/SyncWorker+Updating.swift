@@ -42,7 +42,8 @@ extension SyncWorker {
 		let storedNames = Set(store.store.storedKeys())
 		return keyNames.filter { name in
 			queue.names.contains(name) || heldBackRemoteChanges[name] != nil
-				|| !Self.isEqual(localValue(of: name, storedNames: storedNames), state.agreedLocalValue(forKey: name))
+				|| !Defaults.PropertyList.isEqualOrBothAbsent(
+					localValue(of: name, storedNames: storedNames), state.agreedLocalValue(forKey: name))
 		}
 	}
 
@@ -59,13 +60,14 @@ extension SyncWorker {
 				continue
 			}
 			let local = localValue(of: write.name, storedNames: storedNames)
-			let isChangedLocally = !Self.isEqual(local, state.agreedLocalValue(forKey: write.name))
+			let isChangedLocally = !Defaults.PropertyList.isEqualOrBothAbsent(
+				local, state.agreedLocalValue(forKey: write.name))
 			state.records[write.name] = .init(value: write.bytes, modRevision: revision)
 			// A local write made while the update ran stays: its commit tap counted it, and the next pass pushes it
 			// against `revision`.
 			if !isChangedLocally {
 				let stored = write.bytes.flatMap(SyncedValueCoding.decode)
-				if !Self.isEqual(local, stored) {
+				if !Defaults.PropertyList.isEqualOrBothAbsent(local, stored) {
 					Defaults.SyncEngine.applyRemoteValue(stored, forKey: write.name, in: store.store)
 					if stored == nil {
 						storedNames.remove(write.name)

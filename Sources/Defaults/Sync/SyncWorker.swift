@@ -272,14 +272,6 @@ actor SyncWorker {
 		return String(key.dropFirst(prefix.count))
 	}
 
-	static func isEqual(_ lhs: Any?, _ rhs: Any?) -> Bool {
-		switch (lhs, rhs) {
-		case (nil, nil): true
-		case let (lhs?, rhs?): Defaults.PropertyList.isEqual(lhs, rhs)
-		default: false
-		}
-	}
-
 	/// The remote answered: connected, if it was not already.
 	func heardFromRemote() {
 		if !isConnected {
