@@ -119,7 +119,7 @@ extension SyncWorker {
 				continue
 			}
 			// Changed here since the last agreement: its push (a compare-and-swap against the old revision) decides.
-			if !Defaults.PropertyList.isEqualOrBothAbsent(local, state.agreedLocalValue(forKey: name)) {
+			if !isAgreed(local, forKey: name) {
 				heldBackRemoteChanges[name] = event
 				continue
 			}

@@ -267,7 +267,7 @@ extension SyncWorker {
 		// it decided nothing. The local value goes out again at the next pass, against the new revision.
 		if (record?.expectedModRevision ?? 0) != push.expectedModRevision {
 			noteLocalChange(push.name)
-			return localValueIsAgreed(push.name)
+			return isLocalValueAgreedNow(push.name)
 		}
 		// This machine's own earlier push, committed though its reply was lost: agreed on it, and the newer local
 		// value goes out against its revision at the next pass.
@@ -278,7 +278,7 @@ extension SyncWorker {
 				value: current?.value, modRevision: current?.modRevision ?? max(1, state.revision))
 			noteLocalChange(push.name)
 			applyHeldBackRemoteChange(of: push.name)
-			return localValueIsAgreed(push.name)
+			return isLocalValueAgreedNow(push.name)
 		}
 		// Made without knowing the latest remote value: the remote value wins here too. The winner is the newest
 		// remote change this machine knows of: the reply's, or one the watch delivered while the push was on its way
@@ -303,11 +303,10 @@ extension SyncWorker {
 		return true
 	}
 
-	/// Whether the local value of `name` is the one agreed with the remote: a change noted again then has nothing to
-	/// push, and the next pass only forgets it.
-	private func localValueIsAgreed(_ name: String) -> Bool {
-		let local = localValue(of: name, storedNames: Set(store.store.storedKeys()))
-		return Defaults.PropertyList.isEqualOrBothAbsent(local, state.agreedLocalValue(forKey: name))
+	/// Whether the local value of `name`, read now, is the agreed one: a change noted again then has nothing to push,
+	/// and the next pass only forgets it.
+	private func isLocalValueAgreedNow(_ name: String) -> Bool {
+		isAgreed(localValue(of: name, storedNames: Set(store.store.storedKeys())), forKey: name)
 	}
 
 	/// This value will never fit: say so and let the others through. The local value stays as it is, held against

@@ -42,8 +42,7 @@ extension SyncWorker {
 		let storedNames = Set(store.store.storedKeys())
 		return keyNames.filter { name in
 			queue.names.contains(name) || heldBackRemoteChanges[name] != nil
-				|| !Defaults.PropertyList.isEqualOrBothAbsent(
-					localValue(of: name, storedNames: storedNames), state.agreedLocalValue(forKey: name))
+				|| !isAgreed(localValue(of: name, storedNames: storedNames), forKey: name)
 		}
 	}
 
@@ -60,8 +59,7 @@ extension SyncWorker {
 				continue
 			}
 			let local = localValue(of: write.name, storedNames: storedNames)
-			let isChangedLocally = !Defaults.PropertyList.isEqualOrBothAbsent(
-				local, state.agreedLocalValue(forKey: write.name))
+			let isChangedLocally = !isAgreed(local, forKey: write.name)
 			state.records[write.name] = .init(value: write.bytes, modRevision: revision)
 			// A local write made while the update ran stays: its commit tap counted it, and the next pass pushes it
 			// against `revision`.

@@ -265,6 +265,12 @@ actor SyncWorker {
 		storedNames.contains(name) ? store.store.storedValue(forKey: name) : nil
 	}
 
+	/// Whether `local`, the local value of `name`, is the value this machine last agreed on with the remote: not a
+	/// local change to push.
+	func isAgreed(_ local: Any?, forKey name: String) -> Bool {
+		Defaults.PropertyList.isEqualOrBothAbsent(local, state.agreedLocalValue(forKey: name))
+	}
+
 	func name(ofRemoteKey key: String) -> String? {
 		guard key.hasPrefix(prefix) else {
 			return nil
