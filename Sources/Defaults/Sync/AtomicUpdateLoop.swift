@@ -41,18 +41,19 @@ struct AtomicUpdateLoop {
 	/// Marks this process made for commits whose outcome it knows (or gave up on): deleted in its next update of
 	/// their key.
 	static let finishedMarks = LockedState<Set<String>>([])
-	/// etcd refuses transactions of more than 128 operations by default; a few are kept for the mark and clean-up.
 	/// How many commits whose answer was lost this process recognised by their marks: the tests show with it that a
 	/// fault scenario took that path.
 	static let recognisedLostAnswers = Atomic<Int>(0)
-	static let keyLimit = 100
+	/// etcd refuses transactions of more than 128 operations by default: as many keys as a push's transaction, and a
+	/// few operations left for the mark and clean-up.
+	static let keyLimit = SyncWorker.pushBatchSize
 	static let cleanupLimit = 8
 
 	let names: [String]
 	let keys: [String]
 	private var attempts: [String: Attempt] = [:]
 	/// How many times the update's closure has run.
-	private(set) var runs = 0
+	private var runs = 0
 	private var conflicts = 0
 	private var failures = 0
 	/// Set at the first try whose answer was lost: until then, a failure means nothing was committed.
@@ -64,6 +65,11 @@ struct AtomicUpdateLoop {
 	}
 
 	private var namesText: String {
+		Self.quoted(names)
+	}
+
+	/// `names` for a sentence: `'a', 'b'`.
+	static func quoted(_ names: [String]) -> String {
 		names.map { "'\($0)'" }.joined(separator: ", ")
 	}
 
@@ -190,19 +196,17 @@ struct AtomicUpdateLoop {
 
 	/// A commit got no answer (or one that says nothing of its outcome): the next read tells, by the mark.
 	mutating func commitFailed(_ error: Defaults.RemoteServiceError, _ attempt: Attempt) throws {
-		switch error {
-		case .refused, .valueTooLarge:
+		if error.isRefusal {
 			// Refused before it ran: this try changed nothing.
 			attempts[attempt.mark] = nil
 			if resolveDeadline == nil {
 				throw failure(
 					.refused, "The remote refused the update of \(namesText) (\(error)); nothing was changed.")
 			}
-			try checkResolveDeadline(error)
-		case .unreachable, .invalidResponse, .compacted:
+		} else {
 			resolveDeadline = resolveDeadline ?? .now + Defaults.SyncEngine.atomicUpdateResolveTime
-			try checkResolveDeadline(error)
 		}
+		try checkResolveDeadline(error)
 	}
 
 	/// Another machine changed a key since the read: try again, a bounded number of times.
@@ -256,9 +260,6 @@ struct AtomicUpdateLoop {
 	}
 
 	private static func reason(of error: Defaults.RemoteServiceError) -> Defaults.SyncedUpdateError.Reason {
-		switch error {
-		case .refused, .valueTooLarge: .refused
-		case .unreachable, .invalidResponse, .compacted: .unreachable
-		}
+		error.isRefusal ? .refused : .unreachable
 	}
 }

@@ -24,7 +24,7 @@ extension SyncWorker {
 			throw Defaults.SyncedUpdateError(
 				keyNames: keyNames, reason: error.isRefusal ? .refused : .unreachable,
 				message:
-					"The update of \(keyNames.map { "'\($0)'" }.joined(separator: ", ")) was not made: the remote could not be reached to read the keys and push their local changes first (\(error)). An atomic update of a synced key needs the remote; nothing was changed, locally or remotely."
+					"The update of \(AtomicUpdateLoop.quoted(keyNames)) was not made: the remote could not be reached to read the keys and push their local changes first (\(error)). An atomic update of a synced key needs the remote; nothing was changed, locally or remotely."
 			)
 		}
 		let unpushed = unpushedLocalChanges(of: keyNames)
@@ -32,7 +32,7 @@ extension SyncWorker {
 			throw Defaults.SyncedUpdateError(
 				keyNames: keyNames, reason: .localChangeNotPushed,
 				message:
-					"The update of \(keyNames.map { "'\($0)'" }.joined(separator: ", ")) was not made: the local change of \(unpushed.joined(separator: ", ")) could not be pushed first (see the sync status); nothing was changed."
+					"The update of \(AtomicUpdateLoop.quoted(keyNames)) was not made: the local change of \(unpushed.joined(separator: ", ")) could not be pushed first (see the sync status); nothing was changed."
 			)
 		}
 	}
