@@ -46,9 +46,7 @@ extension Defaults.SyncEngine {
 	}
 
 	private static func pushPendingAtExit() {
-		let engines = liveEngines.withLock { $0.values.compactMap(\.engine) }.filter {
-			$0.hasPendingChanges || $0.hasUnsavedState
-		}
+		let engines = allLiveEngines.filter { $0.hasPendingChanges || $0.hasUnsavedState }
 		guard !engines.isEmpty else {
 			return
 		}

@@ -54,9 +54,9 @@ extension SyncQueue {
 	}
 
 	static func load(besideStateFile stateFile: URL?) -> SyncQueue {
-		guard let stateFile, let data = try? Data(contentsOf: url(besideStateFile: stateFile)),
-			var queue = try? JSONDecoder().decode(SyncQueue.self, from: data)
-		else {
+		// A missing or unreadable queue file starts an empty queue (the engine replaces an unreadable one when it
+		// next writes the queue).
+		guard let stateFile, case .queue(var queue) = read(at: url(besideStateFile: stateFile)) else {
 			return SyncQueue()
 		}
 		// What `defaults` recorded while no engine ran is queued like this machine's own changes.
