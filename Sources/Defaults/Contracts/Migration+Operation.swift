@@ -109,17 +109,16 @@ extension Defaults.Migration {
 			let description = "convert '\(name)' to \(new.name)"
 			return Self(description: description, vacatedKeys: [], touchedKeys: [name]) {
 				store throws(Defaults.MigrationError) in
-				guard let stored = store.persistedValue(forKey: name),
-					let newFailure = new.decode(storedForm: stored).failureReason
-				else {
+				guard let stored = store.persistedValue(forKey: name) else {
 					return
 				}
-				let olderForms = old.map { ($0.name, $0.decode(storedForm: stored)) }
-				guard let value = olderForms.lazy.compactMap(\.1.value).first else {
-					let error = Defaults.DecodingError(
-						keyName: name, storedValue: stored, bridgeName: new.name, reason: newFailure,
-						alsoTried: olderForms.map { ($0.0, $0.1.failureReason ?? "") },
-						storedValueDescription: BridgeDiagnosis.describe(stored))
+				let value: Value
+				switch new.decode(stored, orOlderForms: old, keyName: name) {
+				case .absent, .current:
+					return
+				case .olderForm(let older, _):
+					value = older
+				case .undecodable(let error):
 					try MigrationRunner.handleUndecodable(error, policy: policy, during: description)
 					return
 				}

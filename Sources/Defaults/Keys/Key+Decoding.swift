@@ -102,20 +102,7 @@ extension Defaults.Key {
 
 	/// Decodes `stored` with the key's bridge, then with each further form.
 	func decode(_ stored: Any) -> Defaults.StoredState<Value> {
-		if let value = bridge.value(fromStoredForm: stored) {
-			return .current(value)
-		}
-		for older in alsoReading {
-			if let value = older.value(fromStoredForm: stored) {
-				return .olderForm(value, bridgeName: older.name)
-			}
-		}
-		return .undecodable(
-			Defaults.DecodingError(
-				keyName: name, storedValue: stored, bridgeName: bridge.name,
-				reason: bridge.reasonForFailure(decoding: stored),
-				alsoTried: alsoReading.map { ($0.name, $0.reasonForFailure(decoding: stored)) },
-				storedValueDescription: BridgeDiagnosis.describe(stored)))
+		bridge.decode(stored, orOlderForms: alsoReading, keyName: name)
 	}
 
 	/// `change` decoded with this key, once per change for all of its observers.
@@ -174,5 +161,32 @@ extension Defaults.Key {
 		}
 		store[self] = value
 		return true
+	}
+}
+
+// Here, not in Serialization: a stored state is a Keys type, and bridges know nothing of keys.
+extension Defaults.AnyBridge {
+	/// What `stored` is to a key named `keyName` that reads it with this bridge, else with each of `olderForms` in
+	/// order: the first value one of them reads, or an error that says why each refused it. Each bridge decodes
+	/// `stored` once, and none after the first that reads it.
+	func decode(
+		_ stored: Any, orOlderForms olderForms: [Defaults.AnyBridge<Value>], keyName: String
+	) -> Defaults.StoredState<Value> {
+		let current = decode(storedForm: stored)
+		if let value = current.value {
+			return .current(value)
+		}
+		var alsoTried: [(bridgeName: String, reason: String)] = []
+		for older in olderForms {
+			let result = older.decode(storedForm: stored)
+			if let value = result.value {
+				return .olderForm(value, bridgeName: older.name)
+			}
+			alsoTried.append((older.name, result.failureReason ?? ""))
+		}
+		return .undecodable(
+			Defaults.DecodingError(
+				keyName: keyName, storedValue: stored, bridgeName: name, reason: current.failureReason ?? "",
+				alsoTried: alsoTried, storedValueDescription: BridgeDiagnosis.describe(stored)))
 	}
 }

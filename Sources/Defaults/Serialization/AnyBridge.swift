@@ -65,11 +65,6 @@ extension Defaults {
 			decode(stored).value
 		}
 
-		/// Why `stored` does not decode, in a sentence (decoding it again: call ``decode(storedForm:)`` to decode once).
-		func reasonForFailure(decoding stored: Any) -> String {
-			decode(stored).failureReason ?? "it decodes"
-		}
-
 		/// Returns the stored form of `value`, or `nil` when it has none.
 		public func serialize(_ value: Value?) -> Any? {
 			value.flatMap { try? encode($0) }
