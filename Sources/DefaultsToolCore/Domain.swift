@@ -121,6 +121,25 @@ struct Domain {
 		return store
 	}
 
+	/// Changes `key` of `store` in one atomic update under the file's lock (recorded for sync first), and turns what
+	/// fails into the tool's errors: a `ToolError` from `change` as it is, a file that could not be locked, read or
+	/// written as an I/O error, and any other error as `otherError` makes it.
+	func update<Result>(
+		_ key: String, in store: Defaults.FileStore, _ change: (inout [String: Any]) throws -> Result,
+		otherError: (any Error) -> ToolError
+	) throws(ToolError) -> Result {
+		recordSyncedChanges(of: [key])
+		do {
+			return try store.updateStoredValues([key], change)
+		} catch let error as ToolError {
+			throw error
+		} catch let error as Defaults.UpdateError where error.kind == .storage {
+			throw ToolError(error.message, status: .ioError)
+		} catch {
+			throw otherError(error)
+		}
+	}
+
 	/// Flushes `store` and turns a failed write into an error.
 	func flush(_ store: Defaults.FileStore) throws(ToolError) {
 		let isWritten = store.flush()

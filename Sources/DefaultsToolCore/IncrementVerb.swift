@@ -26,18 +26,12 @@ extension Verb.Declaration {
 		try arguments.finish()
 		let amount = try Increment.amount(arguments.options["--by"])
 		let store = try domain.openStore()
-		let sum: Int
-		domain.recordSyncedChanges(of: [key])
-		do {
-			sum = try store.updateStoredValues([key]) { values in
-				let sum = try Increment.sum(of: values[key], and: amount, key: key, domain: domain.name)
-				values[key] = sum
-				return sum
-			}
-		} catch let error as ToolError {
-			throw error
-		} catch {
-			throw ToolError("\(error)", status: .ioError)
+		let sum = try domain.update(key, in: store) { values in
+			let sum = try Increment.sum(of: values[key], and: amount, key: key, domain: domain.name)
+			values[key] = sum
+			return sum
+		} otherError: { error in
+			ToolError("\(error)", status: .ioError)
 		}
 		if let failure = FailureLog.shared.takeStorageFailure() {
 			throw ToolError(failure, status: .ioError)

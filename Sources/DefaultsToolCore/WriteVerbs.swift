@@ -37,17 +37,10 @@ extension Verb.Declaration {
 		let store = try domain.openStore()
 		// Adding to a value is a read and a write: made as one update under the file's lock, so that additions from
 		// several processes at once are all kept.
-		domain.recordSyncedChanges(of: [key])
-		do {
-			try store.updateStoredValues([key]) { values in
-				values[key] = try request.value(adding: values[key], key: key, domain: domain.name)
-			}
-		} catch let error as ToolError {
-			throw error
-		} catch let error as Defaults.UpdateError where error.kind == .storage {
-			throw ToolError(error.message, status: .ioError)
-		} catch {
-			throw .badValue("The value cannot be stored: \(error).")
+		try domain.update(key, in: store) { values in
+			values[key] = try request.value(adding: values[key], key: key, domain: domain.name)
+		} otherError: { error in
+			.badValue("The value cannot be stored: \(error).")
 		}
 		try domain.flush(store)
 		return .success
