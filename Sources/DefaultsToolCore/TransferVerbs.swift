@@ -61,8 +61,9 @@ extension Verb.Declaration {
 			}
 		}
 		let store = try domain.openStore()
-		domain.recordSyncedChanges(of: Set(store.storedKeys()).union(normalized.keys))
-		for key in store.storedKeys() where normalized[key] == nil {
+		let replaced = store.storedKeys()
+		domain.recordSyncedChanges(of: Set(replaced).union(normalized.keys))
+		for key in replaced where normalized[key] == nil {
 			store.removeValue(forKey: key)
 		}
 		for key in normalized.keys.sorted() {
