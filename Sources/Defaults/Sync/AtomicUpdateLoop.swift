@@ -10,7 +10,7 @@ import Synchronization
 /// through: a value alone cannot tell, since two machines incrementing 5 both write 6. Each process deletes its own
 /// marks in its next update of the key, so at most one per key stays behind a process that ends.
 struct AtomicUpdateLoop {
-	/// A key's new remote bytes (`nil`: removed), as agreed once committed.
+	/// A key's new remote bytes (``SyncedValueCoding/tombstone``: removed), as agreed once committed.
 	struct Write: Sendable {
 		let name: String
 		let bytes: Data?
@@ -112,6 +112,12 @@ struct AtomicUpdateLoop {
 			guard let entry = snapshots[index].entries.first(where: { $0.key == keys[index] }) else {
 				continue
 			}
+			current.modRevisions[name] = entry.modRevision
+			current.bytes[name] = entry.value
+			// A removal's tombstone: no value, but a revision to compare against.
+			if SyncedValueCoding.isRemoval(entry.value) {
+				continue
+			}
 			guard let stored = SyncedValueCoding.decode(entry.value) else {
 				throw failure(
 					.unreadableRemoteValue,
@@ -119,8 +125,6 @@ struct AtomicUpdateLoop {
 				)
 			}
 			current.values[name] = stored
-			current.modRevisions[name] = entry.modRevision
-			current.bytes[name] = entry.value
 		}
 		return current
 	}
@@ -141,12 +145,15 @@ struct AtomicUpdateLoop {
 		for (index, name) in names.enumerated() {
 			let bytes: Data?
 			do {
-				bytes = try updated[name].map { try SyncedValueCoding.encode($0) }
+				// A removal of a key the remote holds leaves a tombstone; a key that does not exist stays so.
+				bytes =
+					current.bytes[name] == nil && updated[name] == nil
+					? nil : try SyncedValueCoding.pushedBytes(of: updated[name])
 			} catch {
 				throw failure(
 					.refused, "The new value of '\(name)' is not a property list (\(error)); nothing was changed.")
 			}
-			// etcd compares a key that does not exist as revision 0.
+			// etcd compares a key that does not exist as revision 0 (a removed one has its tombstone's revision).
 			let expected = current.modRevisions[name] ?? 0
 			if bytes == current.bytes[name] {
 				// Left as it was (read only, or set to the same value): compared, so that the update still rests on

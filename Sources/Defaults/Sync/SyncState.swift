@@ -6,7 +6,8 @@ import Foundation
 /// happens, so that a lost settings file or a lost state file never reads as the user removing every key.
 struct SyncState: Codable, Equatable {
 	struct Record: Codable, Equatable {
-		/// The remote's bytes for the key (`nil`: the key does not exist remotely).
+		/// The remote's bytes for the key (`nil`: the key does not exist remotely; empty: a removal's tombstone, which
+		/// has a revision like any value).
 		var value: Data?
 		/// The revision of the last change of the key this machine saw: the write's, or the removal's for a key that
 		/// no longer exists (0: never seen). It orders events; the compare-and-swap uses ``expectedModRevision``.
@@ -24,7 +25,7 @@ struct SyncState: Codable, Equatable {
 		var unconfirmedPushes: [UnconfirmedPush]? = nil
 
 		/// The mod revision a compare-and-swap must name: etcd compares a key that does not exist as 0, whatever
-		/// revision removed it.
+		/// revision removed it (which is why this package's removals leave a tombstone).
 		var expectedModRevision: Int64 {
 			value == nil ? 0 : modRevision
 		}

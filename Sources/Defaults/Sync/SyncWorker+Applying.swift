@@ -124,8 +124,9 @@ extension SyncWorker {
 				continue
 			}
 			heldBackRemoteChanges[name] = nil
-			guard let value else {
-				state.records[name] = .init(value: nil, modRevision: revision)
+			// Removed: deleted, or a tombstone, whose bytes the record keeps so that the next push names its revision.
+			guard let value, !SyncedValueCoding.isRemoval(value) else {
+				state.records[name] = .init(value: value, modRevision: revision)
 				if local != nil {
 					Defaults.SyncEngine.applyRemoteValue(nil, forKey: name, in: store.store)
 					storedNames.remove(name)

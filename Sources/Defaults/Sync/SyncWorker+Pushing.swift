@@ -5,7 +5,8 @@ extension SyncWorker {
 	struct Push {
 		let name: String
 		let generation: Int
-		let bytes: Data?
+		/// The local value's bytes, or ``SyncedValueCoding/tombstone`` for a removal.
+		let bytes: Data
 		let expectedModRevision: Int64
 	}
 
@@ -41,7 +42,7 @@ extension SyncWorker {
 		var start = 0
 		var bytes = 0
 		for (index, push) in pushes.enumerated() {
-			let size = push.bytes?.count ?? 0
+			let size = push.bytes.count
 			if index > start, index - start == pushBatchSize || bytes + size > pushBatchBytes {
 				batches.append(pushes[start..<index])
 				start = index
@@ -128,7 +129,7 @@ extension SyncWorker {
 			pushes.append(
 				Push(
 					name: name, generation: change.generation,
-					bytes: try local.map { try SyncedValueCoding.encode($0) },
+					bytes: try SyncedValueCoding.pushedBytes(of: local),
 					expectedModRevision: state.records[name]?.expectedModRevision ?? 0))
 		}
 		// Removed on purpose by another process (`defaults delete`), which recorded them in the queue file.
@@ -137,7 +138,7 @@ extension SyncWorker {
 		for removal in inferredRemovals where recordedRemovals.contains(removal.name) {
 			pushes.append(
 				Push(
-					name: removal.name, generation: removal.generation, bytes: nil,
+					name: removal.name, generation: removal.generation, bytes: SyncedValueCoding.tombstone,
 					expectedModRevision: state.records[removal.name]?.expectedModRevision ?? 0))
 		}
 		inferredRemovals.removeAll { recordedRemovals.contains($0.name) }
@@ -149,7 +150,7 @@ extension SyncWorker {
 			} else {
 				pushes += inferredRemovals.map {
 					Push(
-						name: $0.name, generation: $0.generation, bytes: nil,
+						name: $0.name, generation: $0.generation, bytes: SyncedValueCoding.tombstone,
 						expectedModRevision: state.records[$0.name]?.expectedModRevision ?? 0)
 				}
 			}
@@ -330,7 +331,7 @@ extension SyncWorker {
 			Defaults.Failure(
 				keyName: push.name, reason: .storage,
 				message:
-					"The value of '\(push.name)' (\(push.bytes?.count ?? 0) bytes stored) was not synced: the remote will not store a value this large (\(reason)). It is kept on this machine until the key changes again, here or on another machine."
+					"The value of '\(push.name)' (\(push.bytes.count) bytes stored) was not synced: the remote will not store a value this large (\(reason)). It is kept on this machine until the key changes again, here or on another machine."
 			))
 	}
 }

@@ -4,8 +4,26 @@ import Foundation
 /// `{"value": <stored form>}`, so that any stored form (also a bare string or number, which a property list cannot
 /// hold at its root everywhere) travels unchanged. Dictionary keys are written sorted: the same value always gives
 /// the same bytes. `Fixtures/Sync/` pins the form.
+///
+/// A removal is stored as a *tombstone*, a key with no bytes, not deleted: etcd compares a key that does not exist as
+/// revision 0, whatever removed it, so a compare-and-swap against "no key" could not tell the absence it saw from one
+/// made since. A create sent again after a lost reply would then be stored a second time over another machine's
+/// removal. A tombstone has a revision of its own, so every state of a key is one a compare-and-swap can name.
 enum SyncedValueCoding {
 	static let wrapperKey = "value"
+
+	/// The bytes a removal leaves in the remote. Never a stored form: those are binary property lists.
+	static let tombstone = Data()
+
+	/// The bytes a push sends for `stored` (`nil`: removed).
+	static func pushedBytes(of stored: Any?) throws -> Data {
+		try stored.map { try encode($0) } ?? tombstone
+	}
+
+	/// Whether remote bytes (`nil`: no key) hold no value: no key, or a removal's tombstone.
+	static func isRemoval(_ bytes: Data?) -> Bool {
+		bytes?.isEmpty ?? true
+	}
 
 	static func encode(_ stored: Any) throws -> Data {
 		try binaryPropertyList(of: [wrapperKey: stored])

@@ -81,6 +81,26 @@ import Testing
 		#expect(await reported.value == nil)
 	}
 
+	/// An update that removes the key leaves a tombstone, which the next update reads as no value and compares
+	/// against (a compare against 0 could not tell the removal from any other).
+	@Test func anUpdateThatRemovesTheKeyLeavesATombstoneTheNextReadsAsNoValue() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let store = Defaults.InMemoryStore()
+		let engine = Defaults.SyncEngine(remote: remote, prefix: "/test/update-removal/", store: store)
+		engine.add(["note"])
+		let key = Defaults.Key<String?>("note", suite: store)
+		#expect(try await Defaults.update(key) { $0 = "first" } == "first")
+		#expect(try await Defaults.update(key) { $0 = nil } == nil)
+		#expect(store[key] == nil)
+		let tombstone = try #require(try await remote.read(prefix: "/test/update-removal/note").entries.first)
+		#expect(tombstone.value.isEmpty)
+		#expect(try await Defaults.update(key) { $0 = ($0 ?? "nothing") + ", then second" } == "nothing, then second")
+		#expect(store[key] == "nothing, then second")
+		#expect(await engine.synchronize())
+	}
+
 	@Test func aKeyNoEngineSyncsIsLeftToTheCaller() async throws {
 		let store = Defaults.InMemoryStore()
 		var ran = false

@@ -18,6 +18,19 @@ import Testing
 		#expect(SyncedValueCoding.decode(try! BinaryPropertyList.encode(["other": 1])) == nil)
 	}
 
+	/// A removal travels as no bytes at all: pinned like the values, and never a value's form (an empty string, an
+	/// empty array or dictionary are values, and encode to bytes).
+	@Test func aRemovalIsATombstoneOfNoBytes() throws {
+		#expect(try SyncedValueCoding.pushedBytes(of: nil) == Data())
+		#expect(SyncedValueCoding.isRemoval(Data()) && SyncedValueCoding.isRemoval(nil))
+		for value: Any in ["", [Any](), [String: Any](), false, 0] {
+			let bytes = try SyncedValueCoding.pushedBytes(of: value)
+			#expect(!SyncedValueCoding.isRemoval(bytes))
+			#expect(Defaults.PropertyList.isEqual(try #require(SyncedValueCoding.decode(bytes)), value))
+		}
+		#expect(SyncedValueCoding.decode(SyncedValueCoding.tombstone) == nil)
+	}
+
 	@Test func everyStoredFormTravels() throws {
 		let stored: [String: Any] = [
 			"list": [1, 2.5, "x"], "date": Date(timeIntervalSinceReferenceDate: 1), "ok": true,

@@ -53,10 +53,14 @@ import Testing
 			["delete", settings.path], executable: "defaults", environment: folder.configEnvironment)
 		#expect(deleted.status == 0, "\(deleted)")
 		let deadline = ContinuousClock.now + .seconds(10)
-		while try await !remote.read(prefix: prefix).entries.isEmpty, ContinuousClock.now < deadline {
+		// Removed: each key left as a tombstone (no bytes).
+		func isEveryKeyRemoved() async throws -> Bool {
+			try await remote.read(prefix: prefix).entries.allSatisfy { $0.value.isEmpty }
+		}
+		while try await !isEveryKeyRemoved(), ContinuousClock.now < deadline {
 			try await Task.sleep(for: .milliseconds(20))
 		}
-		#expect(try await remote.read(prefix: prefix).entries.isEmpty)
+		#expect(try await isEveryKeyRemoved())
 		#expect(names.allSatisfy { store.storedValue(forKey: $0) == nil })
 		#expect(FailureRecorder.failures(mentioning: "'\(prefix)' were gone").isEmpty)
 	}

@@ -54,11 +54,15 @@ enum EtcdGateway {
 		return (value as? NSNumber)?.int64Value
 	}
 
-	/// The string value a machine synced, from etcd's bytes (a binary property list `{"value": <stored form>}`), or
-	/// the raw bytes described when it is something else.
-	static func syncedString(_ base64: String?) -> String {
-		guard let base64, let data = Data(base64Encoded: base64) else {
-			return "<no value>"
+	/// The string value a machine synced, from etcd's bytes (a binary property list `{"value": <stored form>}`), the
+	/// raw bytes described when it is something else, or `nil` for a removal's tombstone (no bytes, which the gateway
+	/// leaves out).
+	static func syncedString(_ base64: String?) -> String? {
+		guard let data = Data(base64Encoded: base64 ?? "") else {
+			return "<not base64: \(base64 ?? "")>"
+		}
+		if data.isEmpty {
+			return nil
 		}
 		if let wrapper = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
 			let value = wrapper["value"] as? String
@@ -111,8 +115,8 @@ enum EtcdGateway {
 			let key = (entry["key"] as? String).flatMap { Data(base64Encoded: $0) }.map {
 				String(decoding: $0, as: UTF8.self)
 			}
-			if let key, key.hasPrefix(prefix) {
-				values[String(key.dropFirst(prefix.count))] = syncedString(entry["value"] as? String)
+			if let key, key.hasPrefix(prefix), let value = syncedString(entry["value"] as? String) {
+				values[String(key.dropFirst(prefix.count))] = value
 			}
 		}
 		return values

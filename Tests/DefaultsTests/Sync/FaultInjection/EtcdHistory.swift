@@ -51,7 +51,7 @@ struct EtcdHistory {
 	/// connection) and makes the events from the differences: exact, and with no stream to wait on.
 	static func read(_ endpoint: String, prefix: String, upTo revision: Int64) throws -> EtcdHistory {
 		var events: [Event] = []
-		var previous: [String: (value: String, modRevision: Int64)] = [:]
+		var previous: [String: (value: String?, modRevision: Int64)] = [:]
 		var first: Int64 = 1
 		while first <= revision {
 			let last = min(first + 99, revision)
@@ -62,7 +62,8 @@ struct EtcdHistory {
 				where previous[name]?.modRevision != entry.modRevision {
 					events.append(Event(revision: at, name: name, value: entry.value))
 				}
-				for name in previous.keys.sorted() where state[name] == nil {
+				// Deleted, rather than left as a tombstone (a removal of this package's, an event above).
+				for name in previous.keys.sorted() where state[name] == nil && previous[name]?.value != nil {
 					events.append(Event(revision: at, name: name, value: nil))
 				}
 				previous = state
@@ -75,7 +76,7 @@ struct EtcdHistory {
 	private static func ranges(
 		_ endpoint: String, prefix: String, revisions: ClosedRange<Int64>
 	) throws
-		-> [[String: (value: String, modRevision: Int64)]]
+		-> [[String: (value: String?, modRevision: Int64)]]
 	{
 		var arguments = ["-s", "--max-time", "20"]
 		for (index, revision) in revisions.enumerated() {
@@ -101,7 +102,7 @@ struct EtcdHistory {
 			else {
 				throw Unreadable(description: "etcd answered a read of the history with \(line)")
 			}
-			var state: [String: (value: String, modRevision: Int64)] = [:]
+			var state: [String: (value: String?, modRevision: Int64)] = [:]
 			for entry in answer["kvs"] as? [[String: Any]] ?? [] {
 				let key = (entry["key"] as? String).flatMap { Data(base64Encoded: $0) }.map {
 					String(decoding: $0, as: UTF8.self)
