@@ -149,6 +149,54 @@ extension SyncWorker {
 		}
 	}
 
+	/// Whether `local` is what the remote bytes `remote` hold (both removed, or a readable value equal to it).
+	static func isSameValue(_ local: Any?, asRemote remote: Data?) -> Bool {
+		if SyncedValueCoding.isRemoval(remote) {
+			return local == nil
+		}
+		guard let local, let stored = remote.flatMap(SyncedValueCoding.decode) else {
+			return false
+		}
+		return Defaults.PropertyList.isEqual(local, stored)
+	}
+
+	/// The values `name` held remotely after revision `revision` and before `last` (`nil`: removed), from the watch's
+	/// history: what a push that lost to the change at `last` is checked against, since a local value among them is
+	/// one this machine received, not an edit of its own that lost (its settings file reached the disk before its
+	/// state file did, and it was killed in between). Empty when the history cannot be read within
+	/// ``historyReadLimit`` (compacted, no answer): the loss is then reported.
+	func remoteHistory(of name: String, after revision: Int64, before last: Int64) async -> [Data?] {
+		guard revision > 0, last > revision + 1 else {
+			return []
+		}
+		let key = prefix + name
+		return await withTaskGroup(of: [Data?].self) { group in
+			group.addTask { [remote] in
+				var values: [Data?] = []
+				do {
+					for try await events in remote.watch(prefix: key, fromRevision: revision + 1) {
+						for event in events where event.key == key && event.revision < last {
+							values.append(event.value)
+						}
+						if events.contains(where: { $0.revision >= last }) {
+							return values
+						}
+					}
+				} catch {}
+				return []
+			}
+			group.addTask {
+				try? await Task.sleep(for: Self.historyReadLimit)
+				return []
+			}
+			defer { group.cancelAll() }
+			return await group.next() ?? []
+		}
+	}
+
+	/// How long a lost push waits for the key's history (``remoteHistory(of:after:before:)``).
+	static let historyReadLimit: Duration = .seconds(1)
+
 	/// Once a key's record has moved (a push written, a conflict settled, a lost value put back): the remote change
 	/// held back for it, if it is newer, is applied now like any remote change, since the watch will not deliver it
 	/// again. An older one is already covered by the record.

@@ -249,18 +249,28 @@ extension SyncWorker {
 		case .written(let revision):
 			didWrite(push, at: revision, localChanges: localChanges)
 		case .conflict(let current):
-			if try !settleConflict(of: push, current: current, localChanges: localChanges) {
+			// A push that lost against the revision it named (not its own lost push coming back): what the key held
+			// between that revision and the winner, to tell a value received and pushed back from an edit.
+			var received: [Data?] = []
+			if let current, let record = state.records[push.name],
+				record.expectedModRevision == push.expectedModRevision,
+				!record.isUnconfirmedPush(of: current.value, intervening: heldBackRemoteChanges[push.name])
+			{
+				received = await remoteHistory(of: push.name, after: record.modRevision, before: current.modRevision)
+			}
+			if try !settleConflict(of: push, current: current, received: received, localChanges: localChanges) {
 				outcome.goesOutAgain = true
 			}
 		}
 	}
 
-	/// The push's compare-and-swap failed: `current` is the key's remote record when etcd ran it.
+	/// The push's compare-and-swap failed: `current` is the key's remote record when etcd ran it; `received`, values
+	/// the key held remotely between this machine's record and `current`.
 	///
 	/// - Returns: `false` when the conflict decided nothing and the local value, not the agreed one, goes out again at
 	///   the next pass.
 	private func settleConflict(
-		of push: Push, current: Defaults.RemoteEntry?, localChanges: LocalChanges
+		of push: Push, current: Defaults.RemoteEntry?, received: [Data?], localChanges: LocalChanges
 	) throws -> Bool {
 		let record = state.records[push.name]
 		// The agreement moved on while the push was on its way (the watch delivered this machine's own earlier push,
@@ -298,6 +308,11 @@ extension SyncWorker {
 		state.records[push.name] = .init(
 			value: try local.map { try SyncedValueCoding.encode($0) }, modRevision: 0)
 		apply([winner], storedNames: storedNames)
+		// A value this machine received and never agreed on (its state file lagged its settings file) lost nothing. A
+		// local edit equal to a value the key held in between is taken for one too: the remote had held it.
+		if received.contains(where: { Self.isSameValue(local, asRemote: $0) }) {
+			return true
+		}
 		reportLostConflict(
 			name: push.name, discarded: local,
 			winner: winner.value.map { .init(key: winner.key, value: $0, modRevision: winner.revision) })

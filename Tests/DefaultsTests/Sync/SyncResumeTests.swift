@@ -41,6 +41,50 @@ import Testing
 		#expect(reader.storedValue(forKey: "other") as? String == "x")
 	}
 
+	/// A machine killed after its settings file received a remote value but before its state file recorded it starts
+	/// with that value looking like a local edit. It must not push it back, nor report it as a change of its own that
+	/// lost, when the key has changed again since: the watch's history shows it is a value it received. Before the
+	/// fix the push lost to the newer value and was reported ("the local value b lost"), an echo the long fault run
+	/// logged in every round with a machine kill.
+	@Test func aMachineRestartedWithASettingsFileNewerThanItsStateEchoesNothing() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/newer-file/"
+		let folder = try TemporaryDirectory()
+		let stateFile = folder.url.appending(path: "state.json")
+		let (store, otherStore) = (Defaults.InMemoryStore(), Defaults.InMemoryStore())
+		let before = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store, stateFile: stateFile)
+		before.add(["theme"])
+		let other = Defaults.SyncEngine(remote: remote, prefix: prefix, store: otherStore)
+		other.add(["theme"])
+		try store.write("a", forKey: "theme")
+		#expect(await before.synchronize())
+		before.stop()
+
+		#expect(await other.synchronize())
+		for value in ["b", "c"] {
+			try otherStore.write(value, forKey: "theme")
+			#expect(await other.synchronize())
+		}
+		let latest = try #require(try await remote.read(prefix: prefix + "theme").entries.first)
+		// What the killed machine's settings file held: "b", applied, while its state file still agreed on "a".
+		try store.write("b", forKey: "theme")
+
+		let restarted = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store, stateFile: stateFile)
+		restarted.add(["theme"])
+		var conflicts = restarted.conflicts.makeAsyncIterator()
+		restarted.start()
+		defer { restarted.stop() }
+		#expect(try await eventually { store.storedValue(forKey: "theme") as? String == "c" })
+		let reported = Task { await conflicts.next() }
+		try await Task.sleep(for: .milliseconds(1500))
+		reported.cancel()
+		#expect(await reported.value == nil, "no conflict is reported for a value this machine received")
+		#expect(try await remote.read(prefix: prefix + "theme").entries.first == latest, "nothing was stored")
+		#expect(restarted.status.pendingCount == 0)
+	}
+
 	@Test func aKeyAddedWhileSyncingRunsGetsTheRemoteValueWithoutAnOutage() async throws {
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }
