@@ -59,9 +59,9 @@ final class EtcdServer: @unchecked Sendable {
 
 	static func start(_ extraArguments: [String] = []) async throws -> EtcdServer {
 		_ = leftoversStopped
+		let ports = try freePorts(2)
 		let server = EtcdServer(
-			folder: try TemporaryDirectory(), clientPort: try freePort(), peerPort: try freePort(),
-			extraArguments: extraArguments)
+			folder: try TemporaryDirectory(), clientPort: ports[0], peerPort: ports[1], extraArguments: extraArguments)
 		try await server.restart()
 		return server
 	}
@@ -262,9 +262,22 @@ final class EtcdServer: @unchecked Sendable {
 
 	/// A loopback port nobody listens on now: the kernel picks it for a socket bound to port 0.
 	static func freePort() throws -> Int {
-		let (descriptor, port) = try loopbackSocket(listening: false)
-		close(descriptor)
-		return port
+		try freePorts(1)[0]
+	}
+
+	/// `count` different loopback ports nobody listens on now. Picked while the sockets are all open: one picked and
+	/// closed at a time, the kernel may hand out the same port twice (a cluster's members then share a peer URL).
+	static func freePorts(_ count: Int) throws -> [Int] {
+		var sockets: [(descriptor: Int32, port: Int)] = []
+		defer {
+			for socket in sockets {
+				close(socket.descriptor)
+			}
+		}
+		for _ in 0..<count {
+			sockets.append(try loopbackSocket(listening: false))
+		}
+		return sockets.map(\.port)
 	}
 
 	/// A TCP socket bound to a loopback port the kernel picks, listening when asked, and that port; the caller closes

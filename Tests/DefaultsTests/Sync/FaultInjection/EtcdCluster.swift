@@ -55,6 +55,8 @@ final class EtcdCluster: @unchecked Sendable {
 			throw EtcdServer.NotInstalled(named: etcd.path)
 		}
 		let folder = try TemporaryDirectory()
+		// A client and a peer port per member, all different.
+		let ports = network == nil ? try EtcdServer.freePorts(6) : []
 		var members: [Member] = []
 		for index in 0..<3 {
 			let dataFolder = folder.file("member\(index)")
@@ -67,8 +69,8 @@ final class EtcdCluster: @unchecked Sendable {
 						listenClientURL: "http://\(address.client):2379", dataFolder: dataFolder,
 						namespace: network.namespaces[index]))
 			} else {
-				let client = "http://127.0.0.1:\(try EtcdServer.freePort())"
-				let peer = "http://127.0.0.1:\(try EtcdServer.freePort())"
+				let client = "http://127.0.0.1:\(ports[2 * index])"
+				let peer = "http://127.0.0.1:\(ports[2 * index + 1])"
 				members.append(
 					Member(
 						name: "m\(index)", clientURL: client, peerURL: peer, listenPeerURL: peer,
