@@ -8,6 +8,11 @@ extension Defaults {
 	/// gets a revision, increasing across the whole service, and each key remembers the revision that last modified
 	/// it (its *mod revision*; 0 when the key does not exist). Those revisions are what the sync engine uses to
 	/// resume watching and to decide conflicts.
+	///
+	/// An empty value is a value like any other: the key exists, with a mod revision of its own. The engine writes one
+	/// for a removal (a *tombstone*), so that no compare-and-swap ever has to name 0 for a key that existed; a service
+	/// that deleted the key instead would let a push sent again after a lost reply overwrite a removal made since. The
+	/// engine may watch more than one range at a time (a key's history, while the prefix's watch runs).
 	public protocol RemoteKeyValueService: Sendable {
 		/// Every key under `prefix`, with the service's revision at the time of the read.
 		func read(prefix: String) async throws -> RemoteSnapshot

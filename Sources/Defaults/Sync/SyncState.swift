@@ -30,7 +30,8 @@ struct SyncState: Codable, Equatable {
 			value == nil ? 0 : modRevision
 		}
 
-		/// Whether a remote change to `value` (`nil`: a removal) is one of this machine's pushes whose reply it never got.
+		/// Whether a remote change to `value` (`nil` or empty: a removal) is one of this machine's pushes whose reply
+		/// it never got.
 		///
 		/// A push is a compare-and-swap against the revision it names, so it can only have committed as the key's next
 		/// change after that revision: a push named the record's revision (or 0, for a key that does not exist, which
@@ -63,7 +64,7 @@ struct SyncState: Codable, Equatable {
 
 	/// One push sent and not confirmed.
 	struct UnconfirmedPush: Codable, Equatable {
-		/// The bytes pushed; `nil` for a removal.
+		/// The bytes pushed: ``SyncedValueCoding/tombstone`` for a removal (`nil` in older state files).
 		var value: Data?
 		/// The mod revision the push's compare-and-swap named. Optional, so that older state files still decode.
 		var expectedModRevision: Int64? = nil

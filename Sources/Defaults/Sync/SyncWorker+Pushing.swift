@@ -8,6 +8,10 @@ extension SyncWorker {
 		/// The local value's bytes, or ``SyncedValueCoding/tombstone`` for a removal.
 		let bytes: Data
 		let expectedModRevision: Int64
+		/// Whether the local value may be one this machine received rather than an edit: a change the engine found by
+		/// itself (not written through Defaults here, not in the queue, not recorded by `defaults`), as at a start
+		/// after a kill that left the settings file newer than the state file. If it loses, the key's history tells.
+		var mayBeReceived = false
 	}
 
 	/// What a push pass left undone, for ``SyncWorker/synchronize(localChanges:)``.
@@ -156,6 +160,13 @@ extension SyncWorker {
 			}
 		}
 		clearSettingsFileLossOnceRestored(synced: synced)
+		let foundHere = Set(
+			pushes.lazy.map(\.name).filter { changes[$0]?.isWrittenHere == false && !self.queue.names.contains($0) })
+		let recordedElsewhere = foundHere.isEmpty ? [] : namesRecordedElsewhere(among: foundHere)
+		for index in pushes.indices {
+			pushes[index].mayBeReceived =
+				foundHere.contains(pushes[index].name) && !recordedElsewhere.contains(pushes[index].name)
+		}
 		// Before any request: offline, this is the count a status line shows.
 		updatePendingCount(pushes.count)
 		guard !pushes.isEmpty else {
@@ -249,14 +260,16 @@ extension SyncWorker {
 		case .written(let revision):
 			didWrite(push, at: revision, localChanges: localChanges)
 		case .conflict(let current):
-			// A push that lost against the revision it named (not its own lost push coming back): what the key held
-			// between that revision and the winner, to tell a value received and pushed back from an edit.
+			// A push of a value that may have been received, lost against the revision it named (not its own lost
+			// push coming back): what the key held between that revision and the winner tells.
 			var received: [Data?] = []
-			if let current, let record = state.records[push.name],
+			if push.mayBeReceived, let current, let record = state.records[push.name],
 				record.expectedModRevision == push.expectedModRevision,
 				!record.isUnconfirmedPush(of: current.value, intervening: heldBackRemoteChanges[push.name])
 			{
-				received = await remoteHistory(of: push.name, after: record.modRevision, before: current.modRevision)
+				// Up to the winner settling uses: the watch may have delivered a change newer than the reply's.
+				let winner = max(current.modRevision, heldBackRemoteChanges[push.name]?.revision ?? 0)
+				received = await remoteHistory(of: push.name, after: record.modRevision, before: winner)
 			}
 			if try !settleConflict(of: push, current: current, received: received, localChanges: localChanges) {
 				outcome.goesOutAgain = true
@@ -308,9 +321,10 @@ extension SyncWorker {
 		state.records[push.name] = .init(
 			value: try local.map { try SyncedValueCoding.encode($0) }, modRevision: 0)
 		apply([winner], storedNames: storedNames)
-		// A value this machine received and never agreed on (its state file lagged its settings file) lost nothing. A
-		// local edit equal to a value the key held in between is taken for one too: the remote had held it.
-		if received.contains(where: { Self.isSameValue(local, asRemote: $0) }) {
+		// A value this machine received and never agreed on (its state file lagged its settings file) lost nothing.
+		// Only for a change the engine found by itself: an edit made here is reported even when the key held its
+		// value in between (a Bool edited to true loses to a false that came after a true).
+		if push.mayBeReceived, received.contains(where: { Self.isSameValue(local, asRemote: $0) }) {
 			return true
 		}
 		reportLostConflict(

@@ -85,6 +85,42 @@ import Testing
 		#expect(restarted.status.pendingCount == 0)
 	}
 
+	/// The other side of the test above: an edit made here loses to a change made without seeing it, and is reported
+	/// even though the key held the edited value in between (a Bool set to true loses to a false that followed a true:
+	/// the history always holds the edited value then).
+	@Test func anEditEqualToAValueTheKeyHeldMeanwhileIsReportedWhenItLoses() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/edit-held-meanwhile/"
+		let (store, otherStore) = (Defaults.InMemoryStore(), Defaults.InMemoryStore())
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		let other = Defaults.SyncEngine(remote: remote, prefix: prefix, store: otherStore)
+		engine.add(["dark"])
+		other.add(["dark"])
+		try store.write(false, forKey: "dark")
+		#expect(await engine.synchronize())
+		#expect(await other.synchronize())
+		for value in [true, false] {
+			try otherStore.write(value, forKey: "dark")
+			#expect(await other.synchronize())
+		}
+
+		var conflicts = engine.conflicts.makeAsyncIterator()
+		try store.write(true, forKey: "dark")
+		_ = await engine.synchronize()
+		let reported = Task { await conflicts.next() }
+		let timeout = Task {
+			try await Task.sleep(for: .seconds(5))
+			reported.cancel()
+		}
+		defer { timeout.cancel() }
+		let conflict = try #require(await reported.value, "the lost edit is reported")
+		#expect(conflict.discardedLocalValue as? Bool == true)
+		#expect(conflict.winningRemoteValue as? Bool == false)
+		#expect(store.storedValue(forKey: "dark") as? Bool == false)
+	}
+
 	@Test func aKeyAddedWhileSyncingRunsGetsTheRemoteValueWithoutAnOutage() async throws {
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }
