@@ -49,6 +49,10 @@ import Testing
 				continue
 			}
 			print("fault injection round \(round): \(outcome)")
+			// Not failures here (CI's restart scenario fails them), but each one is worth reading.
+			for echo in outcome.echoAttempts.prefix(3) {
+				print("  echo: \(echo)")
+			}
 			outcome.expectNoViolations("round \(round) of seed \(seed): ")
 			if let time = outcome.healToConvergence {
 				healTimes.append(time)
