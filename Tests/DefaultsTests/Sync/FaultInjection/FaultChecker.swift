@@ -109,10 +109,12 @@ struct FaultChecker {
 			report.matches(of: /lost a sync conflict: '([^']+)': the local value (\S+) lost/).compactMap { match in
 				let (name, value) = (String(match.output.1), String(match.output.2))
 				let written = logs[index].attempts.filter { $0.name == name }.map { $0.value ?? "(removed)" }
+				// Whether the machine was restarted tells a restart's lagging state from an echo of a running machine.
+				let starts = logs[index].lines.filter { if case .start = $0 { true } else { false } }.count
 				return written.contains(value)
 					? nil
-					: "machine \(index) reports its change \(name)=\(value) lost, a value it never wrote (an echo push "
-						+ "of a received value, or the wrong value reported): \(match.output.0)"
+					: "machine \(index) (started \(starts) times) reports its change \(name)=\(value) lost, a value it "
+						+ "never wrote (an echo push of a received value, or the wrong value reported): \(match.output.0)"
 			}
 		}
 	}

@@ -103,6 +103,8 @@ import Testing
 		]
 		let echoes = FaultChecker.echoAttempts(logs: Self.logs, reports: reports)
 		#expect(echoes.count == 1, "\(echoes)")
-		#expect(echoes.first?.hasPrefix("machine 1 reports its change own0=m0.1.2 lost") == true, "\(echoes)")
+		#expect(
+			echoes.first?.hasPrefix("machine 1 (started 1 times) reports its change own0=m0.1.2 lost") == true,
+			"\(echoes)")
 	}
 }
