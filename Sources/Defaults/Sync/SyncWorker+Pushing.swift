@@ -114,6 +114,9 @@ extension SyncWorker {
 		let storedNames = Set(store.store.storedKeys())
 		var pushes: [Push] = []
 		var inferredRemovals: [(name: String, generation: Int)] = []
+		// Changed, but not written through Defaults here nor queued: another process's change, or a value this machine
+		// may have received (``Push/mayBeReceived``). The queue file says which another process made on purpose.
+		var foundHere: Set<String> = []
 		for (name, change) in changes.sorted(by: { $0.key < $1.key }) {
 			guard synced.contains(name) else {
 				localChanges.forget(name, upTo: change.generation)
@@ -126,26 +129,27 @@ extension SyncWorker {
 				queue.names.remove(name)
 				continue
 			}
-			if local == nil, agreed != nil, !change.isWrittenHere, !queue.names.contains(name) {
+			let isFoundHere = !change.isWrittenHere && !queue.names.contains(name)
+			if isFoundHere {
+				foundHere.insert(name)
+			}
+			if local == nil, agreed != nil, isFoundHere {
 				inferredRemovals.append((name, change.generation))
 				continue
 			}
 			pushes.append(
-				Push(
-					name: name, generation: change.generation,
-					bytes: try SyncedValueCoding.pushedBytes(of: local),
-					expectedModRevision: state.records[name]?.expectedModRevision ?? 0))
+				push(name, generation: change.generation, bytes: try SyncedValueCoding.pushedBytes(of: local)))
 		}
-		// Removed on purpose by another process (`defaults delete`), which recorded them in the queue file.
-		let recordedRemovals =
-			inferredRemovals.isEmpty ? [] : namesRecordedElsewhere(among: Set(inferredRemovals.map(\.name)))
-		for removal in inferredRemovals where recordedRemovals.contains(removal.name) {
-			pushes.append(
-				Push(
-					name: removal.name, generation: removal.generation, bytes: SyncedValueCoding.tombstone,
-					expectedModRevision: state.records[removal.name]?.expectedModRevision ?? 0))
+		// One read of the queue file for both: removals another process (`defaults delete`) made on purpose, and found
+		// values that are edits made with `defaults write`, not values received.
+		let recordedElsewhere = foundHere.isEmpty ? [] : namesRecordedElsewhere(among: foundHere)
+		for index in pushes.indices where foundHere.contains(pushes[index].name) {
+			pushes[index].mayBeReceived = !recordedElsewhere.contains(pushes[index].name)
 		}
-		inferredRemovals.removeAll { recordedRemovals.contains($0.name) }
+		for removal in inferredRemovals where recordedElsewhere.contains(removal.name) {
+			pushes.append(push(removal.name, generation: removal.generation, bytes: SyncedValueCoding.tombstone))
+		}
+		inferredRemovals.removeAll { recordedElsewhere.contains($0.name) }
 		if !inferredRemovals.isEmpty {
 			if inferredRemovals.count > Self.inferredRemovalLimit
 				|| Defaults.SyncEngine.isSettingsFileLost(for: store.store)
@@ -153,20 +157,11 @@ extension SyncWorker {
 				restoreLostValues(inferredRemovals, localChanges: localChanges)
 			} else {
 				pushes += inferredRemovals.map {
-					Push(
-						name: $0.name, generation: $0.generation, bytes: SyncedValueCoding.tombstone,
-						expectedModRevision: state.records[$0.name]?.expectedModRevision ?? 0)
+					push($0.name, generation: $0.generation, bytes: SyncedValueCoding.tombstone, mayBeReceived: true)
 				}
 			}
 		}
 		clearSettingsFileLossOnceRestored(synced: synced)
-		let foundHere = Set(
-			pushes.lazy.map(\.name).filter { changes[$0]?.isWrittenHere == false && !self.queue.names.contains($0) })
-		let recordedElsewhere = foundHere.isEmpty ? [] : namesRecordedElsewhere(among: foundHere)
-		for index in pushes.indices {
-			pushes[index].mayBeReceived =
-				foundHere.contains(pushes[index].name) && !recordedElsewhere.contains(pushes[index].name)
-		}
 		// Before any request: offline, this is the count a status line shows.
 		updatePendingCount(pushes.count)
 		guard !pushes.isEmpty else {
@@ -197,6 +192,13 @@ extension SyncWorker {
 		}
 		updatePendingCount(localChanges.pendingCount)
 		return outcome
+	}
+
+	/// A push of `bytes` for `name`, against the revision this machine last agreed on.
+	private func push(_ name: String, generation: Int, bytes: Data, mayBeReceived: Bool = false) -> Push {
+		Push(
+			name: name, generation: generation, bytes: bytes,
+			expectedModRevision: state.records[name]?.expectedModRevision ?? 0, mayBeReceived: mayBeReceived)
 	}
 
 	/// Keys gone from the store without anyone removing them here: the settings file lost them. The remote keeps
