@@ -3,7 +3,7 @@ import Foundation
 /// The bytes a synced value travels as: a binary property list (`bplist00`) whose root is a one-entry dictionary,
 /// `{"value": <stored form>}`, so that any stored form (also a bare string or number, which a property list cannot
 /// hold at its root everywhere) travels unchanged. Dictionary keys are written sorted: the same value always gives
-/// the same bytes. `Fixtures/Sync/` pins the form.
+/// the same bytes. `Fixtures/Sync/WireForms.plist` pins the form, and the tombstone below.
 ///
 /// A removal is stored as a *tombstone*, a key with no bytes, not deleted: etcd compares a key that does not exist as
 /// revision 0, whatever removed it, so a compare-and-swap against "no key" could not tell the absence it saw from one

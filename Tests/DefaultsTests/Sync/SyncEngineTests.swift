@@ -11,7 +11,11 @@ import Testing
 			bytes.base64EncodedString()
 				== "YnBsaXN0MDBVdmFsdWVVd29ybGTRAAEIDhQAAAAAAAABAQAAAAAAAAADAAAAAAAAAAIAAAAAAAAAFw==")
 		#expect(SyncedValueCoding.decode(bytes) as? String == "world")
+		#expect(try Fixtures.dictionary(Self.wireForms)["string world"] as? Data == bytes)
 	}
+
+	/// The wire forms every machine of a prefix must agree on, whatever version of the package it runs.
+	static let wireForms = "Sync/WireForms.plist"
 
 	@Test func anythingElseDoesNotDecode() {
 		#expect(SyncedValueCoding.decode(Data("world".utf8)) == nil)
@@ -22,6 +26,7 @@ import Testing
 	/// empty array or dictionary are values, and encode to bytes).
 	@Test func aRemovalIsATombstoneOfNoBytes() throws {
 		#expect(try SyncedValueCoding.pushedBytes(of: nil) == Data())
+		#expect(try Fixtures.dictionary(Self.wireForms)["removal"] as? Data == SyncedValueCoding.tombstone)
 		#expect(SyncedValueCoding.isRemoval(Data()) && SyncedValueCoding.isRemoval(nil))
 		for value: Any in ["", [Any](), [String: Any](), false, 0] {
 			let bytes = try SyncedValueCoding.pushedBytes(of: value)
