@@ -126,10 +126,10 @@ import Testing
 
 	@Test func theCommandLineGuideListsEveryVerb() throws {
 		let guide = try String(
-			contentsOf: Fixtures.folder.deletingLastPathComponent().appending(path: "Docs/CommandLine.md"),
+			contentsOf: Fixtures.folder.deletingLastPathComponent().appending(path: "Sources/Defaults/Documentation.docc/TheDefaultsCommand.md"),
 			encoding: .utf8)
 		for verb in Verb.all {
-			#expect(guide.contains("| `\(verb.name)"), "\(verb.name) is missing from Docs/CommandLine.md")
+			#expect(guide.contains("| `\(verb.name)"), "\(verb.name) is missing from the article TheDefaultsCommand.md")
 		}
 	}
 
