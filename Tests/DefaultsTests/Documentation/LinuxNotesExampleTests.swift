@@ -1,5 +1,6 @@
-// Checks, through a file store, three rows of the "Values" table of Docs/LinuxFoundation.md (to which the DocC
-// article "Linux notes" points): Int.max, a Float and a date with fractional seconds come back exactly.
+// Checks, through a file store, three rows of the "Values" table of the DocC article "Linux notes"
+// (Sources/Defaults/Documentation.docc/LinuxNotes.md): Int.max, a Float and a date with fractional seconds come back
+// exactly.
 import Defaults
 import Foundation
 import Testing
