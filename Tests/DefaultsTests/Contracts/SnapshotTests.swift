@@ -9,7 +9,7 @@ extension Defaults.Keys {
 	fileprivate static let recent = Key<[String]>("recent", default: [])
 }
 
-/// The example of `Defaults.Snapshot`'s documentation and of Docs/StoredFormContracts.md, as a real test: an app pins
+/// The example of `Defaults.Snapshot`'s documentation and of the DocC article StableStoredForms.md, as a real test: an app pins
 /// the stored forms of its settings.
 @Test func settingsKeepTheirStoredForms() throws {
 	let store = Defaults.InMemoryStore()
