@@ -26,7 +26,7 @@ import Synchronization
 /// https endpoints go through `URLSession` and are verified against the system's trusted certificates (on Linux: add
 /// a private CA to the system store, `update-ca-certificates`; Foundation on Linux has no per-session CA). On Linux,
 /// plain-http endpoints are spoken to in HTTP/1.0 on a socket: FoundationNetworking traps on the HTTP trailer that
-/// etcd 3.4's gateway ends every error reply with on plain http (Docs/Sync.md has the details).
+/// etcd 3.4's gateway ends every error reply with on plain http.
 public final class EtcdClient: Defaults.RemoteKeyValueService {
 	/// A user name and password for etcd's authentication.
 	public struct Credentials: Sendable {

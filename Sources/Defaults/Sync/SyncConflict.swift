@@ -3,7 +3,7 @@ import Synchronization
 
 extension Defaults {
 	/// A local change that lost to another machine's: this machine pushed `discardedLocalValue` without knowing that
-	/// the remote already held a newer value, so the remote value won (see the conflict rule in Docs/Sync.md) and
+	/// the remote already held a newer value, so the remote value won (see the conflict rule in <doc:SyncingAcrossMachines>) and
 	/// replaced the local one.
 	///
 	/// The values are stored forms (property-list values, `nil` for a removed key), as ``Defaults/Store`` holds them.

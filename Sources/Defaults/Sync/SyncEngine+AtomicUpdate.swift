@@ -1,7 +1,7 @@
 import Foundation
 
 // An atomic read-modify-write of synced keys: a compare-and-swap loop against the remote, so that machines updating
-// one key (a counter, a list) lose none of each other's updates. See Docs/Sync.md, "Atomic updates".
+// one key (a counter, a list) lose none of each other's updates. See Docs/Sync.md, "Atomic updates of a synced key".
 extension Defaults.SyncEngine {
 	/// What an atomic update of one key did.
 	package enum AtomicUpdateOutcome {

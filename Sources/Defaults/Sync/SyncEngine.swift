@@ -14,7 +14,7 @@ extension Defaults {
 	/// kept on every machine, and the other machine is told (``conflicts`` and a ``Defaults/Failure``). Every push
 	/// is a compare-and-swap against the key's revision this machine last saw, so a change made knowing the latest
 	/// remote value always goes through. A value the remote refuses as too large stays on its machine until the key
-	/// changes again. See Docs/Sync.md.
+	/// changes again. See <doc:SyncingAcrossMachines>.
 	///
 	/// ```swift
 	/// let engine = Defaults.SyncEngine(remote: etcd, prefix: "/defaults/editor/", store: store)

@@ -70,7 +70,7 @@ import Testing
 		#expect(try desktop.values(["font"]).values == ["font": "serif"])
 	}
 
-	/// The conflict rule, as Docs/Sync.md states it: of two changes to a key made without seeing each other, the one
+	/// The conflict rule, as the DocC article "Syncing across machines" states it: of two changes to a key made without seeing each other, the one
 	/// etcd commits first is kept on every machine, and the other machine is told.
 	@Test func ofTwoChangesMadeWithoutSeeingEachOtherTheOneEtcdCommitsFirstIsKeptEverywhere() async throws {
 		let etcd = try await EtcdServer.start()

@@ -13,7 +13,7 @@ struct FaultChecker {
 	let logs: [MachineLog]
 	let sharedNames: [String]
 
-	/// The conflict rule of Docs/Sync.md ("The conflict rule"), as the checker applies it: of two changes to a key made
+	/// The conflict rule of the DocC article "Syncing across machines", as the checker applies it: of two changes to a key made
 	/// without seeing each other, the one etcd commits first is kept on every machine; the other fails its
 	/// compare-and-swap and is never stored. So every machine ends on the last value etcd's history holds for the key.
 	static func valueTheConflictRulePicks(_ events: [EtcdHistory.Event]) -> String? {
