@@ -126,7 +126,8 @@ import Testing
 
 	@Test func theCommandLineGuideListsEveryVerb() throws {
 		let guide = try String(
-			contentsOf: Fixtures.folder.deletingLastPathComponent().appending(path: "Sources/Defaults/Documentation.docc/TheDefaultsCommand.md"),
+			contentsOf: Fixtures.folder.deletingLastPathComponent().appending(
+				path: "Sources/Defaults/Documentation.docc/TheDefaultsCommand.md"),
 			encoding: .utf8)
 		for verb in Verb.all {
 			#expect(guide.contains("| `\(verb.name)"), "\(verb.name) is missing from the article TheDefaultsCommand.md")
