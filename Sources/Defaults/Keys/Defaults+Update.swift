@@ -16,14 +16,14 @@ extension Defaults {
 	/// Observers of `key` hear exactly one change per update, even when `transform` leaves the value as it was. If
 	/// `transform` throws, nothing is stored, no observer hears anything, and the error is rethrown.
 	///
-	/// `transform` may run more than once (synced keys will retry it when another machine changed the value first),
-	/// so it must have no side effects, and it must not read or write other keys through `Defaults` inside it: use
+	/// `transform` may run more than once (the asynchronous form retries it for a synced key when another machine
+	/// changed the value first), so it must have no side effects, and it must not read or write other keys through `Defaults` inside it: use
 	/// `update(_:_:_:transaction:)` to update several keys together. It runs while the store is held, so keep it short.
 	/// An update started inside `transform`, or inside an observer of the update's change, throws
 	/// ``UpdateError/Kind/nested``.
 	///
 	/// The cost: for a file store, a lock and a durable write of the file per update (a plain write costs a memory
-	/// write, and reaches the file within 100 ms, coalesced with other writes); see FileStore.md.
+	/// write, and reaches the file within 100 ms, coalesced with other writes); see <doc:AtomicUpdates>.
 	///
 	/// ```swift
 	/// extension Defaults.Keys {
