@@ -13,9 +13,6 @@ extension Defaults.Store {
 }
 
 enum MigrationRunner {
-	// One migration at a time in a process, so that two callers never interleave the operations of one step.
-	private static let lock = LockedState(())
-
 	static func run(
 		_ migrations: [Defaults.Migration], in store: any Defaults.Store, versionKey: String
 	)
@@ -23,7 +20,9 @@ enum MigrationRunner {
 	{
 		try check(migrations, versionKey: versionKey)
 		// `withLock` rethrows untyped errors only, so the typed outcome is carried out of the lock.
-		let outcome: Result<Int, Defaults.MigrationError> = lock.withLock { _ in
+		// One run of a store at a time (the store's runtime holds the lock), so that two callers never interleave the
+		// operations of one step.
+		let outcome: Result<Int, Defaults.MigrationError> = StoreRuntime.of(store).migrationRuns.withLock { _ in
 			do throws(Defaults.MigrationError) {
 				return .success(try runLocked(migrations, in: store, versionKey: versionKey))
 			} catch {

@@ -104,7 +104,7 @@ extension Defaults {
 		guard let store = keys.first?.suite else {
 			return
 		}
-		let synced = SyncedNames.synced(keys.lazy.filter { $0.suite === store }.map(\.name), in: store)
+		let synced = keys[0].runtime.namesUpdatedRemotely(among: keys.lazy.filter { $0.suite === store }.map(\.name))
 		guard !synced.isEmpty else {
 			return
 		}
@@ -139,7 +139,7 @@ extension Defaults {
 				"The keys '\(keys[0].name)' and '\(other.name)' live in different stores, and an update covers keys of "
 					+ "one store; nothing was changed.")
 		}
-		return try store.withAtomicUpdate {
+		return try store.withUpdate {
 			var transaction = Transaction(store: store, names: Set(keys.map(\.name)))
 			let result = try transform(&transaction)
 			if let failure = transaction.failure {
@@ -161,7 +161,7 @@ extension Defaults.Store {
 	package func updateStoredValues<Result>(
 		_ names: [String], _ transform: (inout [String: Any]) throws -> Result
 	) throws -> Result {
-		try withAtomicUpdate {
+		try withUpdate {
 			var original: [String: Any] = [:]
 			for name in names {
 				original[name] = storedValue(forKey: name)
@@ -181,26 +181,5 @@ extension Defaults.Store {
 				commit(change.value, forKey: change.key)
 			}
 		}
-	}
-}
-
-/// Which key names of a store a sync engine syncs. Sync, the layer above, connects the lookup when it makes its
-/// first engine, so that an update made without `await` can refuse a synced key (see
-/// `Defaults.refuseSyncedKeys(_:)`) instead of making it atomic on one machine only.
-package enum SyncedNames {
-	package typealias Lookup = @Sendable (any Defaults.Store, [String]) -> [String]
-
-	private static let lookup = LockedState<Lookup?>(nil)
-
-	/// Makes `find` the one lookup: given a store and names, it returns those that an engine of the store syncs.
-	package static func connect(_ find: @escaping Lookup) {
-		lookup.withLock { $0 = find }
-	}
-
-	static func synced(_ names: some Sequence<String>, in store: any Defaults.Store) -> [String] {
-		guard let find = lookup.withLock({ $0 }) else {
-			return []
-		}
-		return find(store, Array(names))
 	}
 }

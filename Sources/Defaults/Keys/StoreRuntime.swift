@@ -7,14 +7,12 @@ import Synchronization
 ///
 /// Keys look their store's runtime up once, when they are made, and hold it; so do the change hub's subscriptions
 /// and the sync engine. A write or outside change is then a question to one object, not to a table per concern.
-/// The runtime holds its store weakly and is found by the store's identity only while that store lives: a store
-/// made later at a freed store's address gets a runtime of its own, with no failures, listeners or count it did not
-/// earn.
+/// The store holds its runtime (in its `StoreAttachments`, Storage's), and the runtime does not hold the store: the
+/// runtime goes with its store, and a store made later at a freed store's address gets a runtime of its own, with no
+/// failures, listeners or count it did not earn.
 @usableFromInline
-package final class StoreRuntime: @unchecked Sendable {
-	// Unchecked: `store` is a weak reference written once, in `init`; everything else is immutable, atomic or behind
-	// a lock.
-	private weak var store: (any Defaults.Store)?
+package final class StoreRuntime: OutsideChangeReceiver, @unchecked Sendable {
+	// Unchecked: everything is immutable, atomic or behind a lock (`LockedState` holds non-`Sendable` values).
 
 	/// Advanced after every change reads can see, or `nil` when the store does not report every change
 	/// (`UserDefaults`): its keys then look every read up.
@@ -40,9 +38,13 @@ package final class StoreRuntime: @unchecked Sendable {
 		(0, [:]))
 	/// One outside delivery at a time; recursive, since a handler may flush, which may report again on this thread.
 	let outsideDeliveries = NSRecursiveLock()
+	/// Who updates some of the store's names against a remote (`StoreRuntime+RemoteUpdaters.swift`).
+	let remoteUpdaterRegistrations = LockedState<[WeakRemoteUpdater]>([])
+	/// One migration run of the store at a time, so that two callers never interleave the operations of one step;
+	/// runs of different stores do not wait for each other.
+	let migrationRuns = LockedState(())
 
 	private init(_ store: any Defaults.Store) {
-		self.store = store
 		if let counting = store as? any CountsItsOwnChanges {
 			changeCounter = counting.changeCounter
 			writeCounter = nil
@@ -52,48 +54,12 @@ package final class StoreRuntime: @unchecked Sendable {
 		}
 	}
 
-	/// Whether this is the runtime of `store`.
-	func belongs(to store: any Defaults.Store) -> Bool {
-		self.store === store
-	}
-
 	// MARK: Finding a store's runtime
 
-	/// The runtimes of live stores. An entry whose store is gone is replaced when its address is used again and
-	/// dropped when another store gets its runtime.
-	private static let runtimes: LockedState<[ObjectIdentifier: StoreRuntime]> = {
-		OutsideChangeRoute.connect { store, keys in
-			StoreRuntime.existing(for: store)?.receiveOutsideChanges(keys, from: store)
-		}
-		return LockedState([:])
-	}()
-
-	/// The runtime of `store`, made on first use.
+	/// The runtime of `store`, made on first use and kept with the store's attachments: in the store itself for the
+	/// stores the package makes, in Storage's weak table for the others.
 	package static func of(_ store: any Defaults.Store) -> StoreRuntime {
-		let id = ObjectIdentifier(store)
-		let (runtime, dropped) = runtimes.withLock { runtimes -> (StoreRuntime, [StoreRuntime]) in
-			if let runtime = runtimes[id], runtime.belongs(to: store) {
-				return (runtime, [])
-			}
-			var dropped: [StoreRuntime] = []
-			for (key, runtime) in runtimes where runtime.store == nil {
-				dropped.append(runtime)
-				runtimes[key] = nil
-			}
-			let runtime = StoreRuntime(store)
-			runtimes[id] = runtime
-			return (runtime, dropped)
-		}
-		// Released here, outside the lock: a dropped runtime's listeners may have deinits that come back here.
-		withExtendedLifetime(dropped) {}
-		return runtime
-	}
-
-	/// The runtime of `store` if it has one: a store without one has no keys, observers or listeners to tell.
-	static func existing(for store: any Defaults.Store) -> StoreRuntime? {
-		runtimes.withLock { runtimes in
-			runtimes[ObjectIdentifier(store)].flatMap { $0.belongs(to: store) ? $0 : nil }
-		}
+		store.attachments.runtime { StoreRuntime(store) }
 	}
 
 	// MARK: Changes the package sees besides writes

@@ -34,12 +34,12 @@ extension Defaults.FileStore: AtomicallyUpdatingStore {
 		apply: ([StoredChangeOfUpdate]) -> Void
 	) throws -> Result {
 		if let problem = file.createFolderIfMissing() {
-			throw Defaults.UpdateError(.storage, "\(problem) Nothing was updated.")
+			throw AtomicUpdateFailure(.storage, "\(problem) Nothing was updated.")
 		}
 		if let problem = file.lock(
 			&disk.lockDescriptor, waitingAtMost: Self.updateLockWaitLimit, outcomeOfTimeout: "nothing was updated")
 		{
-			throw Defaults.UpdateError(.storage, problem)
+			throw AtomicUpdateFailure(.storage, problem)
 		}
 		defer { unlock(&disk) }
 		if !disk.hasRemovedStaleTemporaryFiles {
@@ -49,7 +49,7 @@ extension Defaults.FileStore: AtomicallyUpdatingStore {
 		if !file.version.isSame(as: disk.version) {
 			let reread = take(file.readSettled(), failures: &failures)
 			guard reread.mayReplaceFile else {
-				throw Defaults.UpdateError(
+				throw AtomicUpdateFailure(
 					.storage,
 					"Nothing was updated: the file \(path) could not be read, and is not written over unseen. "
 						+ failures.map(\.message).joined(separator: " "))
@@ -71,7 +71,7 @@ extension Defaults.FileStore: AtomicallyUpdatingStore {
 		do {
 			disk.version = .present(try file.replace(with: values))
 		} catch {
-			throw Defaults.UpdateError(
+			throw AtomicUpdateFailure(
 				.storage, "Nothing was updated: the file \(path) could not be written: \(error).")
 		}
 		disk.persisted = values

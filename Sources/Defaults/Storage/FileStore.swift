@@ -34,9 +34,11 @@ extension Defaults {
 	///
 	/// Values are looked up in three layers, like `UserDefaults` domains: the stored values, then (for ``standard``
 	/// only) `-key value` pairs of the launch arguments, then registered defaults. Only stored values are written.
-	public final class FileStore: Store, CountsItsOwnChanges, Sendable {
+	public final class FileStore: Store, CountsItsOwnChanges, HoldsItsAttachments, Sendable {
 		/// The property-list file the store lives in.
 		public let url: URL
+		/// The store's runtime, kept here rather than in a table: see `StoreAttachments`.
+		let attachments = StoreAttachments()
 		/// The file on disk: reading, the lock, atomic replacement, corrupt files.
 		let file: SettingsFile
 

@@ -10,7 +10,7 @@ extension Defaults {
 	/// let volume = Defaults.Key<Int>("volume", default: 5, suite: store)
 	/// store[volume] = 7
 	/// ```
-	public final class InMemoryStore: Store, CountsItsOwnChanges, Sendable {
+	public final class InMemoryStore: Store, CountsItsOwnChanges, HoldsItsAttachments, Sendable {
 		private struct State {
 			var values: [String: Any] = [:]
 			var registered: [String: Any] = [:]
@@ -20,6 +20,8 @@ extension Defaults {
 
 		/// Advanced by every write, removal and registration, also those made past the package.
 		let changeCounter = ChangeCounter()
+		/// The store's runtime, kept here rather than in a table: see `StoreAttachments`.
+		let attachments = StoreAttachments()
 
 		/// Creates a store holding `values`, already in their normalised property-list shape.
 		init(normalizedValues values: [String: Any]) {

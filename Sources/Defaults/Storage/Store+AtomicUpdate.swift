@@ -9,58 +9,28 @@
 /// A change an atomic update makes to one key: its new stored form, or `nil` to remove the stored value.
 package typealias StoredChangeOfUpdate = (key: String, value: Any?)
 
-extension Defaults {
-	/// Why an atomic update changed nothing.
-	///
-	/// An error the update's closure throws is rethrown as it is; this is for everything else. Whatever the error,
-	/// the update stored nothing and no observer heard of it.
-	///
-	/// ```swift
-	/// do {
-	/// 	try Defaults.update(.launchCount) { $0 += 1 }
-	/// } catch let error as Defaults.UpdateError {
-	/// 	print(error.kind, error.message)
-	/// }
-	/// ```
-	public struct UpdateError: Error, Sendable, CustomStringConvertible {
-		/// What went wrong, in a form code can switch over.
-		public enum Kind: Sendable, Equatable {
-			/// An update was started inside another one on the same thread: in an update's closure, or in an observer
-			/// that the update's change called. Waiting for the outer update would never end.
-			case nested
-			/// The keys of one update live in different stores; an update covers keys of one store.
-			case keysInSeveralStores
-			/// An update over a list of keys was given none.
-			case noKeys
-			/// A new value has no stored form (its bridge refused it).
-			case encodingFailed
-			/// The stored value of a key the update read does not decode (the message says why): it is left as it
-			/// is rather than replaced by a value computed from the key's default.
-			case undecodableValue
-			/// A synced key was updated without `await`: an update of a synced key is a compare-and-swap against the
-			/// remote, which only the asynchronous form of `update` can wait for.
-			case syncedKeyNeedsAwait
-			/// The store's file could not be locked, read or written.
-			case storage
-		}
+/// Why the store refused or failed an atomic update: Storage's own error, which `Defaults.update` (Keys) reports as
+/// its `UpdateError` of the same kind.
+struct AtomicUpdateFailure: Error {
+	enum Kind {
+		/// An update was started inside another one on the same thread.
+		case nested
+		/// The store's file could not be locked, read or written.
+		case storage
+	}
 
-		/// What went wrong.
-		public let kind: Kind
-		/// What went wrong and what was left as it was, as a sentence.
-		public let message: String
+	let kind: Kind
+	/// What went wrong and what was left as it was, as a sentence.
+	let message: String
 
-		/// The message.
-		public var description: String { message }
-
-		package init(_ kind: Kind, _ message: String) {
-			self.kind = kind
-			self.message = message
-		}
+	init(_ kind: Kind, _ message: String) {
+		self.kind = kind
+		self.message = message
 	}
 }
 
 /// A store that makes its atomic updates itself, against other processes as well as other threads (the file store).
-/// Other stores get a lock per store in this process (see `withAtomicUpdate(_:apply:)`).
+/// Other stores are held by a lock of this process kept with the store (`StoreAttachments.updateLock`).
 package protocol AtomicallyUpdatingStore: Defaults.Store {
 	/// Runs `body` while nothing else updates the store, makes the changes it returns durable, then calls `apply` with
 	/// them, still holding the store.
@@ -83,14 +53,14 @@ extension Defaults.Store {
 	/// the read to the write, so updates are atomic across processes; any other store is held by a lock of this
 	/// process, so updates are atomic across its threads only. Plain writes do not wait for updates.
 	///
-	/// - Throws: ``Defaults/UpdateError`` (`nested` when called inside an update on the same thread, `storage` when the
+	/// - Throws: `AtomicUpdateFailure` (`nested` when called inside an update on the same thread, `storage` when the
 	///   file store could not lock, read or write its file), or what `body` throws; nothing is stored then.
 	package func withAtomicUpdate<Result>(
 		_ body: () throws -> (changes: [StoredChangeOfUpdate], result: Result),
 		apply: ([StoredChangeOfUpdate]) -> Void
 	) throws -> Result {
 		guard UpdateScope.current == nil else {
-			throw Defaults.UpdateError(
+			throw AtomicUpdateFailure(
 				.nested,
 				"An update was started inside another update on the same thread (in its closure, or in an observer of "
 					+ "its change); nothing was changed by it.")
@@ -100,7 +70,7 @@ extension Defaults.Store {
 		if let store = self as? any AtomicallyUpdatingStore {
 			return try store.updateAtomically(body, apply: apply)
 		}
-		return try UpdateScope.lock(for: self).withLock { _ in
+		return try attachments.updateLock.withLock { _ in
 			let (changes, result) = try body()
 			apply(changes)
 			return result
@@ -117,10 +87,6 @@ package enum UpdateScope {
 		precondition(status == 0, "pthread_key_create failed: \(status)")
 		return key
 	}()
-
-	/// Locks of this process for stores that do not update themselves, shared by stores whose identities fall in the
-	/// same slot: a thread holds one at a time (nested updates are refused), so sharing cannot deadlock.
-	private static let locks = (0..<16).map { _ in LockedState(()) }
 
 	/// The store the current thread is updating, or `nil`.
 	static var current: ObjectIdentifier? {
@@ -139,10 +105,5 @@ package enum UpdateScope {
 	/// Whether the current thread is in the middle of an update of `store`.
 	static func isUpdating(_ store: some Defaults.Store) -> Bool {
 		current == ObjectIdentifier(store)
-	}
-
-	static func lock(for store: some Defaults.Store) -> LockedState<Void> {
-		let slot = Int((UInt(bitPattern: ObjectIdentifier(store).hashValue) >> 4) % UInt(locks.count))
-		return locks[slot]
 	}
 }

@@ -1,5 +1,3 @@
-import Synchronization
-
 extension Defaults.Store {
 	/// Reports that the values of `keys` changed outside the package's writes: another process rewrote the store's
 	/// file, a database's change feed delivered a row, a sync engine applied a remote change. The one entry point
@@ -18,23 +16,8 @@ extension Defaults.Store {
 		guard !keys.isEmpty else {
 			return
 		}
-		OutsideChangeRoute.deliver(keys, from: self)
-	}
-}
-
-/// How a store's report of outside changes reaches the package: storage's side of the seam, knowing nothing of who
-/// listens. The layer above connects its receiver once (each store's runtime takes the report from there).
-package enum OutsideChangeRoute {
-	package typealias Receiver = @Sendable (any Defaults.Store, Set<String>) -> Void
-
-	private static let receiver = LockedState<Receiver?>(nil)
-
-	/// Makes `receive` the one receiver of every store's outside changes.
-	package static func connect(_ receive: @escaping Receiver) {
-		receiver.withLock { $0 = receive }
-	}
-
-	static func deliver(_ keys: Set<String>, from store: some Defaults.Store) {
-		receiver.withLock { $0 }?(store, keys)
+		// The store's runtime, registered with the store by the layer above, hears it; Storage does not know who
+		// listens to the runtime.
+		existingAttachments?.existingRuntime?.receiveOutsideChanges(keys, from: self)
 	}
 }

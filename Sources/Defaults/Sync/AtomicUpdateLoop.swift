@@ -7,8 +7,8 @@ import Synchronization
 /// Every commit also creates a *mark*, a key of its own below the first updated key
 /// (`<prefix><name>/.defaults-update/<UUID>`), in the same transaction. When a commit's answer is lost (the leader
 /// died after committing, or the client gave up first), the next read shows the mark if and only if that commit went
-/// through: a value alone cannot tell, since two machines incrementing 5 both write 6. Each process deletes its own
-/// marks in its next update of the key, so at most one per key stays behind a process that ends.
+/// through: a value alone cannot tell, since two machines incrementing 5 both write 6. Each engine deletes its own
+/// marks in its next update of the key, so at most one per key stays behind an engine that ends.
 struct AtomicUpdateLoop {
 	/// A key's new remote bytes (``SyncedValueCoding/tombstone``: removed), as agreed once committed.
 	struct Write: Sendable {
@@ -38,9 +38,6 @@ struct AtomicUpdateLoop {
 	}
 
 	static let markInfix = "/.defaults-update/"
-	/// Marks this process made for commits whose outcome it knows (or gave up on): deleted in its next update of
-	/// their key.
-	static let finishedMarks = LockedState<Set<String>>([])
 	/// How many commits whose answer was lost this process recognised by their marks: the tests show with it that a
 	/// fault scenario took that path.
 	static let recognisedLostAnswers = Atomic<Int>(0)
@@ -51,6 +48,9 @@ struct AtomicUpdateLoop {
 
 	let names: [String]
 	let keys: [String]
+	/// Marks the engine made for commits whose outcome it knows (or gave up on): deleted in its next update of their
+	/// key. The engine's, shared by its updates.
+	let finishedMarks: LockedState<Set<String>>
 	private var attempts: [String: Attempt] = [:]
 	/// How many times the update's closure has run.
 	private var runs = 0
@@ -59,9 +59,10 @@ struct AtomicUpdateLoop {
 	/// Set at the first try whose answer was lost: until then, a failure means nothing was committed.
 	private var resolveDeadline: ContinuousClock.Instant?
 
-	init(names: [String], prefix: String) {
+	init(names: [String], prefix: String, finishedMarks: LockedState<Set<String>>) {
 		self.names = names
 		self.keys = names.map { prefix + $0 }
+		self.finishedMarks = finishedMarks
 	}
 
 	private var namesText: String {
@@ -81,7 +82,7 @@ struct AtomicUpdateLoop {
 	)? {
 		for entry in snapshots.first?.entries ?? [] {
 			if let attempt = attempts[entry.key] {
-				Self.finishedMarks.withLock { _ = $0.insert(attempt.mark) }
+				finishedMarks.withLock { _ = $0.insert(attempt.mark) }
 				Self.recognisedLostAnswers.add(1, ordering: .relaxed)
 				return (attempt.writes, attempt.values, attempt.run, entry.modRevision)
 			}
@@ -168,7 +169,7 @@ struct AtomicUpdateLoop {
 		}
 		let mark = keys[0] + Self.markInfix + UUID().uuidString
 		remoteWrites.append(Defaults.RemoteWrite(key: mark, value: Data("1".utf8), expectedModRevision: 0))
-		let finished = Self.finishedMarks.withLock { $0 }
+		let finished = finishedMarks.withLock { $0 }
 		let stale = (snapshots.first?.entries ?? []).filter { finished.contains($0.key) }.prefix(Self.cleanupLimit)
 		for entry in stale {
 			remoteWrites.append(
@@ -183,7 +184,7 @@ struct AtomicUpdateLoop {
 	}
 
 	func didCommit(_ attempt: Attempt) {
-		Self.finishedMarks.withLock { marks in
+		finishedMarks.withLock { marks in
 			marks.subtract(attempt.cleanedMarks)
 			marks.insert(attempt.mark)
 		}
@@ -257,9 +258,9 @@ struct AtomicUpdateLoop {
 		)
 	}
 
-	/// Marks of tries that may have been committed are cleaned up by this process's next update.
+	/// Marks of tries that may have been committed are cleaned up by the engine's next update.
 	private func giveUp() {
-		Self.finishedMarks.withLock { $0.formUnion(attempts.keys) }
+		finishedMarks.withLock { $0.formUnion(attempts.keys) }
 	}
 
 	private func failure(_ reason: Defaults.SyncedUpdateError.Reason, _ message: String) -> Defaults.SyncedUpdateError {

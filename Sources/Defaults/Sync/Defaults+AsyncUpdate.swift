@@ -120,11 +120,3 @@ extension Defaults {
 		}
 	}
 }
-
-extension Defaults.SyncEngine {
-	/// Connects the lookup by which a synchronous update refuses synced keys (`SyncedNames`), once per process.
-	static let syncedNamesConnected: Void = SyncedNames.connect { store, names in
-		let engines = allLiveEngines.filter { $0.store === store }
-		return names.filter { name in engines.contains { $0.names.contains(name) } }
-	}
-}

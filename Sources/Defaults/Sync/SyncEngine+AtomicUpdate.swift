@@ -60,7 +60,7 @@ extension Defaults.SyncEngine {
 		forKeys names: [String], in store: any Defaults.Store, _ transform: ([String: Any]) throws -> [String: Any]
 	) async throws -> AtomicUpdatesOutcome {
 		let names = Array(Set(names)).sorted()
-		let engines = allLiveEngines.filter { $0.store === store }
+		let engines = engines(of: store)
 		let syncing = engines.filter { engine in names.contains { engine.names.contains($0) } }
 		guard !syncing.isEmpty else {
 			return .notSynced
@@ -84,7 +84,7 @@ extension Defaults.SyncEngine {
 		_ names: [String], _ transform: ([String: Any]) throws -> [String: Any]
 	) async throws -> (values: [String: Any], run: Int) {
 		try await worker.prepareAtomicUpdate(of: names)
-		var loop = AtomicUpdateLoop(names: names, prefix: prefix)
+		var loop = AtomicUpdateLoop(names: names, prefix: prefix, finishedMarks: finishedMarks)
 		do {
 			return try await compareAndSwapUntilCommitted(&loop, transform)
 		} catch let error as Defaults.SyncedUpdateError {

@@ -22,6 +22,8 @@ extension Defaults.SyncEngine {
 		}
 	}
 
+	/// Every engine alive in this process, for the push at exit: process-wide because exit is the process's. An
+	/// atomic update finds the engines of its store through the store's runtime instead.
 	private static let liveEngines = LockedState<[ObjectIdentifier: WeakEngine]>([:])
 
 	private static let exitHookInstalled: Void = {
@@ -36,17 +38,14 @@ extension Defaults.SyncEngine {
 		liveEngines.withLock { $0[ObjectIdentifier(engine)] = WeakEngine(engine) }
 	}
 
-	/// Every engine alive in this process, for the atomic update, which looks for the engine syncing a key.
-	static var allLiveEngines: [Defaults.SyncEngine] {
-		liveEngines.withLock { $0.values.compactMap(\.engine) }
-	}
-
 	static func forgetAtExit(_ engine: Defaults.SyncEngine) {
 		liveEngines.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(engine)) }
 	}
 
 	private static func pushPendingAtExit() {
-		let engines = allLiveEngines.filter { $0.hasPendingChanges || $0.hasUnsavedState }
+		let engines = liveEngines.withLock { $0.values.compactMap(\.engine) }.filter {
+			$0.hasPendingChanges || $0.hasUnsavedState
+		}
 		guard !engines.isEmpty else {
 			return
 		}

@@ -33,6 +33,17 @@ extension Defaults.SyncEngine {
 		}
 	}
 
+	/// Registers `engine` with its store's runtime as a remote updater of the names it syncs, for as long as it
+	/// lives: a synchronous update of the store then refuses those names, and an asynchronous one finds the engine.
+	static func registerAsRemoteUpdater(_ engine: Defaults.SyncEngine) {
+		StoreRuntime.of(engine.store).addRemoteUpdater(engine)
+	}
+
+	/// The live engines of `store`, in the order they were made.
+	static func engines(of store: any Defaults.Store) -> [Defaults.SyncEngine] {
+		StoreRuntime.of(store).remoteUpdaters.compactMap { $0 as? Defaults.SyncEngine }
+	}
+
 	static func applyRemoteValue(_ stored: Any?, forKey name: String, in store: any Defaults.Store) {
 		store.commit(stored, forKey: name)
 	}
@@ -42,7 +53,7 @@ extension Defaults.SyncEngine {
 	///
 	/// - Returns: whether everything is on disk; always `true` for a store without a file.
 	static func makeLocalValuesDurable(in store: any Defaults.Store) -> Bool {
-		guard let fileStore = store as? Defaults.FileStore else {
+		guard let fileStore = store as? any FileBackedStore else {
 			return true
 		}
 		return fileStore.flush()
@@ -57,18 +68,18 @@ extension Defaults.SyncEngine {
 
 	/// 0 when the store found no loss of its file since the last ``clearSettingsFileLoss(for:ifStill:)``.
 	static func settingsFileLossMark(for store: any Defaults.Store) -> Int {
-		(store as? Defaults.FileStore)?.fileLossMark ?? 0
+		(store as? any FileBackedStore)?.fileLossMark ?? 0
 	}
 
 	/// Forgets the losses up to `mark`, unless the store found another since.
 	static func clearSettingsFileLoss(for store: any Defaults.Store, ifStill mark: Int) {
-		(store as? Defaults.FileStore)?.clearFileLoss(ifStill: mark)
+		(store as? any FileBackedStore)?.clearFileLoss(ifStill: mark)
 	}
 
 	/// The state file beside a file store's settings file (`<settings>.plist.sync.json`); `nil` for other stores,
 	/// whose queue then lives as long as the process.
 	static func defaultStateFile(for store: any Defaults.Store) -> URL? {
-		guard let fileStore = store as? Defaults.FileStore else {
+		guard let fileStore = store as? any FileBackedStore else {
 			return nil
 		}
 		return fileStore.url.deletingLastPathComponent().appending(

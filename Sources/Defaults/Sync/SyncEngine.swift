@@ -21,7 +21,7 @@ extension Defaults {
 	/// engine.add(["theme", "fontSize"])
 	/// engine.start()
 	/// ```
-	public final class SyncEngine: Sendable {
+	public final class SyncEngine: RemoteUpdater, Sendable {
 		/// The remote this engine syncs with.
 		package let remote: any RemoteKeyValueService
 		/// The remote key prefix every synced key name is appended to.
@@ -37,6 +37,9 @@ extension Defaults {
 		private let loop = LockedState<Task<Void, Never>?>(nil)
 		private let statusBroadcast = StatusBroadcast()
 		private let conflictBroadcast = ConflictBroadcast()
+		/// The marks of this engine's atomic updates whose outcome is known, for its next updates to delete
+		/// (`AtomicUpdateLoop`).
+		let finishedMarks = LockedState<Set<String>>([])
 
 		/// The store whose keys are synced.
 		public var store: any Store { storeReference }
@@ -65,7 +68,8 @@ extension Defaults {
 				queue: SyncQueue.load(besideStateFile: stateFile), stateFile: stateFile, status: statusBroadcast,
 				conflicts: conflictBroadcast, localChanges: localChanges)
 			Self.pushAtExit(self)
-			_ = Self.syncedNamesConnected
+			// A synchronous update of the store then refuses the engine's keys, and an asynchronous one finds it.
+			Self.registerAsRemoteUpdater(self)
 		}
 
 		deinit {
@@ -113,6 +117,11 @@ extension Defaults {
 		/// The names of the keys synced.
 		public var names: Set<String> {
 			worker.currentNames
+		}
+
+		/// Whether the engine syncs `name`: its updates are compare-and-swaps against the remote.
+		func updatesRemotely(_ name: String) -> Bool {
+			worker.currentNames.contains(name)
 		}
 
 		/// Starts syncing in the background: pushes, a watch for remote changes, reconnecting with backoff.

@@ -6,7 +6,9 @@ import Testing
 @Suite struct SyncContactFileTests {
 	static let contactFile = "SyncEngine+LocalStore.swift"
 	/// Internal names of other layers that only the contact file may use.
-	static let internals = ["BinaryPropertyList", "StoreRuntime", "SettingsFile", "FileStoreRegistry"]
+	static let internals = [
+		"BinaryPropertyList", "StoreRuntime", "SettingsFile", "FileStoreRegistry", "FileBackedStore", "FileStore",
+	]
 
 	@Test func onlyTheContactFileNamesStorageAndKeysInternals() throws {
 		let folder = LayeringTests.sources.appending(path: "Sync")

@@ -76,3 +76,76 @@ private final class LookupCountingStore: InMemoryBackedStore, @unchecked Sendabl
 		}
 	}
 }
+
+/// Each store owns its runtime: no table of the process keeps a runtime alive after its store.
+@Suite(.scaledTimeLimit(minutes: 1)) struct StoreOwnsItsRuntimeTests {
+	@Test func aRuntimeGoesWithThePackagesStore() {
+		weak var runtime: StoreRuntime?
+		do {
+			let store = Defaults.InMemoryStore()
+			let key = Defaults.Key<Int>("level", default: 1, suite: store)
+			store[key] = 2
+			runtime = StoreRuntime.of(store)
+			#expect(runtime === key.runtime, "found again from the store")
+		}
+		#expect(runtime == nil, "nothing but the store (and its keys) holds its runtime")
+	}
+
+	@Test func aForeignStoresRuntimeIsFoundAgainAndGoesWithIt() {
+		weak var runtime: StoreRuntime?
+		do {
+			let store = LookupCountingStore()
+			runtime = StoreRuntime.of(store)
+			#expect(runtime === StoreRuntime.of(store))
+		}
+		// A store the package did not make keeps its runtime in a table held weakly by the store; the next store
+		// that gets a runtime drops the entries of stores that are gone.
+		let next = LookupCountingStore()
+		_ = StoreRuntime.of(next)
+		#expect(runtime == nil)
+	}
+
+	@Test func updatesOfDifferentStoresNeverWaitForEachOther() throws {
+		// Seventeen stores: had the locks of updates been shared out among sixteen, two of them would share one.
+		let keys = (0..<17).map { _ in Defaults.Key<Int>("level", default: 0, suite: Defaults.InMemoryStore()) }
+		for (index, key) in keys.enumerated() {
+			let others = keys.enumerated().filter { $0.offset != index }.map(\.element)
+			let finished = DispatchSemaphore(value: 0)
+			var innerFinished = false
+			try Defaults.update(key) { value in
+				value += 1
+				Thread.detachNewThread {
+					for other in others {
+						_ = try? Defaults.update(other) { $0 += 1 }
+					}
+					finished.signal()
+				}
+				innerFinished = finished.wait(timeout: .now() + .seconds(10)) == .success
+			}
+			#expect(innerFinished, "an update of another store waited for the update of store \(index)")
+		}
+		#expect(keys.allSatisfy { $0.suite[$0] == 17 })
+	}
+
+	@Test func migrationsOfDifferentStoresNeverWaitForEachOther() throws {
+		let first = Defaults.InMemoryStore()
+		let second = Defaults.InMemoryStore()
+		let finished = DispatchSemaphore(value: 0)
+		let secondRan = Recorder<Bool>()
+		let steps: [Defaults.Migration] = [
+			.init(version: 1, "Migrate the other store meanwhile") { _ in
+				Thread.detachNewThread {
+					_ = try? Defaults.migrate(
+						[.init(version: 1, "Note") { _ in secondRan.append(true) }], store: second)
+					finished.signal()
+				}
+				#expect(
+					finished.wait(timeout: .now() + .seconds(10)) == .success,
+					"the migration of another store waited for this one")
+			}
+		]
+		#expect(try Defaults.migrate(steps, store: first) == 1)
+		#expect(secondRan.values == [true])
+		#expect(try Defaults.migrationVersion(of: second) == 1)
+	}
+}

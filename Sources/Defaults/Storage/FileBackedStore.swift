@@ -1,0 +1,16 @@
+import Foundation
+
+/// What a store kept in one settings file offers beyond the seam, to the layers that keep something beside that file
+/// (sync's state file) or must know when the file was lost (sync, which must not take a lost file's keys for
+/// removals). The file store is the one the package ships; the layers above ask for this, never for the class.
+protocol FileBackedStore: Defaults.Store {
+	/// The settings file.
+	var url: URL { get }
+	/// 0 when the store found no loss of its file (missing, empty, unreadable or corrupt) since the last
+	/// `clearFileLoss(ifStill:)`; else a mark of the losses found.
+	var fileLossMark: Int { get }
+	/// Clears the losses found up to `mark`, unless another was found since.
+	func clearFileLoss(ifStill mark: Int)
+}
+
+extension Defaults.FileStore: FileBackedStore {}
