@@ -4,7 +4,8 @@ import PackageDescription
 let package = Package(
 	name: "Defaults",
 	platforms: [
-		// `Synchronization.Mutex` guards every store; these are the first releases that ship it.
+		// The first releases with the `Synchronization` module, whose `Atomic` counts every store's changes. (The locks
+		// are `LockedState`, a pthread mutex: Sources/Defaults/Support/LockedState.swift says why not `Mutex`.)
 		.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2),
 	],
 	products: [

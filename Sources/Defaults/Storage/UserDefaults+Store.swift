@@ -100,7 +100,8 @@ extension UserDefaults: Defaults.Store {
 	}
 #endif
 
-/// Gets `UserDefaults` writes to disk on platforms where Foundation does not do it by itself.
+/// Gets `UserDefaults` writes to disk on platforms where Foundation does not do it by itself. Process-wide because
+/// the flush at exit is: the stores written since the last flush wait here, held until they are synchronised.
 enum DurableWrites {
 	private static let pending = LockedState<(stores: [ObjectIdentifier: UserDefaults], isScheduled: Bool)>(
 		([:], false))
@@ -126,17 +127,17 @@ enum DurableWrites {
 
 	// Held for a whole flush, so that the flush at exit waits for one under way: Foundation rewrites its file in place,
 	// and a process that ends halfway through leaves it truncated.
-	private static let flushing = NSLock()
+	private static let flushing = LockedState(())
 
 	static func flushAll() {
-		flushing.lock()
-		defer { flushing.unlock() }
-		let stores = pending.withLock { state in
-			defer { state = ([:], false) }
-			return Array(state.stores.values)
-		}
-		for store in stores {
-			store.synchronize()
+		flushing.withLock { _ in
+			let stores = pending.withLock { state in
+				defer { state = ([:], false) }
+				return Array(state.stores.values)
+			}
+			for store in stores {
+				store.synchronize()
+			}
 		}
 	}
 }
