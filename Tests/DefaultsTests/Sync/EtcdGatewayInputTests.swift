@@ -53,22 +53,45 @@ import Testing
 	}
 
 	/// A message that never closes costs time in proportion to its length, and ends the watch once past the bound.
+	///
+	/// Linear time is shown by a ratio within one run, not by a wall-clock bound (which a thread-sanitizer run missed):
+	/// 32 chunks read into a message already 3.5 MiB long take about as long as the first 32. Were each chunk to
+	/// rescan the message so far, the later ones would take about 15 times as long.
 	@Test func aWatchMessageThatNeverClosesIsReadInLinearTimeAndBounded() async throws {
-		let (stream, continuation) = AsyncThrowingStream.makeStream(of: [Defaults.RemoteEvent].self)
-		let watch = EtcdWatch(continuation: continuation, maximumMessageSize: 12 << 20) { _ in
-			Defaults.RemoteServiceError.unreachable("ended")
-		}
-		_ = watch.receive(status: 200)
-		watch.receive(Data(#"{"result":{"header":{"note":""#.utf8))
 		let chunk = Data(repeating: UInt8(ascii: "a"), count: 16 << 10)
-		let started = ContinuousClock.now
-		for _ in 0..<512 {
-			watch.receive(chunk)
+		func unclosedWatch(
+			maximumMessageSize: Int
+		) -> (EtcdWatch, AsyncThrowingStream<[Defaults.RemoteEvent], any Error>) {
+			let (stream, continuation) = AsyncThrowingStream.makeStream(of: [Defaults.RemoteEvent].self)
+			let watch = EtcdWatch(continuation: continuation, maximumMessageSize: maximumMessageSize) { _ in
+				Defaults.RemoteServiceError.unreachable("ended")
+			}
+			_ = watch.receive(status: 200)
+			watch.receive(Data(#"{"result":{"header":{"note":""#.utf8))
+			return (watch, stream)
 		}
-		let elapsed = ContinuousClock.now - started
-		#expect(elapsed < .seconds(2), "8 MiB in 16 KiB chunks took \(elapsed)")
-		for _ in 0..<512 {
-			watch.receive(chunk)
+		func timeOf32Chunks(_ watch: EtcdWatch) -> Duration {
+			let started = ContinuousClock.now
+			for _ in 0..<32 {
+				watch.receive(chunk)
+			}
+			return ContinuousClock.now - started
+		}
+		// The fastest of three tries of each: a pause of the machine only ever lengthens one.
+		var (early, late) = (Duration.seconds(1000), Duration.seconds(1000))
+		for _ in 0..<3 {
+			let (watch, _) = unclosedWatch(maximumMessageSize: 12 << 20)
+			early = min(early, timeOf32Chunks(watch))
+			for _ in 32..<224 {
+				watch.receive(chunk)
+			}
+			late = min(late, timeOf32Chunks(watch))
+		}
+		#expect(late < early * 4, "32 chunks took \(early) at the start of the message and \(late) after 3.5 MiB")
+
+		let (bounded, stream) = unclosedWatch(maximumMessageSize: 1 << 20)
+		for _ in 0..<128 {
+			bounded.receive(chunk)
 		}
 		await #expect(throws: Defaults.RemoteServiceError.self) {
 			for try await _ in stream {}
@@ -85,10 +108,18 @@ import Testing
 			}
 			return false
 		}
+		let started = ContinuousClock.now
 		engine.start()
-		try await Task.sleep(for: .seconds(1))
+		// A full read, then one after each "compacted": the second comes at once, the next ones after waits of 0.1,
+		// 0.2 and 0.4 s. Reads in a loop would reach five within milliseconds. A busy machine only lengthens this.
+		let deadline = started + .seconds(30)
+		while remote.reads.load(ordering: .relaxed) < 5, ContinuousClock.now < deadline {
+			try await Task.sleep(for: .milliseconds(10))
+		}
+		let elapsed = ContinuousClock.now - started
 		engine.stop()
-		#expect(remote.reads.load(ordering: .relaxed) < 10)
+		#expect(remote.reads.load(ordering: .relaxed) >= 5)
+		#expect(elapsed >= .milliseconds(600), "five reads of the prefix in \(elapsed)")
 		// The status said so at some point (a full read that works in between clears it again).
 		let timeout = Task {
 			try await Task.sleep(for: .seconds(5))
@@ -100,13 +131,19 @@ import Testing
 
 	@Test func eventsOutsideThePrefixDoNotMoveTheRevision() async throws {
 		let remote = ScriptedRemote()
-		remote.watchEvents = [.put(.init(key: "/elsewhere/x", value: Data(), modRevision: 1000))]
+		// The key under the prefix comes last in the batch: once it is applied, the whole batch was.
+		remote.watchEvents = [
+			.put(.init(key: "/elsewhere/x", value: Data(), modRevision: 1000)),
+			.put(.init(key: "/p/a", value: try SyncedValueCoding.encode("marker"), modRevision: 11)),
+		]
 		let engine = Defaults.SyncEngine(remote: remote, prefix: "/p/", store: Defaults.InMemoryStore())
 		engine.add(["a"])
 		engine.start()
 		defer { engine.stop() }
-		try await Task.sleep(for: .milliseconds(500))
-		#expect(engine.status.revision == 10)
+		for await status in engine.statusUpdates where status.revision > 10 {
+			break
+		}
+		#expect(engine.status.revision == 11)
 	}
 }
 

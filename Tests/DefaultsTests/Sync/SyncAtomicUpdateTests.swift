@@ -36,14 +36,23 @@ import Testing
 		return (entry.flatMap { SyncedValueCoding.decode($0.value) } as? Int, entry?.modRevision ?? 0)
 	}
 
-	/// Waits (at most 2 s) for observers to have heard `count` changes, then a little longer for any extra one.
-	static func expectHeard(_ setup: Setup, _ count: Int) async throws {
-		let deadline = ContinuousClock.now + .seconds(2)
-		while setup.heard.count < count, ContinuousClock.now < deadline {
-			try await Task.sleep(for: .milliseconds(10))
+	/// Expects observers to have heard `count` changes. Final without waiting: an update applies its value before it
+	/// returns, and observers hear a change before the change returns. With the engine's watch running, a test first
+	/// waits for the watch to pass its updates' commits (``watchPassed(_:remote:prefix:)``).
+	static func expectHeard(_ setup: Setup, _ count: Int, sourceLocation: SourceLocation = #_sourceLocation) {
+		#expect(setup.heard.count == count, sourceLocation: sourceLocation)
+	}
+
+	/// Writes a key no engine syncs under `prefix` and waits until `setup`'s watch has delivered it: every commit
+	/// before it has been delivered too.
+	static func watchPassed(_ setup: Setup, remote: EtcdClient, prefix: String) async throws {
+		let marker = try await remote.compareAndSwap(
+			key: prefix + "marker-\(UUID().uuidString)", value: Data("m".utf8), expectedModRevision: 0)
+		guard case .written(let revision) = marker else {
+			Issue.record("the marker was not written: \(marker)")
+			return
 		}
-		try await Task.sleep(for: .milliseconds(100))
-		#expect(setup.heard.count == count)
+		try await setup.engine.waitUntilApplied(revision: revision)
 	}
 
 	@Test func anUpdateCommitsOnTheRemoteAppliesLocallyOnceAndPushesNothingBack() async throws {
@@ -58,7 +67,7 @@ import Testing
 			#expect(try await setup.increment() == expected)
 		}
 		#expect(setup.store[setup.key] == 3)
-		try await Self.expectHeard(setup, 3)
+		Self.expectHeard(setup, 3)
 		let committed = try await Self.remoteValue(remote, "/test/update/count")
 		#expect(committed.value == 3)
 		// Agreed on: no push follows (the revision stays), and no conflict is reported.
@@ -70,13 +79,15 @@ import Testing
 		for expected in 4...6 {
 			#expect(try await setup.increment() == expected)
 		}
-		try await Self.expectHeard(setup, 6)
+		try await Self.watchPassed(setup, remote: remote, prefix: "/test/update/")
+		Self.expectHeard(setup, 6)
 		let later = try await Self.remoteValue(remote, "/test/update/count")
 		#expect(later.value == 6)
 		#expect(await setup.engine.synchronize())
 		#expect(try await Self.remoteValue(remote, "/test/update/count") == later)
+		// `synchronize()` above pushed and read after the update, so a conflict it lost is in the stream by now; a task
+		// cancelled at once ends the stream, which still hands over what it holds.
 		let reported = Task { await conflicts.next() }
-		try await Task.sleep(for: .milliseconds(200))
 		reported.cancel()
 		#expect(await reported.value == nil)
 	}
@@ -145,7 +156,7 @@ import Testing
 		setup.store[setup.key] = 7
 		await #expect(throws: Defaults.SyncedUpdateError.self) { try await setup.increment() }
 		#expect(setup.store[setup.key] == 7)
-		try await Self.expectHeard(setup, 1)
+		Self.expectHeard(setup, 1)
 
 		try await etcd.restart()
 		#expect(try await Self.remoteValue(remote, "/test/offline-update/count") == before)
@@ -180,7 +191,7 @@ import Testing
 		}
 		#expect(try await Self.remoteValue(remote, "/test/throwing-update/count") == before)
 		#expect(setup.store[setup.key] == 3)
-		try await Self.expectHeard(setup, 0)
+		Self.expectHeard(setup, 0)
 	}
 
 	/// Another machine commits between the update's read and its commit: the commit fails, and the closure runs
@@ -206,7 +217,7 @@ import Testing
 		#expect(seen == [nil, 100])
 		#expect(try await Self.remoteValue(remote, "/test/conflict-update/count").value == 101)
 		#expect(setup.store[setup.key] == 101)
-		try await Self.expectHeard(setup, 1)
+		Self.expectHeard(setup, 1)
 	}
 
 	/// etcd commits the update and its answer is lost (as when the leader dies after committing): the update is
@@ -231,7 +242,7 @@ import Testing
 		#expect(Defaults.SyncEngine.recognisedLostAnswers >= 1)
 		#expect(try await Self.remoteValue(remote, "/test/lost-answer/count").value == 1)
 		#expect(setup.store[setup.key] == 1)
-		try await Self.expectHeard(setup, 1)
+		Self.expectHeard(setup, 1)
 		// The next update deletes the mark the first one left.
 		#expect(try await setup.increment() == 2)
 		let marks = try await remote.read(prefix: "/test/lost-answer/count/").entries
@@ -260,8 +271,9 @@ import Testing
 		#expect(await engine.synchronize())
 		#expect(try await Self.remoteValue(remote, "/test/write-during-update/count").value == 50)
 		#expect(store[key] == 50)
+		// `synchronize()` above pushed and read after the update, so a conflict it lost is in the stream by now; a task
+		// cancelled at once ends the stream, which still hands over what it holds.
 		let reported = Task { await conflicts.next() }
-		try await Task.sleep(for: .milliseconds(200))
 		reported.cancel()
 		#expect(await reported.value == nil)
 	}

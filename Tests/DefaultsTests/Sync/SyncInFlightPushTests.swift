@@ -37,7 +37,7 @@ import Testing
 		let third = try await remote.nextWrite()
 		#expect(third.value == "two" && third.expectedModRevision == 11, "the newer value goes out again")
 		third.reply(.success(.written(revision: 12)))
-		try await Task.sleep(for: .milliseconds(200))
+		try await remote.expectAPassPushingNothing(engine)
 		#expect(store[key] == "two")
 		#expect(engine.status.pendingCount == 0)
 	}
@@ -67,7 +67,7 @@ import Testing
 		#expect(conflict.discardedLocalValue as? String == "mine")
 		#expect(conflict.winningRemoteValue as? String == "theirs")
 		#expect(store[key] == "theirs", "the machine ends on the value every other machine has")
-		try await Task.sleep(for: .milliseconds(200))
+		try await remote.expectAPassPushingNothing(engine)
 		#expect(remote.writeCount == 1, "nothing more is pushed")
 	}
 
@@ -240,6 +240,37 @@ final class ChoreographedRemote: Defaults.RemoteKeyValueService, @unchecked Send
 
 	func waitUntilWatching(sessions: Int) async throws {
 		try await waitFor("watch session \(sessions)") { $0.sessions >= sessions }
+	}
+
+	/// Runs a push pass of `engine`, which starts after any pass under way, and records an issue if it pushes: the
+	/// pass ending is the moment that shows nothing more was going out. A push it makes is answered (as unreachable),
+	/// so that the pass ends either way.
+	func expectAPassPushingNothing(
+		_ engine: Defaults.SyncEngine, sourceLocation: SourceLocation = #_sourceLocation
+	) async throws {
+		let writesBefore = writeCount
+		let passEnded = LockedState(false)
+		Task {
+			await engine.pushPendingNow()
+			passEnded.withLock { $0 = true }
+		}
+		let deadline = ContinuousClock.now + .seconds(20)
+		var pushed: [Write] = []
+		while !passEnded.withLock({ $0 }) {
+			if let write = state.withLock({ $0.writes.isEmpty ? nil : $0.writes.removeFirst() }) {
+				pushed.append(write)
+				write.reply(.failure(Defaults.RemoteServiceError.unreachable("the test expected no push")))
+			}
+			guard ContinuousClock.now < deadline else {
+				Issue.record("a push pass did not end in 20 s", sourceLocation: sourceLocation)
+				throw CancellationError()
+			}
+			try await Task.sleep(for: .milliseconds(10))
+		}
+		if writeCount != writesBefore || !pushed.isEmpty {
+			Issue.record(
+				"the pass pushed \(pushed.map { "\($0.key) = \($0.value ?? "nil")" })", sourceLocation: sourceLocation)
+		}
 	}
 
 	/// The next compare-and-swap the engine sends, waiting for it.

@@ -77,8 +77,11 @@ import Testing
 		restarted.start()
 		defer { restarted.stop() }
 		#expect(try await eventually { store.storedValue(forKey: "theme") as? String == "c" })
+		// A push pass, a read of the remote and another pass, each after whatever pass was under way: an echo of "b"
+		// has been pushed and its loss reported by the time it returns.
+		#expect(await restarted.synchronize())
+		// A task cancelled at once ends the stream, which still hands over a conflict it holds: no waiting.
 		let reported = Task { await conflicts.next() }
-		try await Task.sleep(for: .milliseconds(1500))
 		reported.cancel()
 		#expect(await reported.value == nil, "no conflict is reported for a value this machine received")
 		#expect(try await remote.read(prefix: prefix + "theme").entries.first == latest, "nothing was stored")

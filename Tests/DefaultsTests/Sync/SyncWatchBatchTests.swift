@@ -25,8 +25,9 @@ import Testing
 			try await Task.sleep(for: .milliseconds(20))
 		}
 		#expect(store.storedValue(forKey: "a") as? String == "two", "the batch's last change is the key's value")
-		// A push would follow the batch within the engine's next pass; give it that long to show up.
-		try await Task.sleep(for: .milliseconds(500))
+		// A push pass that starts now (after any pass under way) pushes whatever the batch left looking like a local
+		// edit; once it is over, the moment for an echo has passed.
+		await engine.pushPendingNow()
 		#expect(remote.writes.load(ordering: .relaxed) == 0, "nothing this machine received is pushed back")
 	}
 }
@@ -46,25 +47,51 @@ import Testing
 		}
 		try #require(engine.status.isConnected)
 		store[Defaults.Key<String>("a", default: "", suite: store)] = "mine"
-		// While the engine's pass is in its slow write, two more passes are asked for.
-		try await Task.sleep(for: .milliseconds(100))
+		// The engine's own pass is in its write, which lasts until the gate opens: the two passes asked for now are
+		// asked for while it runs, however slowly the machine goes.
+		while remote.running.load(ordering: .relaxed) == 0, ContinuousClock.now < deadline {
+			try await Task.sleep(for: .milliseconds(10))
+		}
+		try #require(remote.running.load(ordering: .relaxed) == 1, "the engine's pass is writing")
 		async let first = engine.synchronize()
 		async let second = engine.synchronize()
+		// The gate opens when a pass beside the engine's shows itself (a second write, or a read), else after 1 s,
+		// time for both calls to be on their way: the counts below decide, not the wait.
+		let besideDeadline = ContinuousClock.now + .seconds(1)
+		while remote.writes.load(ordering: .relaxed) < 2, remote.reads.load(ordering: .relaxed) < 2,
+			ContinuousClock.now < besideDeadline
+		{
+			try await Task.sleep(for: .milliseconds(10))
+		}
+		#expect(remote.readsWhileGated.load(ordering: .relaxed) == 0, "no pass read beside the engine's write")
+		remote.openGate()
 		_ = await (first, second)
 		#expect(remote.writes.load(ordering: .relaxed) >= 1)
 		#expect(remote.mostAtOnce.load(ordering: .relaxed) == 1, "one write of a key at a time")
 	}
 }
 
-/// A remote whose writes take 300 ms and succeed; it counts them and the most that ran at once.
+/// A remote whose first write waits until ``openGate()`` and later ones take 300 ms; all succeed. It counts the
+/// writes, the most that ran at once, the reads, and the reads made while the first write waited.
 final class SlowWritesRemote: Defaults.RemoteKeyValueService, @unchecked Sendable {
 	let writes = Atomic<Int>(0)
 	let running = Atomic<Int>(0)
 	let mostAtOnce = Atomic<Int>(0)
 	let revision = Atomic<Int64>(10)
+	let reads = Atomic<Int>(0)
+	let readsWhileGated = Atomic<Int>(0)
+	private let isGateOpen = Atomic<Bool>(false)
+
+	func openGate() {
+		isGateOpen.store(true, ordering: .releasing)
+	}
 
 	func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
-		Defaults.RemoteSnapshot(entries: [], revision: 10)
+		reads.add(1, ordering: .relaxed)
+		if running.load(ordering: .relaxed) > 0, !isGateOpen.load(ordering: .acquiring) {
+			readsWhileGated.add(1, ordering: .relaxed)
+		}
+		return Defaults.RemoteSnapshot(entries: [], revision: 10)
 	}
 
 	func compareAndSwap(
@@ -80,8 +107,16 @@ final class SlowWritesRemote: Defaults.RemoteKeyValueService, @unchecked Sendabl
 	private func slowWrite() async throws -> Int64 {
 		let now = running.add(1, ordering: .relaxed).newValue
 		_ = mostAtOnce.max(now, ordering: .relaxed)
-		writes.add(1, ordering: .relaxed)
-		try await Task.sleep(for: .milliseconds(300))
+		let isFirst = writes.add(1, ordering: .relaxed).newValue == 1
+		if isFirst {
+			// Bounded, so that a test that never opens the gate still ends (and fails on its count).
+			let deadline = ContinuousClock.now + .seconds(30)
+			while !isGateOpen.load(ordering: .acquiring), ContinuousClock.now < deadline {
+				try await Task.sleep(for: .milliseconds(5))
+			}
+		} else {
+			try await Task.sleep(for: .milliseconds(300))
+		}
 		running.subtract(1, ordering: .relaxed)
 		return revision.add(1, ordering: .relaxed).newValue
 	}
