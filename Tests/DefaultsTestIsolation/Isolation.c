@@ -5,7 +5,8 @@
 // HOME, XDG_CONFIG_HOME and TMPDIR once, at first use, from wherever that is. The folder
 // `$TMPDIR/DefaultsTests-run-<pid>` becomes HOME (with .config inside as XDG_CONFIG_HOME) and TMPDIR; child
 // processes inherit it. It is removed when the process exits; a run that crashed leaves it behind, and the next run
-// removes it once its process is gone.
+// removes it once its process is gone. Run as root with a TMPDIR other users cannot reach, it also makes
+// `/tmp/DefaultsTests-shared-<pid>-…` for the folders tests hand to other users (see make_shared_folder).
 #define _GNU_SOURCE
 #include "DefaultsTestIsolation.h"
 
@@ -21,12 +22,14 @@
 #include <unistd.h>
 
 static char isolation_folder[PATH_MAX];
+static char shared_folder[PATH_MAX];
 static char *original_home;
 static char *original_config_home;
 static char *original_temporary_folder;
 static pid_t owner;
 
 const char *defaults_test_isolation_folder(void) { return isolation_folder[0] ? isolation_folder : NULL; }
+const char *defaults_test_shared_folder(void) { return shared_folder[0] ? shared_folder : NULL; }
 const char *defaults_test_original_home(void) { return original_home; }
 const char *defaults_test_original_config_home(void) { return original_config_home; }
 const char *defaults_test_original_temporary_folder(void) { return original_temporary_folder; }
@@ -44,26 +47,35 @@ static int remove_entry(const char *path, const struct stat *status, int type, s
 // FTW_PHYS: a link is removed, never followed; FTW_DEPTH: a folder's entries go before the folder.
 static void remove_tree(const char *path) { nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
+static const char *const run_prefix = "DefaultsTests-run-";
+static const char *const shared_prefix = "DefaultsTests-shared-";
+
 static void remove_isolation_folder(void) {
-	// A child forked from this process (before exec) must not remove its parent's folder.
-	if (isolation_folder[0] && getpid() == owner) {
+	// A child forked from this process (before exec) must not remove its parent's folders.
+	if (getpid() != owner) {
+		return;
+	}
+	if (isolation_folder[0]) {
 		remove_tree(isolation_folder);
+	}
+	// The shared folder is the isolation folder's `tmp` when everyone can reach that, removed above.
+	if (shared_folder[0] && strncmp(shared_folder, isolation_folder, strlen(isolation_folder)) != 0) {
+		remove_tree(shared_folder);
 	}
 }
 
 // Folders of earlier runs whose process is gone.
-static void remove_leftovers(const char *temporary_folder) {
+static void remove_leftovers(const char *temporary_folder, const char *prefix) {
 	DIR *folder = opendir(temporary_folder);
 	if (!folder) {
 		return;
 	}
-	const char *prefix = "DefaultsTests-run-";
 	struct dirent *entry;
 	while ((entry = readdir(folder))) {
 		if (strncmp(entry->d_name, prefix, strlen(prefix)) != 0) {
 			continue;
 		}
-		// DefaultsTests-run-<pid>-<mkdtemp's six characters>
+		// <prefix><pid>-<mkdtemp's six characters>
 		char *end;
 		long pid = strtol(entry->d_name + strlen(prefix), &end, 10);
 		// Alive, or not ours to ask about: left alone.
@@ -81,6 +93,42 @@ static void remove_leftovers(const char *temporary_folder) {
 	closedir(folder);
 }
 
+// Whether every user may pass through `path` and each folder above it (search permission for others).
+static int everyone_can_reach(const char *path) {
+	char partial[PATH_MAX];
+	if (snprintf(partial, sizeof partial, "%s", path) >= (int)sizeof partial) {
+		return 0;
+	}
+	for (;;) {
+		struct stat status;
+		if (stat(partial, &status) != 0 || !(status.st_mode & S_IXOTH)) {
+			return 0;
+		}
+		char *slash = strrchr(partial, '/');
+		if (!slash || strcmp(partial, "/") == 0) {
+			return 1;
+		}
+		slash[slash == partial ? 1 : 0] = '\0';
+	}
+}
+
+// Tests run as root hand folders to other users (a temporary user, `nobody`), who must reach them. The run's
+// temporary folder serves when everyone can pass through every folder above it. A private TMPDIR (`mktemp -d` as root
+// makes one of mode 0700) is not made any less private: those folders go into a folder of this run in /tmp instead,
+// made and removed like the run's own.
+static void make_shared_folder(const char *temporary) {
+	if (geteuid() != 0 || everyone_can_reach(temporary)) {
+		strcpy(shared_folder, temporary);
+		return;
+	}
+	remove_leftovers("/tmp", shared_prefix);
+	char folder[PATH_MAX];
+	if (snprintf(folder, sizeof folder, "/tmp/%s%d-XXXXXX", shared_prefix, (int)owner) < (int)sizeof folder
+		&& mkdtemp(folder) && chmod(folder, 0755) == 0) {
+		strcpy(shared_folder, folder);
+	}
+}
+
 __attribute__((constructor)) static void isolate_test_process(void) {
 	original_home = copy_of(getenv("HOME"));
 	original_config_home = copy_of(getenv("XDG_CONFIG_HOME"));
@@ -91,12 +139,12 @@ __attribute__((constructor)) static void isolate_test_process(void) {
 	if (!realpath(given, temporary_folder)) {
 		return;
 	}
-	remove_leftovers(temporary_folder);
+	remove_leftovers(temporary_folder, run_prefix);
 
 	owner = getpid();
 	char folder[PATH_MAX], config[PATH_MAX], temporary[PATH_MAX];
 	// mkdtemp makes a new folder, 0700, or fails: never one that somebody made beforehand under a guessable name.
-	if (snprintf(folder, sizeof folder, "%s/DefaultsTests-run-%d-XXXXXX", temporary_folder, (int)owner)
+	if (snprintf(folder, sizeof folder, "%s/%s%d-XXXXXX", temporary_folder, run_prefix, (int)owner)
 			>= (int)sizeof folder
 		|| !mkdtemp(folder)
 		|| snprintf(config, sizeof config, "%s/.config", folder) >= (int)sizeof config
@@ -111,6 +159,7 @@ __attribute__((constructor)) static void isolate_test_process(void) {
 		return;
 	}
 	strcpy(isolation_folder, folder);
+	make_shared_folder(temporary);
 	atexit(remove_isolation_folder);
 	setenv("HOME", folder, 1);
 	setenv("XDG_CONFIG_HOME", config, 1);

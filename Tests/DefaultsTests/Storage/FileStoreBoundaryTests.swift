@@ -34,6 +34,7 @@ import Testing
 
 	@Test(.enabled(if: geteuid() == 0, "only root creates folders for another user"))
 	func aFolderCreatedByRootBelongsToItsParentsOwner() throws {
+		let folder = try TemporaryDirectory.reachableByEveryUser()
 		#expect(chown(folder.url.path, 65_534, 65_534) == 0)
 		let made = folder.file("config")
 		let store = Defaults.FileStore.at(made.appending(path: "app.plist"))

@@ -102,6 +102,7 @@ import Testing
 
 	@Test(.enabled(if: geteuid() == 0, "only root can write a file it does not own"))
 	func aWriteByRootKeepsTheFilesOwner() throws {
+		let folder = try TemporaryDirectory.reachableByEveryUser()
 		let url = folder.file("owned.plist")
 		try PropertyListSerialization.data(fromPropertyList: ["a": 1], format: .binary, options: 0).write(to: url)
 		#expect(chown(folder.url.path, 65_534, 65_534) == 0)

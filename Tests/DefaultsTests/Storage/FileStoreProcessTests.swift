@@ -167,7 +167,7 @@ import Testing
 
 	@Test func aFileTheStoreCannotReadIsNeverReplaced() throws {
 		// As root, the child drops to `nobody`; otherwise the file is made unreadable to its owner.
-		let shared = try TemporaryDirectory()
+		let shared = try TemporaryDirectory.reachableByEveryUser()
 		chmod(shared.url.path, 0o777)
 		let file = shared.file("settings.plist")
 		let original = try PropertyListSerialization.data(

@@ -19,7 +19,7 @@ struct FileStoreRootTests {
 	let system: URL
 
 	init() throws {
-		folder = try TemporaryDirectory()
+		folder = try TemporaryDirectory.reachableByEveryUser()
 		user = try TemporaryUser()
 		home = folder.file("home")
 		config = home.appending(path: ".config", directoryHint: .isDirectory)

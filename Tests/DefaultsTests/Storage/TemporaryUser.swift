@@ -1,3 +1,4 @@
+import DefaultsTestIsolation
 import Foundation
 
 #if canImport(Glibc)
@@ -53,5 +54,19 @@ final class TemporaryUser: Sendable {
 		guard process.terminationStatus == 0 else {
 			throw UserError(description: "\(executable) \(arguments) ended with \(process.terminationStatus)")
 		}
+	}
+}
+
+extension TemporaryDirectory {
+	/// A folder that another user can reach, for a test run as root that hands it (or what is in it) to that user:
+	/// the run's temporary folder may sit in a private one (`TMPDIR=$(mktemp -d)`), which the store rightly refuses
+	/// to pass through for them. See `defaults_test_shared_folder` in Tests/DefaultsTestIsolation.
+	static func reachableByEveryUser() throws -> TemporaryDirectory {
+		let folder = try TemporaryDirectory(
+			under: defaults_test_shared_folder().map { URL(filePath: String(cString: $0), directoryHint: .isDirectory) }
+		)
+		// Whatever the umask: the other user passes through and reads, as through a home folder.
+		chmod(folder.url.path, 0o755)
+		return folder
 	}
 }

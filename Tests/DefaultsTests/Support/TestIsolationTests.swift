@@ -46,6 +46,34 @@ import Testing
 		}
 	}
 
+	/// Tests run as root hand folders to temporary users and `nobody`; with `TMPDIR` in a folder only root can enter
+	/// (`TMPDIR=$(mktemp -d)`), the run's own folder is out of their reach, and those folders go elsewhere.
+	@Test func theSharedFolderIsOneEveryUserCanReach() throws {
+		let shared = try #require(defaults_test_shared_folder().map { String(cString: $0) })
+		let folder = try #require(defaults_test_isolation_folder().map { String(cString: $0) })
+		// A run as another user hands nothing to others: the run's temporary folder serves.
+		guard geteuid() == 0 else {
+			#expect(shared == folder + "/tmp")
+			return
+		}
+		var path = shared
+		while true {
+			var status = stat()
+			#expect(stat(path, &status) == 0 && status.st_mode & S_IXOTH != 0, "others cannot pass through \(path)")
+			guard path != "/" else {
+				break
+			}
+			path = URL(filePath: path).deletingLastPathComponent().path(percentEncoded: false)
+			if path.count > 1, path.hasSuffix("/") {
+				path.removeLast()
+			}
+		}
+		// Inside the run's folder, or one of this run's in /tmp that the process removes when it exits.
+		#expect(
+			shared.hasPrefix(folder + "/")
+				|| URL(filePath: shared).lastPathComponent.hasPrefix("DefaultsTests-shared-\(getpid())-"), "\(shared)")
+	}
+
 	static func storedNames(in file: URL) throws -> [String] {
 		let data = try Data(contentsOf: file)
 		let plist = try PropertyListSerialization.propertyList(from: data, format: nil)

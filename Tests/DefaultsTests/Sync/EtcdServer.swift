@@ -221,13 +221,22 @@ final class EtcdServer: @unchecked Sendable {
 	).appending(path: "defaults-test-etcd")
 
 	static func register(etcd: Int32, dataFolder: String) {
-		try? FileManager.default.createDirectory(at: registry, withIntermediateDirectories: true)
-		try? "\(etcd)\n\(getpid())\n\(dataFolder)".write(
-			to: registry.appending(path: "\(etcd)"), atomically: true, encoding: .utf8)
+		// Twice: another run may remove the folder, found empty, between its creation here and the write.
+		for _ in 0..<2 {
+			try? FileManager.default.createDirectory(at: registry, withIntermediateDirectories: true)
+			if (try? "\(etcd)\n\(getpid())\n\(dataFolder)".write(
+				to: registry.appending(path: "\(etcd)"), atomically: true, encoding: .utf8)) != nil
+			{
+				return
+			}
+		}
 	}
 
+	/// Forgets `etcd`, and the registry itself once it lists none, so that a run leaves nothing in the machine's
+	/// temporary folder (`rmdir` removes only an empty folder: another run's entries keep it).
 	static func unregister(etcd: Int32) {
 		try? FileManager.default.removeItem(at: registry.appending(path: "\(etcd)"))
+		_ = rmdir(registry.path(percentEncoded: false))
 	}
 
 	/// Stops every etcd written down by a test process that is gone, once per test process. Linux only: a process is
@@ -257,6 +266,7 @@ final class EtcdServer: @unchecked Sendable {
 				}
 				try? FileManager.default.removeItem(at: file)
 			}
+			_ = rmdir(registry.path(percentEncoded: false))
 		#endif
 	}()
 
