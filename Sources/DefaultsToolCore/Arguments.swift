@@ -16,11 +16,18 @@ struct Invocation {
 			switch token {
 			case "--json": isJSON = true
 			case _ where Self.isHelp(token): wantsHelp = true
+			// As the help shows it, before the verb; the verb's arguments take it like any of their options.
+			case OptionSpec.app.name:
+				guard index < tokens.endIndex else {
+					throw .usage("\(token) needs a value.", verb: nil)
+				}
+				arguments += [token, tokens[index]]
+				index += 1
 			case _ where token.hasPrefix("-") && token != "-":
 				throw .usage("Unknown option \"\(token)\".", verb: nil)
 			default:
 				verb = token
-				arguments = Array(tokens[index...])
+				arguments += tokens[index...]
 				return
 			}
 		}

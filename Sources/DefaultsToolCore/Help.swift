@@ -6,7 +6,7 @@ enum Help {
 			"  " + verb.name + String(repeating: " ", count: width - verb.name.count + 2) + verb.declaration.summary
 		}
 		return """
-			usage: defaults [--json] <verb> [<arguments>]
+			usage: defaults [--json] [-app <path>] <verb> [<arguments>]
 
 			Reads, writes and watches the settings files of programs that use Defaults or Foundation's
 			UserDefaults on Linux, with the verbs and flags of the macOS command.

@@ -12,6 +12,20 @@ import Testing
 		#expect(invocation.arguments == ["app", "-h"])
 	}
 
+	/// The help lists `-app <path>` among the options before the verb; it was refused there ("Unknown option").
+	@Test func appBeforeTheVerbIsPassedToTheVerbAsItsDomain() throws {
+		let invocation = try Invocation(parsing: ["-app", "/tmp/x.plist", "read", "key"])
+		#expect(invocation.verb == "read")
+		#expect(invocation.arguments == ["-app", "/tmp/x.plist", "key"])
+		var arguments = try VerbArguments(invocation.arguments, for: .read)
+		guard case .file("/tmp/x.plist") = try arguments.takeDomain() else {
+			Issue.record("-app before the verb did not name the file")
+			return
+		}
+		#expect(try arguments.take("key") == "key")
+		#expect(throws: ToolError.self) { try Invocation(parsing: ["-app"]) }
+	}
+
 	@Test(arguments: ["--help", "-help", "-h"])
 	func helpFlagsAreRecognisedInEverySpelling(flag: String) throws {
 		#expect(Invocation.isHelp(flag))

@@ -128,6 +128,10 @@ import Testing
 		try tool.succeed("write", "-app", path, "b", "two")
 		#expect(try tool.succeed("read", "-app", path) == "{\n    a = 1;\n    b = two;\n}\n")
 		#expect(try tool.succeed("read", path, "b") == "two\n")
+		// Before the verb too, as the help shows it.
+		#expect(try tool.succeed("-app", path, "read", "b") == "two\n")
+		try tool.succeed("--json", "-app", path, "write", "c", "-int", "3")
+		#expect(try tool.succeed("-app", path, "read", "c") == "3\n")
 		#expect(!FileManager.default.fileExists(atPath: tool.file("settings").path))
 	}
 
