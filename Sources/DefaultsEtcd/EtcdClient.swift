@@ -43,9 +43,28 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 	}
 
 	/// Errors in the client's set-up.
-	public enum ConfigurationError: Error, Equatable {
+	public enum ConfigurationError: Error, Equatable, CustomStringConvertible, LocalizedError {
 		/// No endpoint was given, or one is not an http(s) URL.
 		case invalidEndpoint(String)
+
+		/// What is wrong with the endpoint, and how to write one etcd answers at.
+		public var description: String {
+			switch self {
+			case .invalidEndpoint("no endpoint given"):
+				return "No etcd endpoint was given: pass at least one, such as \"http://127.0.0.1:2379\"."
+			case .invalidEndpoint(let endpoint) where !endpoint.contains("://"):
+				return
+					"The etcd endpoint \"\(endpoint)\" has no scheme: write it as a URL, such as \"http://\(endpoint)\" (or https:// for TLS)."
+			case .invalidEndpoint(let endpoint):
+				return
+					"The etcd endpoint \"\(endpoint)\" is not an http:// or https:// URL with a host: write it as \"http://<host>:<port>\", such as \"http://127.0.0.1:2379\"."
+			}
+		}
+
+		/// The same sentence as ``description``, for `localizedDescription`.
+		public var errorDescription: String? {
+			description
+		}
 	}
 
 	/// The endpoints, tried in order starting with the one that last answered.
@@ -261,7 +280,7 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		if reply.status == 200 {
 			guard let object = (try? JSONSerialization.jsonObject(with: reply.body)) as? [String: Any] else {
 				throw Defaults.RemoteServiceError.invalidResponse(
-					"\(path): a reply that is not a JSON object: \(String(decoding: reply.body.prefix(200), as: UTF8.self))"
+					"\(endpoints[index].absoluteString)\(path): \(Self.quoted(reply.body)) where etcd's v3 gateway sends a JSON object"
 				)
 			}
 			return object
@@ -284,6 +303,22 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		}
 	}
 
+	/// `text` as a clause inside a sentence: one line, without the surrounding white space or a final full stop.
+	static func clause(_ text: String) -> String {
+		var clause = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+			.filter { !$0.isEmpty }.joined(separator: " ")
+		while clause.hasSuffix(".") {
+			clause.removeLast()
+		}
+		return clause
+	}
+
+	/// A reply body as a message quotes it: its first 200 bytes as one clause, or "an empty reply".
+	static func quoted(_ body: Data) -> String {
+		let text = clause(String(decoding: body.prefix(200), as: UTF8.self))
+		return text.isEmpty ? "an empty reply" : "\"\(text)\""
+	}
+
 	/// What an answer other than 200 means, from etcd's JSON error (`{"error", "message", "code"}` with a gRPC code).
 	///
 	/// A token etcd no longer accepts (expired, or issued before a change of roles) is forgotten here, so that the
@@ -294,9 +329,11 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		error: Defaults.RemoteServiceError, isTokenRefused: Bool
 	) {
 		let object = (try? JSONSerialization.jsonObject(with: reply)) as? [String: Any] ?? [:]
+		// Not etcd's JSON error (a proxy's page, or a server that is not etcd's v3 gateway): quoted, with what was
+		// expected, instead of run into the status.
 		let message =
 			object["message"] as? String ?? object["error"] as? String
-			?? String(decoding: reply.prefix(500), as: UTF8.self)
+			?? "\(Self.quoted(reply)), where etcd's v3 JSON gateway was expected (the client URL of etcd 3.4 or later)"
 		return failure(
 			status: status, message: message, code: (object["code"] as? NSNumber)?.intValue, path: path,
 			endpoint: index,
@@ -309,7 +346,9 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 	) -> (
 		error: Defaults.RemoteServiceError, isTokenRefused: Bool
 	) {
-		let context = "\(endpoints[index].absoluteString)\(path): \(status == 0 ? "" : "HTTP \(status) ")\(message)"
+		// etcd's messages may end in a full stop or a newline; the sentences around this one add their own.
+		let message = Self.clause(message)
+		let context = "\(endpoints[index].absoluteString)\(path): \(status == 0 ? "" : "HTTP \(status): ")\(message)"
 		if credentials != nil,
 			status == 401 || code == 16 || message.contains("invalid auth token")
 				|| message.contains("revision of auth store is old") || message.contains("user name is empty")
