@@ -11,7 +11,8 @@ extension Verb.Declaration {
 		details: """
 			Writes the stored forms of the domain's keys (only the given keys, if any) to <path>, or to standard
 			output for "-", as an XML property list with sorted keys: the file Defaults.Snapshot writes and checks,
-			for review and version control. <path> is written as export writes it. Exits 1 when the domain does not
+			for review and version control. A snapshot of given keys records their names (the entry
+			Defaults.Snapshot.keys), and verify then checks those keys only. <path> is written as export writes it. Exits 1 when the domain does not
 			exist, 73 when <path> cannot be written.
 			"""
 	) { arguments throws(ToolError) in
@@ -38,8 +39,8 @@ extension Verb.Declaration {
 		synopsis: "<domain> <path> [<key>...]",
 		summary: "check a domain against a snapshot",
 		details: """
-			Compares the stored forms of the domain's keys (only the given keys, if any) with the snapshot at <path>
-			and prints every difference: a key missing from the domain, a key not in the snapshot, a changed form.
+			Compares the stored forms of the domain's keys (only the given keys, if any, else the keys the snapshot
+			records) with the snapshot at <path> and prints every difference: a key missing from the domain, a key not in the snapshot, a changed form.
 			Dates compare to the second, as XML property lists keep them. --json prints the differences as a JSON
 			array. Exits 0 when they match, 1 when they differ, 66 when the snapshot cannot be read, 65 when it is
 			not a snapshot.

@@ -119,14 +119,33 @@ extension Defaults {
 			return forms
 		}
 
-		/// The snapshot of the keys named `names` in `store` (every stored key when `nil`), as an XML property list
-		/// with sorted keys: what ``write(of:keys:to:)`` writes, for a tool that prints it.
-		package static func data(of store: any Defaults.Store, names: [String]? = nil) throws -> Data {
-			try PropertyListSerialization.data(
-				fromPropertyList: storedForms(in: store, names: names), format: .xml, options: 0)
+		/// The entry of a snapshot of some keys that names them, so that checking it without naming keys checks those
+		/// and no others. A dot keeps it apart from every key name Defaults accepts.
+		package static let recordedNamesEntry = "Defaults.Snapshot.keys"
+
+		/// A snapshot that names a key as the entry of recorded names: the two cannot share the file.
+		struct ReservedName: Error, CustomStringConvertible {
+			var description: String {
+				"'\(recordedNamesEntry)' names the keys of a snapshot; it cannot be a key in one"
+			}
 		}
 
-		/// Writes the snapshot of `keys` in `store` (every stored key when `nil`) to `url`, replacing the file.
+		/// The snapshot of the keys named `names` in `store` (every stored key when `nil`), as an XML property list
+		/// with sorted keys: what ``write(of:keys:to:)`` writes, for a tool that prints it. A snapshot of named keys
+		/// records their names (``recordedNamesEntry``), also those not stored.
+		package static func data(of store: any Defaults.Store, names: [String]? = nil) throws -> Data {
+			var forms = storedForms(in: store, names: names)
+			if let names {
+				guard !names.contains(recordedNamesEntry) else {
+					throw ReservedName()
+				}
+				forms[recordedNamesEntry] = Array(Set(names)).sorted()
+			}
+			return try PropertyListSerialization.data(fromPropertyList: forms, format: .xml, options: 0)
+		}
+
+		/// Writes the snapshot of `keys` in `store` (every stored key when `nil`) to `url`, replacing the file. A
+		/// snapshot of some keys records their names, which ``verify(_:against:keys:)`` checks when given no keys.
 		///
 		/// ```swift
 		/// try Defaults.Snapshot.write(of: store, keys: [.window, .mime], to: snapshotURL)
@@ -154,8 +173,16 @@ extension Defaults {
 			}
 		}
 
-		/// The stored forms in the snapshot file at `url`, normalised.
+		/// The stored forms in the snapshot file at `url`, normalised, without the names it records.
 		package static func read(from url: URL) throws(FileError) -> [String: Any] {
+			try readRecordingNames(from: url).forms
+		}
+
+		/// The stored forms in the snapshot file at `url`, normalised, and the names of the keys it was written for
+		/// (`nil` for a snapshot of every stored key).
+		package static func readRecordingNames(
+			from url: URL
+		) throws(FileError) -> (forms: [String: Any], names: [String]?) {
 			let data: Data
 			do {
 				data = try Data(contentsOf: url)
@@ -173,10 +200,17 @@ extension Defaults {
 				throw FileError(url: url, reason: "is not a property list: \(error)")
 			}
 			do throws(Defaults.PropertyList.Error) {
-				guard let dictionary = try Defaults.PropertyList.normalize(plist) as? [String: Any] else {
+				guard var dictionary = try Defaults.PropertyList.normalize(plist) as? [String: Any] else {
 					throw Defaults.PropertyList.Error(path: "", reason: "the top level is not a dictionary")
 				}
-				return dictionary
+				guard let recorded = dictionary.removeValue(forKey: recordedNamesEntry) else {
+					return (dictionary, nil)
+				}
+				guard let names = recorded as? [String] else {
+					throw Defaults.PropertyList.Error(
+						path: recordedNamesEntry, reason: "the names of the snapshot's keys are not a list of strings")
+				}
+				return (dictionary, names)
 			} catch {
 				throw FileError(url: url, reason: "is not a snapshot: \(error.description)")
 			}
@@ -204,13 +238,15 @@ extension Defaults {
 		}
 
 		/// The keys of `store` whose stored forms differ from the snapshot at `url`; only the keys named `names` when
-		/// given.
+		/// given, else those the snapshot was written for, else every key in either.
 		///
 		/// A key absent from both is no difference, so a snapshot can pin that a key is not stored.
 		package static func differences(
 			in store: any Defaults.Store, against url: URL, names: [String]? = nil
 		) throws(FileError) -> [Difference] {
-			differences(between: storedForms(in: store, names: names), and: try read(from: url), names: names)
+			let snapshot = try readRecordingNames(from: url)
+			let names = names ?? snapshot.names
+			return differences(between: storedForms(in: store, names: names), and: snapshot.forms, names: names)
 		}
 
 		/// Checks `store` against the snapshot at `url`, throwing a ``Mismatch`` that lists every difference.
@@ -222,7 +258,8 @@ extension Defaults {
 		/// - Parameters:
 		///   - store: The store to check.
 		///   - url: The snapshot file, an XML property list written by ``write(of:keys:to:)``.
-		///   - keys: The keys to check, such as `[.window, .mime]`; every key in the store or the snapshot when `nil`.
+		///   - keys: The keys to check, such as `[.window, .mime]`; when `nil`, the keys the snapshot was written for
+		///     (``write(of:keys:to:)`` records them), or every key in the store or the snapshot.
 		/// - Throws: ``Mismatch``, or ``FileError`` when the file cannot be read.
 		public static func verify(_ store: any Defaults.Store, against url: URL, keys: [Defaults.Keys]? = nil) throws {
 			try verify(store, against: url, names: keys?.map(\.name))

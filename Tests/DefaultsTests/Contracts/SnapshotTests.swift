@@ -25,6 +25,20 @@ extension Defaults.Keys {
 	try Defaults.Snapshot.verify(store, against: snapshot, keys: keys)
 }
 
+/// A snapshot written for some keys is checked on those keys when `verify` names none: other keys of the store (a
+/// migration's version, a key added later) are not differences.
+@Test func aSnapshotOfSomeKeysIsVerifiedOnThoseKeysWhenNoneAreNamed() throws {
+	let folder = try TemporaryDirectory()
+	let url = folder.file("Some.plist")
+	let store = Defaults.InMemoryStore()
+	store[.mime] = .json
+	try Defaults.Snapshot.write(of: store, keys: [.mime, .recent], to: url)
+	try store.write(3, forKey: "DefaultsMigrationVersion")
+	try Defaults.Snapshot.verify(store, against: url)
+	store[.recent] = ["new"]
+	#expect(throws: Defaults.Snapshot.Mismatch.self) { try Defaults.Snapshot.verify(store, against: url) }
+}
+
 @Suite struct SnapshotTests {
 	let folder: TemporaryDirectory
 	let url: URL

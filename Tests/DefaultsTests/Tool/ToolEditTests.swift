@@ -99,7 +99,28 @@ import Testing
 	@Test func snapshotOfSomeKeysToStandardOutput() throws {
 		let output = try tool.succeed("snapshot", "app", "-", "b")
 		let parsed = try PropertyListSerialization.propertyList(from: Data(output.utf8), format: nil)
-		#expect((parsed as? [String: Any])?.keys.sorted() == ["b"])
+		#expect((parsed as? [String: Any])?.keys.sorted() == ["Defaults.Snapshot.keys", "b"])
+		#expect((parsed as? [String: Any])?["Defaults.Snapshot.keys"] as? [String] == ["b"])
+	}
+
+	/// A snapshot of some keys remembers them: verify without keys checked every key of the domain, and reported
+	/// keys the snapshot was never asked about (a program's own `DefaultsMigrationVersion`).
+	@Test func aSnapshotOfSomeKeysIsVerifiedOnThoseKeys() throws {
+		let snapshot = tool.folder.file("Some.plist")
+		try tool.succeed("snapshot", "app", snapshot.path, "a", "b", "never-stored")
+		try tool.succeed("write", "app", "DefaultsMigrationVersion", "-int", "3")
+		try tool.succeed("write", "app", "c", "changed, but not asked about")
+		let verified = try tool.run("verify", "app", snapshot.path)
+		#expect(verified.status == 0, "\(verified)")
+		#expect(verified.standardOutput.contains("matches"), "\(verified)")
+
+		try tool.succeed("write", "app", "b", "changed")
+		try tool.succeed("write", "app", "never-stored", "now stored")
+		let changed = try tool.run("verify", "app", snapshot.path, "--json")
+		#expect(changed.status == 1, "\(changed)")
+		let differences = try #require(
+			try JSONSerialization.jsonObject(with: Data(changed.standardOutput.utf8)) as? [[String: Any]])
+		#expect(differences.map { $0["key"] as? String } == ["b", "never-stored"])
 	}
 }
 
