@@ -34,6 +34,8 @@ final class IsolatedNetwork: @unchecked Sendable {
 	private let hostEnds: [String]
 	/// The client and the peer address of each member.
 	let memberAddresses: [(client: String, peer: String)]
+	/// The third byte of every address here: a block no other link on the machine uses.
+	private let block: Int
 	private var isRemoved = false
 
 	/// Whether namespaces can be made here (root, `ip`, a kernel that allows them); probed once.
@@ -51,6 +53,7 @@ final class IsolatedNetwork: @unchecked Sendable {
 		// A block of client addresses no link here uses (a namespace deleted a moment ago may still hold one).
 		let used = (try? Self.run(["-o", "addr", "show"])) ?? ""
 		let block = (1...254).shuffled().first { !used.contains("10.218.\($0).") } ?? 1
+		self.block = block
 		let linkToken = String(UInt32.random(in: 0...0xFF_FFFF), radix: 16)
 		hostEnds = (0..<3).map { "i18f\(linkToken)c\($0)" }
 		namespaces = (0..<3).map { "\(Self.prefix)\(token)-m\($0)" }
@@ -68,13 +71,22 @@ final class IsolatedNetwork: @unchecked Sendable {
 				try Self.run(["-n", namespace, "addr", "add", "\(memberAddresses[index].client)/30", "dev", "c"])
 				try Self.run(["-n", namespace, "link", "set", "c", "up"])
 			}
-			for (pair, (first, second)) in [(0, 1), (0, 2), (1, 2)].enumerated() {
+			for (pair, (first, second)) in Self.pairs.enumerated() {
 				try peerLink(first, second, block: block, pair: pair)
 			}
 		} catch {
 			remove()
 			throw error
 		}
+	}
+
+	/// The members each peer link joins, in the order of their address blocks.
+	private static let pairs = [(0, 1), (0, 2), (1, 2)]
+
+	/// The address of member `member`'s end of its peer link to member `other`.
+	private func peerLinkAddress(of member: Int, towards other: Int) -> String {
+		let pair = Self.pairs.firstIndex { $0 == (min(member, other), max(member, other)) } ?? 0
+		return "10.220.\(block).\(4 * pair + (member < other ? 1 : 2))"
 	}
 
 	private func peerLink(_ first: Int, _ second: Int, block: Int, pair: Int) throws {
@@ -101,9 +113,17 @@ final class IsolatedNetwork: @unchecked Sendable {
 		}
 	}
 
+	/// Joins member `index` to its peers again. Taking a link down deletes the routes through it, and taking it up
+	/// brings back only the link's own subnet: without the routes to the peers' addresses put back, the member stayed
+	/// cut off after the "heal" (it could not answer its peers), the cluster never had it back, and a read of it
+	/// failed (the member-cut-off scenario's "etcd did not answer a read", and its heals that took 49 s).
 	func heal(_ index: Int) throws {
 		for other in 0..<3 where other != index {
 			try Self.run(["-n", namespaces[index], "link", "set", "p\(other)", "up"])
+			try Self.run([
+				"-n", namespaces[index], "route", "replace", "\(memberAddresses[other].peer)/32", "via",
+				peerLinkAddress(of: other, towards: index), "dev", "p\(other)",
+			])
 		}
 	}
 
