@@ -64,10 +64,14 @@ enum EtcdGateway {
 		if data.isEmpty {
 			return nil
 		}
-		if let wrapper = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
-			let value = wrapper["value"] as? String
-		{
-			return value
+		if let wrapper = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] {
+			if let value = wrapper["value"] as? String {
+				return value
+			}
+			// A counter's history, read by the tests of processes sharing a settings file.
+			if let value = wrapper["value"] as? Int {
+				return String(value)
+			}
 		}
 		return "<not a synced string: \(data.count) bytes>"
 	}
