@@ -10,12 +10,13 @@ import Foundation
 ///
 /// It configures sync and calls `synchronize()` first, as an app starting would, prints `ready`, and starts when
 /// `<folder>/go` appears, so that the processes run at the same time. An update that fails having changed nothing
-/// is not tried again: every failure is a line. After its work it prints `done`, waits for `<folder>/stop`,
-/// synchronises, flushes, prints `final counter=<value> label=<value>` and exits 0 (1 when `<seconds>` passed first).
+/// is not tried again: every failure is a line. After its work it prints `done`; when `<folder>/stop` appears it
+/// synchronises and prints `synced`; when `<folder>/final` appears (once every process has synced) it synchronises
+/// again, flushes, prints `final counter=<value> label=<value>` and exits 0 (1 when `<seconds>` passed first).
 ///
 /// Lines: `ready`, `ok <value>` per acknowledged increment, `failed <reason> <message>` per failed one, `unknown
 /// <message>` per one of unknown outcome, `wrote p<id>.<sequence>`, `failure <message>` per report to
-/// `Defaults.failureHandler` (sync conflicts among them), `done`, `final …`. Each line is one write.
+/// `Defaults.failureHandler` (sync conflicts among them), `done`, `synced`, `final …`. Each line is one write.
 let syncSharedFileCommands: [String: @Sendable ([String]) -> Int32] = [
 	"sync-shared": { arguments in
 		guard arguments.count == 7, let id = Int(arguments[2]), let increments = Int(arguments[3]),
@@ -47,7 +48,13 @@ let syncSharedFileCommands: [String: @Sendable ([String]) -> Int32] = [
 		}
 		_ = Defaults.standardStore.flush()
 		SyncShared.line("done")
+		// Two rounds: every process pushes what it still has, then, once all have, each reads what the others pushed.
 		guard SyncShared.waitFor(folder.appending(path: "stop"), until: deadline) else {
+			return 1
+		}
+		_ = SyncCommand.blocking { await Defaults.iCloud.synchronize() }
+		SyncShared.line("synced")
+		guard SyncShared.waitFor(folder.appending(path: "final"), until: deadline) else {
 			return 1
 		}
 		_ = SyncCommand.blocking { await Defaults.iCloud.synchronize() }
