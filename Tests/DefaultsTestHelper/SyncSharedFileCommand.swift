@@ -63,8 +63,8 @@ let syncSharedFileCommands: [String: @Sendable ([String]) -> Int32] = [
 		return 0
 	},
 	// sync-read-and-exit <endpoint> <prefix> <name> <work-ms>: a short-lived program: configures sync of the string
-	// key <name>, synchronises, prints its value, works <work-ms> more (its watch hearing other machines meanwhile),
-	// and exits normally.
+	// key <name>, synchronises, prints its value, and once its watch has heard another machine's change (at most 2 s)
+	// works <work-ms> more and exits normally: the engine saves its state about 50 ms after a change it heard.
 	"sync-read-and-exit": { arguments in
 		guard arguments.count == 4, let work = UInt32(arguments[3]) else {
 			return ObservationCommand.usage("sync-read-and-exit <endpoint> <prefix> <name> <work-ms>")
@@ -72,6 +72,11 @@ let syncSharedFileCommands: [String: @Sendable ([String]) -> Int32] = [
 		let keys = SyncCommand.start(arguments[0], arguments[1], names: [arguments[2]])
 		print(SyncCommand.synchronizeOnce())
 		print("\(arguments[2])=\(Defaults[keys[arguments[2]]!] ?? "-")")
+		let revision = Defaults.iCloud.status.revision
+		let deadline = Date().addingTimeInterval(2)
+		while Defaults.iCloud.status.revision == revision, Date() < deadline {
+			usleep(1_000)
+		}
 		usleep(work * 1000)
 		return 0
 	},

@@ -211,9 +211,10 @@ import Testing
 	}
 
 	/// Short-lived programs (configure, `synchronize()`, read a key, a little work, normal exit), three at a time on
-	/// one settings file, while another program of the fleet keeps writing a key of its own under the prefix (each
-	/// write moves the revision the state saves): none leaves a temporary file of the sync state behind. Today one
-	/// that exits while its engine writes the state does: 4 to 9 of the 120 runs in 7 of 8 runs of this test.
+	/// one settings file, while another program of the fleet writes a key of its own under the prefix every 100 ms
+	/// (each write moves the revision the state saves): none leaves a temporary file of the sync state behind. Each
+	/// program exits 44 to 63 ms after its watch heard such a write, around when its engine saves the state (50 ms
+	/// after a change heard). Today one that exits during that save leaves the file: 12 to 26 of the 120 runs.
 	@Test func shortLivedProgramsLeaveNoTemporaryFile() async throws {
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }
@@ -233,16 +234,15 @@ import Testing
 				if case .written(let written) = result {
 					revision = written
 				}
-				try await Task.sleep(for: .milliseconds(30))
+				try await Task.sleep(for: .milliseconds(100))
 			}
 			return sequence
 		}
 		var leftovers: [String] = []
 		// Three at a time on the file, as a cron job and a tool may run beside each other.
 		for batch in stride(from: 0, to: runs, by: 3) {
-			// Each exits at a different moment of its engine's 50 ms state-save cycle.
 			let programs = try (batch..<min(batch + 3, runs)).map { run in
-				try machine.start("sync-read-and-exit", ["label", "\(run * 37 % 150)"])
+				try machine.start("sync-read-and-exit", ["label", "\(44 + run % 20)"])
 			}
 			for program in programs {
 				let result = try await program.wait(timeout: 20)
@@ -253,7 +253,8 @@ import Testing
 		}
 		isWriting.store(false, ordering: .relaxed)
 		let written = try await writer.value
-		#expect(written > runs, "the other machine wrote only \(written) values")
+		// Writing all along: about one write per batch at least.
+		#expect(written >= runs / 3, "the other machine wrote only \(written) values")
 		withKnownIssue("issue 28: a short-lived program leaves the sync state's temporary file", isIntermittent: true) {
 			#expect(leftovers.isEmpty, "\(leftovers.count) temporary files after \(runs) runs: \(leftovers)")
 		}
