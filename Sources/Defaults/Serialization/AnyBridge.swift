@@ -19,9 +19,6 @@ extension Defaults {
 	/// well-known Defaults package's form), ``jsonData`` (JSON as `Data`, the form of several other settings
 	/// libraries), ``keyedArchive`` and ``uuidString``; any ``Defaults/Bridge`` can be wrapped with ``init(_:)``.
 	public struct AnyBridge<Value>: Bridge, @unchecked Sendable {
-		/// Any normalised property-list value.
-		public typealias Serializable = Any
-
 		/// A short name for messages, such as `JSON text` or `RawRepresentableBridge<Mime>`.
 		package let name: String
 		private let encode: (Value) throws(SerializationError) -> Any?
@@ -81,7 +78,8 @@ extension Defaults.AnyBridge where Value: Defaults.Serializable {
 	/// The bridge the type picks for itself (``Defaults/Serializable/bridge``): what a key uses when it names none.
 	public static var automatic: Self {
 		Self(
-			name: "\(Value.Bridge.self)",
+			// The package's scalars name their bridge through this type: the name is the wrapped bridge's.
+			name: (Value.bridge as? Self)?.name ?? "\(Value.Bridge.self)",
 			encode: { value throws(Defaults.SerializationError) in try Value.storedForm(of: value) },
 			decode: { Value.decoded(fromStoredForm: $0) })
 	}

@@ -24,8 +24,8 @@ extension Defaults {
 		// A normalised property-list value (immutable, so sharing it is safe), or nil.
 		private var storedForm: Any?
 
-		/// ``Defaults/AnySerializableBridge``.
-		public static let bridge = AnySerializableBridge()
+		/// The bridge: the wrapped stored form, as it is.
+		public static let bridge = AnyBridge(AnySerializableBridge())
 
 		/// Wraps `value`, keeping its stored form.
 		///
@@ -96,22 +96,14 @@ extension Defaults {
 	}
 
 	/// Stores a ``Defaults/AnySerializable`` as the stored form it wraps.
-	public struct AnySerializableBridge: Bridge, Sendable {
-		/// A type-erased value.
-		public typealias Value = AnySerializable
-		/// Any normalised property-list value.
-		public typealias Serializable = Any
-
-		/// Creates the bridge.
-		public init() {}
-
+	struct AnySerializableBridge: Bridge, Sendable {
 		/// Returns the wrapped stored form.
-		public func serialize(_ value: AnySerializable?) -> Any? {
+		func serialize(_ value: AnySerializable?) -> Any? {
 			value?.propertyListValue
 		}
 
 		/// Wraps `object`.
-		public func deserialize(_ object: Any?) -> AnySerializable? {
+		func deserialize(_ object: Any?) -> AnySerializable? {
 			object.map { AnySerializable(storedForm: $0) }
 		}
 	}

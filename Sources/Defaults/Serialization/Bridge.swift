@@ -128,6 +128,20 @@ extension Defaults {
 }
 
 extension Defaults.Serializable {
-	/// Types are bridged unless they say otherwise.
-	public static var isNativelySupportedType: Bool { false }
+	/// Whether a store holds values of this type as they are: the property-list types (`Bool`, `String`, `Data`,
+	/// `Date`, the integer and floating-point types), and arrays, optionals and string-keyed dictionaries of them.
+	/// A type with a bridge of its own is bridged unless it says otherwise.
+	public static var isNativelySupportedType: Bool {
+		(Self.self as? any StoredAsItIs.Type)?.isStoredAsItIs ?? false
+	}
+}
+
+/// A type of the package's own conformances that a store may hold as it is: the answer to `isNativelySupportedType`,
+/// said once for each type here rather than by a public declaration on each.
+protocol StoredAsItIs {
+	static var isStoredAsItIs: Bool { get }
+}
+
+extension StoredAsItIs {
+	static var isStoredAsItIs: Bool { true }
 }

@@ -11,13 +11,7 @@ extension Defaults {
 	/// struct Window: Codable, Defaults.Serializable { var width: Int; var height: Int }
 	/// // stored as "{\"height\":600,\"width\":800}"
 	/// ```
-	public struct TopLevelCodableBridge<Value: Codable>: Bridge, Sendable {
-		/// JSON text.
-		public typealias Serializable = String
-
-		/// Creates the bridge.
-		public init() {}
-	}
+	public struct TopLevelCodableBridge<Value: Codable>: Bridge, Sendable {}
 }
 
 extension Defaults {

@@ -20,14 +20,6 @@ extension Defaults {
 	/// Key<[URL]>("recent", default: [])   // stored as an array of JSON strings
 	/// ```
 	public struct ArrayBridge<Element: Serializable>: Bridge, Sendable {
-		/// An array.
-		public typealias Value = [Element]
-		/// The elements' stored forms.
-		public typealias Serializable = [Any]
-
-		/// Creates the bridge.
-		public init() {}
-
 		/// Returns the elements' stored forms, or `nil` if one of them has none.
 		public func serialize(_ value: [Element]?) -> [Any]? {
 			value.flatMap { storedForms(of: $0) }
@@ -47,14 +39,6 @@ extension Defaults {
 	///
 	/// Strings and numbers are written in sorted order, so that the same set is always stored the same way.
 	public struct SetBridge<Element: Serializable & Hashable>: Bridge, Sendable {
-		/// A set.
-		public typealias Value = Set<Element>
-		/// The elements' stored forms.
-		public typealias Serializable = [Any]
-
-		/// Creates the bridge.
-		public init() {}
-
 		/// Returns the elements' stored forms, or `nil` if one of them has none.
 		public func serialize(_ value: Set<Element>?) -> [Any]? {
 			value.flatMap { storedForms(of: $0) }.map { StableOrder.sorted($0) }
@@ -75,14 +59,6 @@ extension Defaults {
 	/// Keys that are not strings are written as their `description` and read back with `init(_:)` of
 	/// `LosslessStringConvertible`, so `[Int: String]` is stored as `["1": …]`.
 	public struct DictionaryBridge<Key: LosslessStringConvertible & Hashable, Element: Serializable>: Bridge, Sendable {
-		/// A dictionary.
-		public typealias Value = [Key: Element]
-		/// A dictionary of the values' stored forms, keyed by the keys' descriptions.
-		public typealias Serializable = [String: Any]
-
-		/// Creates the bridge.
-		public init() {}
-
 		/// Returns the stored forms, or `nil` if a value has none.
 		public func serialize(_ value: [Key: Element]?) -> [String: Any]? {
 			guard let value else {
@@ -141,12 +117,6 @@ extension Defaults {
 	/// Stores a ``Defaults/CollectionSerializable`` collection as an array of its elements' stored forms.
 	public struct CollectionBridge<Value: CollectionSerializable>: Bridge, Sendable
 	where Value.Element: Defaults.Serializable {
-		/// The elements' stored forms.
-		public typealias Serializable = [Any]
-
-		/// Creates the bridge.
-		public init() {}
-
 		/// Returns the elements' stored forms, or `nil` if one of them has none.
 		public func serialize(_ value: Value?) -> [Any]? {
 			value.flatMap { storedForms(of: $0) }
@@ -165,12 +135,6 @@ extension Defaults {
 	/// Stores a ``Defaults/SetAlgebraSerializable`` value as an array of its elements' stored forms.
 	public struct SetAlgebraBridge<Value: SetAlgebraSerializable>: Bridge, Sendable
 	where Value.Element: Defaults.Serializable {
-		/// The elements' stored forms.
-		public typealias Serializable = [Any]
-
-		/// Creates the bridge.
-		public init() {}
-
 		/// Returns the stored forms of `value.toArray()`.
 		public func serialize(_ value: Value?) -> [Any]? {
 			value.flatMap { storedForms(of: $0.toArray()) }
@@ -189,8 +153,6 @@ extension Defaults {
 
 /// An array of serializable elements is stored as an array of their stored forms (``Defaults/ArrayBridge``).
 extension Array: Defaults.Serializable where Element: Defaults.Serializable {
-	/// Whether the elements are stored as they are.
-	public static var isNativelySupportedType: Bool { Element.isNativelySupportedType }
 	/// ``Defaults/ArrayBridge``.
 	public static var bridge: Defaults.ArrayBridge<Element> { .init() }
 }
@@ -204,8 +166,6 @@ extension Set: Defaults.Serializable where Element: Defaults.Serializable {
 /// A dictionary is stored as a property-list dictionary of its values' stored forms; keys that are not
 /// strings are stored as their description (``Defaults/DictionaryBridge``).
 extension Dictionary: Defaults.Serializable where Key: LosslessStringConvertible, Value: Defaults.Serializable {
-	/// Whether the dictionary is stored as it is: string keys and natively stored values.
-	public static var isNativelySupportedType: Bool { Key.self == String.self && Value.isNativelySupportedType }
 	/// ``Defaults/DictionaryBridge``.
 	public static var bridge: Defaults.DictionaryBridge<Key, Value> { .init() }
 }
@@ -227,3 +187,12 @@ extension Defaults.SetBridge: DecodingBridge {}
 extension Defaults.CollectionBridge: DecodingBridge {}
 extension Defaults.SetAlgebraBridge: DecodingBridge {}
 extension Defaults.DictionaryBridge: DecodingBridge {}
+
+extension Array: StoredAsItIs where Element: Defaults.Serializable {
+	static var isStoredAsItIs: Bool { Element.isNativelySupportedType }
+}
+
+extension Dictionary: StoredAsItIs where Key: LosslessStringConvertible, Value: Defaults.Serializable {
+	/// String keys and values stored as they are.
+	static var isStoredAsItIs: Bool { Key.self == String.self && Value.isNativelySupportedType }
+}

@@ -8,14 +8,6 @@ extension Defaults {
 
 	/// Stores a `UUID` as its upper-case `uuidString`.
 	public struct UUIDBridge: Bridge, Sendable {
-		/// A `UUID`.
-		public typealias Value = UUID
-		/// Its `uuidString`.
-		public typealias Serializable = String
-
-		/// Creates the bridge.
-		public init() {}
-
 		/// Returns `value.uuidString`.
 		public func serialize(_ value: UUID?) -> String? {
 			value?.uuidString

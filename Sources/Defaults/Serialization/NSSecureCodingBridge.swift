@@ -11,12 +11,6 @@ extension Defaults {
 	/// unarchives with errors recorded rather than trapping: Foundation on Linux crashes, rather than throws, when
 	/// asked to unarchive another class, so a stored archive of the wrong class reads as the key's default instead.
 	public struct NSSecureCodingBridge<Value: NSObject & NSSecureCoding>: Bridge, @unchecked Sendable {
-		/// Keyed-archive data.
-		public typealias Serializable = Data
-
-		/// Creates the bridge.
-		public init() {}
-
 		/// Returns the keyed archive of `value`, or `nil` if it cannot be archived.
 		public func serialize(_ value: Value?) -> Data? {
 			guard let value, KeyedArchive.canArchive(Value.self) else {

@@ -2,18 +2,12 @@ import Foundation
 
 extension Defaults {
 	/// Stores a property-list type as it is: `String`, `Data`, `Date`.
-	public struct NativeBridge<Value>: Bridge, Sendable {
-		/// The value is its own stored form.
-		public typealias Serializable = Value
-
-		/// Creates the bridge.
-		public init() {}
-
+	struct NativeBridge<Value>: Bridge, Sendable {
 		/// Returns `value` unchanged.
-		public func serialize(_ value: Value?) -> Value? { value }
+		func serialize(_ value: Value?) -> Value? { value }
 
 		/// Returns `object` unchanged.
-		public func deserialize(_ object: Value?) -> Value? { object }
+		func deserialize(_ object: Value?) -> Value? { object }
 
 		func decode(storedForm stored: Any) -> DecodeResult<Value> {
 			guard let value = stored as? Value else {
@@ -25,20 +19,12 @@ extension Defaults {
 
 	/// Stores a `Bool` as a property-list boolean; reads back booleans, and the integers 0 and 1 that some
 	/// writers use for them.
-	public struct BoolBridge: Bridge, Sendable {
-		/// A `Bool`.
-		public typealias Value = Bool
-		/// A property-list boolean or integer.
-		public typealias Serializable = Any
-
-		/// Creates the bridge.
-		public init() {}
-
+	struct BoolBridge: Bridge, Sendable {
 		/// Returns `value` unchanged.
-		public func serialize(_ value: Bool?) -> Any? { value }
+		func serialize(_ value: Bool?) -> Any? { value }
 
 		/// Returns the boolean that `object` stands for.
-		public func deserialize(_ object: Any?) -> Bool? {
+		func deserialize(_ object: Any?) -> Bool? {
 			object.flatMap { decode(storedForm: $0).value }
 		}
 
@@ -55,15 +41,9 @@ extension Defaults {
 	///
 	/// A stored number that does not fit the type (300 for an `Int8`, 1.5 for an `Int`) does not decode; it is
 	/// never truncated.
-	public struct IntegerBridge<Value: FixedWidthInteger & Sendable>: Bridge, Sendable {
-		/// A normalised property-list integer: `Int`, or `UInt64` above `Int.max`.
-		public typealias Serializable = Any
-
-		/// Creates the bridge.
-		public init() {}
-
+	struct IntegerBridge<Value: FixedWidthInteger & Sendable>: Bridge, Sendable {
 		/// Returns `value` as an `Int`, or as a `UInt64` above `Int.max`.
-		public func serialize(_ value: Value?) -> Any? {
+		func serialize(_ value: Value?) -> Any? {
 			guard let value else {
 				return nil
 			}
@@ -74,7 +54,7 @@ extension Defaults {
 		}
 
 		/// Returns the stored number as a `Value`, if it is a whole number in the type's range.
-		public func deserialize(_ object: Any?) -> Value? {
+		func deserialize(_ object: Any?) -> Value? {
 			object.flatMap { decode(storedForm: $0).value }
 		}
 
@@ -95,20 +75,14 @@ extension Defaults {
 	}
 
 	/// Stores `Float`, `Double` and `CGFloat` as property-list reals (`Double`), and reads them back exactly.
-	public struct FloatingPointBridge<Value: BinaryFloatingPoint & Sendable>: Bridge, Sendable {
-		/// A property-list real, `Double`.
-		public typealias Serializable = Any
-
-		/// Creates the bridge.
-		public init() {}
-
+	struct FloatingPointBridge<Value: BinaryFloatingPoint & Sendable>: Bridge, Sendable {
 		/// Returns `value` widened to `Double`, which is exact for every `Float`.
-		public func serialize(_ value: Value?) -> Any? {
+		func serialize(_ value: Value?) -> Any? {
 			value.map { Double($0) }
 		}
 
 		/// Returns the stored number as a `Value`; integers are accepted too.
-		public func deserialize(_ object: Any?) -> Value? {
+		func deserialize(_ object: Any?) -> Value? {
 			object.flatMap { decode(storedForm: $0).value }
 		}
 
@@ -128,140 +102,106 @@ extension Defaults {
 	}
 }
 
-/// Booleans are stored as property-list booleans, through ``Defaults/BoolBridge``.
+/// Booleans are stored as property-list booleans.
 extension Bool: Defaults.Serializable {
-	/// Stored as a property-list boolean.
-	public static let isNativelySupportedType = true
-	/// ``Defaults/BoolBridge``.
-	public static let bridge = Defaults.BoolBridge()
+	/// The bridge: a property-list boolean (the integers 0 and 1 read as booleans too).
+	public static let bridge = Defaults.AnyBridge(Defaults.BoolBridge())
 }
 
 /// Strings are stored as they are.
 extension String: Defaults.Serializable {
-	/// Stored as a property-list string.
-	public static let isNativelySupportedType = true
-	/// ``Defaults/NativeBridge``.
-	public static let bridge = Defaults.NativeBridge<String>()
+	/// The bridge: the property-list type itself, by a cast.
+	public static let bridge = Defaults.AnyBridge(Defaults.NativeBridge<String>())
 }
 
 /// Data is stored as it is.
 extension Data: Defaults.Serializable {
-	/// Stored as property-list data.
-	public static let isNativelySupportedType = true
-	/// ``Defaults/NativeBridge``.
-	public static let bridge = Defaults.NativeBridge<Data>()
+	/// The bridge: the property-list type itself, by a cast.
+	public static let bridge = Defaults.AnyBridge(Defaults.NativeBridge<Data>())
 }
 
 /// Dates are stored as property-list dates (exact to the sub-second in the file store).
 extension Date: Defaults.Serializable {
-	/// Stored as a property-list date.
-	public static let isNativelySupportedType = true
-	/// ``Defaults/NativeBridge``.
-	public static let bridge = Defaults.NativeBridge<Date>()
+	/// The bridge: the property-list type itself, by a cast.
+	public static let bridge = Defaults.AnyBridge(Defaults.NativeBridge<Date>())
 }
 
-/// Stored as a property-list integer, through ``Defaults/IntegerBridge``, which reads it back exactly.
+/// Stored as a property-list integer, and read back exactly.
 extension Int: Defaults.Serializable {
-	/// Stored as a property-list integer.
-	public static let isNativelySupportedType = true
-	/// ``Defaults/IntegerBridge``.
-	public static let bridge = Defaults.IntegerBridge<Int>()
+	/// The bridge: a property-list integer, read back exactly (a stored number out of range does not decode).
+	public static let bridge = Defaults.AnyBridge(Defaults.IntegerBridge<Int>())
 }
 
 /// Stored as a property-list integer; a stored integer out of range does not decode.
 extension Int8: Defaults.Serializable {
-	/// Stored as a property-list integer.
-	public static let isNativelySupportedType = true
-	/// ``Defaults/IntegerBridge``.
-	public static let bridge = Defaults.IntegerBridge<Int8>()
+	/// The bridge: a property-list integer, read back exactly (a stored number out of range does not decode).
+	public static let bridge = Defaults.AnyBridge(Defaults.IntegerBridge<Int8>())
 }
 
 /// Stored as a property-list integer; a stored integer out of range does not decode.
 extension Int16: Defaults.Serializable {
-	/// Stored as a property-list integer.
-	public static let isNativelySupportedType = true
-	/// ``Defaults/IntegerBridge``.
-	public static let bridge = Defaults.IntegerBridge<Int16>()
+	/// The bridge: a property-list integer, read back exactly (a stored number out of range does not decode).
+	public static let bridge = Defaults.AnyBridge(Defaults.IntegerBridge<Int16>())
 }
 
 /// Stored as a property-list integer; a stored integer out of range does not decode.
 extension Int32: Defaults.Serializable {
-	/// Stored as a property-list integer.
-	public static let isNativelySupportedType = true
-	/// ``Defaults/IntegerBridge``.
-	public static let bridge = Defaults.IntegerBridge<Int32>()
+	/// The bridge: a property-list integer, read back exactly (a stored number out of range does not decode).
+	public static let bridge = Defaults.AnyBridge(Defaults.IntegerBridge<Int32>())
 }
 
 /// Stored as a property-list integer, read back exactly on Linux too.
 extension Int64: Defaults.Serializable {
-	/// Stored as a property-list integer.
-	public static let isNativelySupportedType = true
-	/// ``Defaults/IntegerBridge``.
-	public static let bridge = Defaults.IntegerBridge<Int64>()
+	/// The bridge: a property-list integer, read back exactly (a stored number out of range does not decode).
+	public static let bridge = Defaults.AnyBridge(Defaults.IntegerBridge<Int64>())
 }
 
 /// Stored as a property-list integer; values above `Int.max` are stored as `UInt64`.
 extension UInt: Defaults.Serializable {
-	/// Stored as a property-list integer.
-	public static let isNativelySupportedType = true
-	/// ``Defaults/IntegerBridge``.
-	public static let bridge = Defaults.IntegerBridge<UInt>()
+	/// The bridge: a property-list integer, read back exactly (a stored number out of range does not decode).
+	public static let bridge = Defaults.AnyBridge(Defaults.IntegerBridge<UInt>())
 }
 
 /// Stored as a property-list integer; a stored integer out of range does not decode.
 extension UInt8: Defaults.Serializable {
-	/// Stored as a property-list integer.
-	public static let isNativelySupportedType = true
-	/// ``Defaults/IntegerBridge``.
-	public static let bridge = Defaults.IntegerBridge<UInt8>()
+	/// The bridge: a property-list integer, read back exactly (a stored number out of range does not decode).
+	public static let bridge = Defaults.AnyBridge(Defaults.IntegerBridge<UInt8>())
 }
 
 /// Stored as a property-list integer; a stored integer out of range does not decode.
 extension UInt16: Defaults.Serializable {
-	/// Stored as a property-list integer.
-	public static let isNativelySupportedType = true
-	/// ``Defaults/IntegerBridge``.
-	public static let bridge = Defaults.IntegerBridge<UInt16>()
+	/// The bridge: a property-list integer, read back exactly (a stored number out of range does not decode).
+	public static let bridge = Defaults.AnyBridge(Defaults.IntegerBridge<UInt16>())
 }
 
 /// Stored as a property-list integer; a stored integer out of range does not decode.
 extension UInt32: Defaults.Serializable {
-	/// Stored as a property-list integer.
-	public static let isNativelySupportedType = true
-	/// ``Defaults/IntegerBridge``.
-	public static let bridge = Defaults.IntegerBridge<UInt32>()
+	/// The bridge: a property-list integer, read back exactly (a stored number out of range does not decode).
+	public static let bridge = Defaults.AnyBridge(Defaults.IntegerBridge<UInt32>())
 }
 
 /// Stored as a property-list integer, `UInt64.max` included.
 extension UInt64: Defaults.Serializable {
-	/// Stored as a property-list integer.
-	public static let isNativelySupportedType = true
-	/// ``Defaults/IntegerBridge``.
-	public static let bridge = Defaults.IntegerBridge<UInt64>()
+	/// The bridge: a property-list integer, read back exactly (a stored number out of range does not decode).
+	public static let bridge = Defaults.AnyBridge(Defaults.IntegerBridge<UInt64>())
 }
 
-/// Stored as a property-list real, through ``Defaults/FloatingPointBridge``.
+/// Stored as a property-list real.
 extension Double: Defaults.Serializable {
-	/// Stored as a property-list real.
-	public static let isNativelySupportedType = true
-	/// ``Defaults/FloatingPointBridge``.
-	public static let bridge = Defaults.FloatingPointBridge<Double>()
+	/// The bridge: a property-list real (`Double`), read back exactly.
+	public static let bridge = Defaults.AnyBridge(Defaults.FloatingPointBridge<Double>())
 }
 
 /// Stored as a property-list real, and read back as the same `Float`, also after a reload on Linux.
 extension Float: Defaults.Serializable {
-	/// Stored as a property-list real.
-	public static let isNativelySupportedType = true
-	/// ``Defaults/FloatingPointBridge``.
-	public static let bridge = Defaults.FloatingPointBridge<Float>()
+	/// The bridge: a property-list real (`Double`), read back exactly.
+	public static let bridge = Defaults.AnyBridge(Defaults.FloatingPointBridge<Float>())
 }
 
 /// Stored as a property-list real (Foundation on Linux crashes storing a `CGFloat` itself).
 extension CGFloat: Defaults.Serializable {
-	/// Stored as a property-list real (a `Double`).
-	public static let isNativelySupportedType = true
-	/// ``Defaults/FloatingPointBridge``.
-	public static let bridge = Defaults.FloatingPointBridge<CGFloat>()
+	/// The bridge: a property-list real (`Double`), read back exactly.
+	public static let bridge = Defaults.AnyBridge(Defaults.FloatingPointBridge<CGFloat>())
 }
 
 // MARK: Decoding once, with the reason a stored value does not decode (beside each bridge's `deserialize`)
@@ -270,3 +210,23 @@ extension Defaults.IntegerBridge: DecodingBridge {}
 extension Defaults.FloatingPointBridge: DecodingBridge {}
 extension Defaults.BoolBridge: DecodingBridge {}
 extension Defaults.NativeBridge: DecodingBridge {}
+
+// MARK: Stored as they are (`isNativelySupportedType`)
+
+extension Bool: StoredAsItIs {}
+extension String: StoredAsItIs {}
+extension Data: StoredAsItIs {}
+extension Date: StoredAsItIs {}
+extension Int: StoredAsItIs {}
+extension Int8: StoredAsItIs {}
+extension Int16: StoredAsItIs {}
+extension Int32: StoredAsItIs {}
+extension Int64: StoredAsItIs {}
+extension UInt: StoredAsItIs {}
+extension UInt8: StoredAsItIs {}
+extension UInt16: StoredAsItIs {}
+extension UInt32: StoredAsItIs {}
+extension UInt64: StoredAsItIs {}
+extension Double: StoredAsItIs {}
+extension Float: StoredAsItIs {}
+extension CGFloat: StoredAsItIs {}

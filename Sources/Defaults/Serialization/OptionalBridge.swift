@@ -3,14 +3,6 @@ import Foundation
 extension Defaults {
 	/// Stores an `Optional` as its wrapped value's stored form; `nil` removes the key.
 	public struct OptionalBridge<Wrapped: Serializable>: Bridge, Sendable {
-		/// The wrapped type.
-		public typealias Value = Wrapped
-		/// The wrapped value's stored form.
-		public typealias Serializable = Any
-
-		/// Creates the bridge.
-		public init() {}
-
 		/// Returns the wrapped value's stored form, or `nil`.
 		public func serialize(_ value: Wrapped?) -> Any? {
 			value.flatMap { try? Wrapped.storedForm(of: $0) }
@@ -29,8 +21,6 @@ extension Defaults {
 
 /// An optional is stored as its wrapped value's stored form; `nil` removes the key.
 extension Optional: Defaults.Serializable where Wrapped: Defaults.Serializable {
-	/// Whether the wrapped type is stored as it is.
-	public static var isNativelySupportedType: Bool { Wrapped.isNativelySupportedType }
 	/// ``Defaults/OptionalBridge``.
 	public static var bridge: Defaults.OptionalBridge<Wrapped> { .init() }
 }
@@ -38,3 +28,7 @@ extension Optional: Defaults.Serializable where Wrapped: Defaults.Serializable {
 // MARK: Decoding once, with the reason a stored value does not decode (beside each bridge's `deserialize`)
 
 extension Defaults.OptionalBridge: DecodingBridge {}
+
+extension Optional: StoredAsItIs where Wrapped: Defaults.Serializable {
+	static var isStoredAsItIs: Bool { Wrapped.isNativelySupportedType }
+}

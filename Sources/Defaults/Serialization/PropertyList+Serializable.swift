@@ -14,7 +14,7 @@ extension Defaults.PropertyList {
 	///
 	/// - Throws: ``Error`` for anything else: `Decimal`, `nil` inside a collection, a dictionary with keys that
 	///   are not strings, a type with no property-list form, a date that is not a number of seconds (NaN or
-	///   infinite), containers nested deeper than ``maximumDepth``. Nothing is converted silently into another
+	///   infinite), containers nested deeper than 255 levels. Nothing is converted silently into another
 	///   form.
 	public static func normalize(_ value: Any) throws(Error) -> Any {
 		try normalize(value, depth: 0, convertingOther: serializableStoredForm)

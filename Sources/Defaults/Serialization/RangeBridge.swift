@@ -17,12 +17,6 @@ extension Defaults {
 	///
 	/// A stored pair whose lower bound is above its upper bound does not decode.
 	public struct RangeBridge<Value: RangeSerializable>: Bridge, Sendable where Value.Bound: Defaults.Serializable {
-		/// The two bounds' stored forms.
-		public typealias Serializable = [Any]
-
-		/// Creates the bridge.
-		public init() {}
-
 		/// Returns `[lowerBound, upperBound]` in stored form.
 		public func serialize(_ value: Value?) -> [Any]? {
 			guard

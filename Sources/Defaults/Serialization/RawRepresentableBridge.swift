@@ -12,12 +12,6 @@ extension Defaults {
 	/// ```
 	public struct RawRepresentableBridge<Value: RawRepresentable>: Bridge, Sendable
 	where Value.RawValue: Defaults.Serializable {
-		/// The raw value, which is stored through its own bridge.
-		public typealias Serializable = Value.RawValue
-
-		/// Creates the bridge.
-		public init() {}
-
 		/// Returns the raw value of `value`.
 		public func serialize(_ value: Value?) -> Value.RawValue? {
 			value?.rawValue
