@@ -8,8 +8,8 @@ import Foundation
 ///
 /// An update that fails having changed nothing (etcd unreachable, a leader election under way) is tried again until
 /// `<seconds>` have passed; one whose outcome is unknown ends the run (exit 2), since trying again could count twice.
-/// Prints `incremented <count> runs <closure runs> failed <updates tried again> recognised <lost answers recognised
-/// by their marks> last <value>` and exits 0 when all went through, 1 when time ran out.
+/// Prints `incremented <count> runs <closure runs> failed <updates tried again> last <value>` and exits 0 when all
+/// went through, 1 when time ran out.
 let syncIncrementCommands: [String: @Sendable ([String]) -> Int32] = [
 	"sync-increment": { arguments in
 		guard arguments.count == 5, let count = Int(arguments[3]), let seconds = Double(arguments[4]) else {
@@ -59,8 +59,7 @@ enum SyncIncrement {
 			}
 		}
 		print(
-			"incremented \(done) runs \(counts.runs) failed \(failed) "
-				+ "recognised \(Defaults.SyncEngine.recognisedLostAnswers) last \(last.map { "\($0)" } ?? "-")")
+			"incremented \(done) runs \(counts.runs) failed \(failed) last \(last.map { "\($0)" } ?? "-")")
 		return 0
 	}
 }

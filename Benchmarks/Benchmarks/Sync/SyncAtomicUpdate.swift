@@ -1,5 +1,5 @@
 import Benchmark
-@_spi(Benchmarks) import Defaults
+import Defaults
 import Foundation
 
 // A synced key's atomic update (issue 22) against a plain synced write, one engine on the shared benchmark etcd, no
@@ -12,7 +12,7 @@ func registerAtomicUpdateBenchmarks(etcd: BenchmarkEtcd) {
 	let configuration = Benchmark.Configuration(maxDuration: .seconds(3), maxIterations: 300)
 
 	Benchmark("Sync: plain synced write, acknowledged", configuration: configuration) { benchmark in
-		let (engine, key) = syncedCounter(etcd, "/bench/acknowledged-write/")
+		let (engine, key, _) = syncedCounter(etcd, "/bench/acknowledged-write/")
 		var value = 0
 		for _ in benchmark.scaledIterations {
 			value += 1
@@ -25,23 +25,28 @@ func registerAtomicUpdateBenchmarks(etcd: BenchmarkEtcd) {
 	}
 
 	Benchmark("Sync: atomic update (+1), committed", configuration: configuration) { benchmark in
-		let (engine, key) = syncedCounter(etcd, "/bench/atomic-update/")
+		let (engine, key, prefix) = syncedCounter(etcd, "/bench/atomic-update/")
 		_ = await engine.synchronize()
 		for _ in benchmark.scaledIterations {
 			benchmark.startMeasurement()
-			let updated = try! await Defaults.SyncEngine.benchmarkAtomicUpdate(forKey: "counter", in: engine.store) {
-				($0 as? Int ?? 0) + 1
-			}
+			let updated = try! await Defaults.update(key) { $0 += 1 }
 			benchmark.stopMeasurement()
-			precondition(updated as? Int == engine.store[key], "the update was not applied locally")
+			precondition(updated == engine.store[key], "the update was not applied locally")
 		}
+		// The engine is not started, so only an update made through sync (a compare-and-swap) reaches etcd.
+		let remote = try! await etcd.client.read(prefix: prefix)
+		precondition(remote.entries.contains { $0.key == prefix + "counter" }, "the updates did not go through sync")
 	}
 }
 
-/// An engine syncing the integer key `counter` of an in-memory store under `prefix` (not started).
-private func syncedCounter(_ etcd: BenchmarkEtcd, _ prefix: String) -> (Defaults.SyncEngine, Defaults.Key<Int>) {
+/// An engine syncing the integer key `counter` of an in-memory store under a fresh prefix below `prefix` (not
+/// started), and that prefix.
+private func syncedCounter(
+	_ etcd: BenchmarkEtcd, _ prefix: String
+) -> (Defaults.SyncEngine, Defaults.Key<Int>, String) {
 	let store = Defaults.InMemoryStore()
-	let engine = Defaults.SyncEngine(remote: etcd.client, prefix: prefix + UUID().uuidString + "/", store: store)
+	let unique = prefix + UUID().uuidString + "/"
+	let engine = Defaults.SyncEngine(remote: etcd.client, prefix: unique, store: store)
 	engine.add(["counter"])
-	return (engine, Defaults.Key<Int>("counter", default: 0, suite: store))
+	return (engine, Defaults.Key<Int>("counter", default: 0, suite: store), unique)
 }

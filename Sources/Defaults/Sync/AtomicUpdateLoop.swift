@@ -38,9 +38,6 @@ struct AtomicUpdateLoop {
 	}
 
 	static let markInfix = "/.defaults-update/"
-	/// How many commits whose answer was lost this process recognised by their marks: the tests show with it that a
-	/// fault scenario took that path.
-	static let recognisedLostAnswers = Atomic<Int>(0)
 	/// etcd refuses transactions of more than 128 operations by default: as many keys as a push's transaction, and a
 	/// few operations left for the mark and clean-up.
 	static let keyLimit = SyncWorker.pushBatchSize
@@ -83,7 +80,6 @@ struct AtomicUpdateLoop {
 		for entry in snapshots.first?.entries ?? [] {
 			if let attempt = attempts[entry.key] {
 				finishedMarks.withLock { _ = $0.insert(attempt.mark) }
-				Self.recognisedLostAnswers.add(1, ordering: .relaxed)
 				return (attempt.writes, attempt.values, attempt.run, entry.modRevision)
 			}
 		}

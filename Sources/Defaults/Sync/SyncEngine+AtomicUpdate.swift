@@ -21,12 +21,6 @@ extension Defaults.SyncEngine {
 		case updated([String: Any], run: Int)
 	}
 
-	/// How many commits whose answer was lost this process's updates recognised as committed (by their marks), for
-	/// tests and diagnostics.
-	package static var recognisedLostAnswers: Int {
-		AtomicUpdateLoop.recognisedLostAnswers.load(ordering: .relaxed)
-	}
-
 	/// How many compare-and-swaps an update tries before giving up on other machines' changes.
 	static let atomicUpdateTries = 32
 	/// How long an update whose commit went out without an answer keeps asking the remote whether it was committed.

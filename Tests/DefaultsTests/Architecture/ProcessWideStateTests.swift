@@ -29,7 +29,6 @@ import Testing
 		"FileStore+Locations.swift hasReportedConfigurationHome": "the process's environment is reported once",
 		"KeyNameRules.swift reported": "a name breaks a rule in every store alike; reported once",
 		"KeyedArchive+ClassNames.swift reported": "a class Foundation cannot archive is the process's; reported once",
-		"AtomicUpdateLoop.swift recognisedLostAnswers": "a count of the process's lost answers that tests read",
 		// What a store the package did not make cannot hold itself.
 		"StoreAttachments.swift table": "attachments of stores the package did not make, held weakly by the store",
 		"UserDefaults+Store.swift registered": "Foundation's registration domain is process-wide on Linux",

@@ -32,6 +32,9 @@ final class FirstTransactionRemote: RemoteWrapper {
 	private let interception: Interception
 	private let intercepted = Atomic<Bool>(false)
 
+	/// Whether the first chosen transaction has gone through the interception.
+	var hasIntercepted: Bool { intercepted.load(ordering: .relaxed) }
+
 	init(
 		remote: any Defaults.RemoteKeyValueService,
 		if isChosen: @escaping @Sendable ([Defaults.RemoteWrite]) -> Bool = { _ in true },
