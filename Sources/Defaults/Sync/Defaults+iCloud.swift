@@ -93,7 +93,11 @@ extension Defaults {
 		}
 
 		/// Syncs `keys`.
-		package static func add(_ keys: [Defaults.Keys]) {
+		///
+		/// ```swift
+		/// Defaults.iCloud.add([.theme, .fontSize])
+		/// ```
+		public static func add(_ keys: [Defaults.Keys]) {
 			let engine = registry.withLock { registry in
 				for key in keys where !registry.keys.contains(key) {
 					registry.keys.append(key)
