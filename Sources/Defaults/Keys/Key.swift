@@ -73,13 +73,13 @@ extension Defaults {
 		private let dynamicDefault: DynamicDefault<Value>?
 
 		/// The bridge the key writes with, and reads with first.
-		public let bridge: AnyBridge<Value>
+		package let bridge: AnyBridge<Value>
 
 		/// Further forms the key accepts when reading, tried in order when ``bridge`` cannot read the stored value.
 		///
 		/// A value read in one of these forms is rewritten in the current form at the next write, or at once with
 		/// ``Defaults/Key/rewriteInCurrentForm(in:)``.
-		public let alsoReading: [AnyBridge<Value>]
+		package let alsoReading: [AnyBridge<Value>]
 
 		// Scalars stored as they are are read with a cast; only the type's own bridge allows it.
 		@usableFromInline let readsByCast: Bool
@@ -142,31 +142,21 @@ extension Defaults {
 		///   - name: The name the value is stored under: ASCII, not starting with `@`, without `.`.
 		///   - defaultValue: What the key reads as when nothing is stored. It is registered with `suite`.
 		///   - suite: The store the value lives in.
+		///   - iCloud: Whether the key is synced across machines, once a remote is configured with
+		///     ``Defaults/iCloud/configure(remote:prefix:store:stateFile:)`` (on Linux: etcd); until then it is stored
+		///     locally only. The well-known Defaults package's spelling: `Key<String>("theme", default: "light",
+		///     iCloud: true)`.
 		///   - bridge: How the key stores its values; `nil` (the default) uses the bridge the type picks. Naming one
 		///     pins the stored form against later changes to the type.
 		///   - alsoReading: Older forms to accept when reading, tried in order.
 		public convenience init(
 			_ name: String, default defaultValue: Value, suite: any Store = Defaults.standardStore,
+			iCloud: Bool = false,
 			bridge: AnyBridge<Value>? = nil, alsoReading: [AnyBridge<Value>] = []
 		) {
 			self.init(
 				name: name, suite: suite, staticDefault: defaultValue, dynamicDefault: nil, bridge: bridge,
 				alsoReading: alsoReading)
-		}
-
-		/// Creates a key as the well-known Defaults package spells it with `iCloud:`.
-		///
-		/// With `iCloud: true` the key is synced across machines once a remote is configured with
-		/// ``Defaults/iCloud/configure(remote:prefix:store:stateFile:)`` (on Linux: etcd); until then it is stored
-		/// locally only.
-		///
-		/// ```swift
-		/// static let theme = Key<String>("theme", default: "light", iCloud: true)
-		/// ```
-		public convenience init(
-			_ name: String, default defaultValue: Value, suite: any Store = Defaults.standardStore, iCloud: Bool
-		) {
-			self.init(name, default: defaultValue, suite: suite)
 			if iCloud {
 				Defaults.iCloud.add(self)
 			}
@@ -199,13 +189,19 @@ extension Defaults {
 		/// unchanged. Keys are shared between threads, so the key makes the calls safe itself: it never runs the
 		/// closure on two threads at once (calls are serialised by a lock of the key's own), so state the closure
 		/// alone captures is never raced. State it shares with other code is that code's to protect.
+		///
+		/// With `iCloud: true` the key is synced across machines, as for ``init(_:default:suite:iCloud:bridge:alsoReading:)``.
 		public convenience init(
-			_ name: String, suite: any Store = Defaults.standardStore, bridge: AnyBridge<Value>? = nil,
-			alsoReading: [AnyBridge<Value>] = [], default defaultValue: @escaping () -> Value
+			_ name: String, suite: any Store = Defaults.standardStore, iCloud: Bool = false,
+			bridge: AnyBridge<Value>? = nil, alsoReading: [AnyBridge<Value>] = [],
+			default defaultValue: @escaping () -> Value
 		) {
 			self.init(
 				name: name, suite: suite, staticDefault: nil, dynamicDefault: DynamicDefault(defaultValue),
 				bridge: bridge, alsoReading: alsoReading)
+			if iCloud {
+				Defaults.iCloud.add(self)
+			}
 		}
 	}
 }
@@ -221,14 +217,15 @@ extension Defaults.Key {
 	/// - Parameters:
 	///   - name: The name the value is stored under: ASCII, not starting with `@`, without `.`.
 	///   - suite: The store the value lives in.
+	///   - iCloud: Whether the key is synced across machines (`Key<String?>("lastFile", iCloud: true)`).
 	///   - bridge: How the key stores the wrapped value; `nil` uses the bridge the wrapped type picks.
 	///   - alsoReading: Older forms of the wrapped value to accept when reading.
 	public convenience init<Wrapped>(
-		_ name: String, suite: any Defaults.Store = Defaults.standardStore, bridge: Defaults.AnyBridge<Wrapped>? = nil,
-		alsoReading: [Defaults.AnyBridge<Wrapped>] = []
+		_ name: String, suite: any Defaults.Store = Defaults.standardStore, iCloud: Bool = false,
+		bridge: Defaults.AnyBridge<Wrapped>? = nil, alsoReading: [Defaults.AnyBridge<Wrapped>] = []
 	) where Value == Wrapped? {
 		self.init(
-			name, default: nil, suite: suite, bridge: bridge.map { .optional($0) },
+			name, default: nil, suite: suite, iCloud: iCloud, bridge: bridge.map { .optional($0) },
 			alsoReading: alsoReading.map { .optional($0) })
 	}
 }
