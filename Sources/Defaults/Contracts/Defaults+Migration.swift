@@ -31,29 +31,20 @@ extension Defaults {
 		/// What the step does, in order.
 		package let operations: [Operation]
 
-		/// Creates a step that runs `operations` in order.
-		///
-		/// ```swift
-		/// Defaults.Migration(version: 2, "Rename and convert the window", [
-		/// 	.rename(from: "mainWindow", to: "window"),
-		/// 	.convert("window", from: Defaults.AnyBridge<Window>.jsonData, to: .json),
-		/// ])
-		/// ```
-		public init(version: Int, _ description: String, _ operations: [Operation]) {
+		package init(version: Int, _ description: String, _ operations: [Operation]) {
 			self.version = version
 			self.description = description
 			self.operations = operations
 		}
 
 		/// Creates a step that runs `operations` in order.
-		public init(version: Int, _ operations: [Operation]) {
-			self.init(version: version, "", operations)
-		}
-
-		/// Creates a step that runs `operations` in order.
 		///
 		/// ```swift
 		/// Defaults.Migration(version: 3, "Drop the old cache", .remove("thumbnailCache"))
+		/// Defaults.Migration(
+		/// 	version: 2, "Rename and convert the window",
+		/// 	.rename(from: "mainWindow", to: "window"),
+		/// 	.convert("window", from: Defaults.AnyBridge<Window>.jsonData, to: .json))
 		/// ```
 		public init(version: Int, _ description: String, _ operations: Operation...) {
 			self.init(version: version, description, operations)

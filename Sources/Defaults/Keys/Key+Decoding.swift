@@ -140,7 +140,7 @@ extension Defaults.Key {
 	/// ```swift
 	/// if case .undecodable(let error) = Defaults.Keys.window.storedState() { print(error) }
 	/// ```
-	public func storedState(in store: (any Defaults.Store)? = nil) -> Defaults.StoredState<Value> {
+	package func storedState(in store: (any Defaults.Store)? = nil) -> Defaults.StoredState<Value> {
 		guard let stored = (store ?? suite).storedValue(forKey: name) else {
 			return .absent
 		}

@@ -25,8 +25,7 @@ extension Defaults {
 		/// Whether this notification comes before the change is made (see ``ObservationOption/prior``).
 		public let isPrior: Bool
 
-		/// Creates a change.
-		public init(oldValue: Value, newValue: Value, isPrior: Bool = false) {
+		@usableFromInline package init(oldValue: Value, newValue: Value, isPrior: Bool = false) {
 			self.oldValue = oldValue
 			self.newValue = newValue
 			self.isPrior = isPrior

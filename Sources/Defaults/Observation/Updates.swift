@@ -16,9 +16,6 @@ extension Defaults {
 	/// Every change is delivered, in order, also when the loop is slower than the writes; elements are buffered until
 	/// the loop takes them.
 	public struct Updates<Element>: AsyncSequence, @unchecked Sendable {
-		/// Updates never fail.
-		public typealias Failure = Never
-
 		/// Starts an observation that feeds `continuation`, and returns it.
 		///
 		/// It captures only keys, which are `Sendable`, and their value types; it is not declared `@Sendable` because

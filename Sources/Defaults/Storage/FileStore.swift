@@ -115,7 +115,8 @@ extension Defaults {
 		/// ```
 		///
 		/// - Throws: ``InvalidSuiteName`` when `name` is empty, would leave the folder (`/`, `.`, `..`) or is longer than
-		///   ``maximumSuiteNameBytes``.
+		///   220 bytes of UTF-8 (beside `<name>.plist` the store makes a lock file, temporary files and, for a corrupt
+		///   file, a copy with a timestamp, all within the 255 bytes a file name may have).
 		public static func suite(named name: String) throws(InvalidSuiteName) -> FileStore {
 			try suite(named: name, in: configurationDirectory())
 		}
@@ -137,8 +138,8 @@ extension Defaults {
 		/// ```
 		///
 		/// - Throws: ``InvalidSuiteName`` when `name` is empty, would leave the folder (`/`, `.`, `..`) or is longer than
-		///   ``maximumSuiteNameBytes``.
-		public static func url(forSuiteNamed name: String) throws(InvalidSuiteName) -> URL {
+		///   ``maximumSuiteNameBytes``. (For the `defaults` command; a program opens the store and reads its `url`.)
+		package static func url(forSuiteNamed name: String) throws(InvalidSuiteName) -> URL {
 			try url(forSuiteNamed: name, in: directory)
 		}
 
@@ -170,7 +171,7 @@ extension Defaults {
 		/// // throws InvalidSuiteName:
 		/// _ = try? Defaults.FileStore.suite(named: name)
 		/// ```
-		public static let maximumSuiteNameBytes = 220
+		package static let maximumSuiteNameBytes = 220
 
 		/// A suite name that cannot name a file in the configuration folder.
 		public struct InvalidSuiteName: Error, Sendable, CustomStringConvertible {

@@ -54,7 +54,7 @@ extension Defaults {
 		/// Every reader of settings files in this package stops at this depth (with the file's top-level dictionary,
 		/// files are one level deeper), and ``normalize(_:)`` refuses deeper values, so that nothing written can make
 		/// the file unreadable. Foundation's own readers stop at 511 levels.
-		public static let maximumDepth = 255
+		package static let maximumDepth = 255
 
 		/// Converts a value met where a property-list value is expected (a ``Defaults/Serializable`` value inside a
 		/// collection written to a store) to its property-list form; `nil` when it does not know the value.

@@ -65,15 +65,14 @@ extension Defaults {
 		/// anyway stores what was there.
 		public var isComparedOnly = false
 
-		/// Creates a write.
-		public init(key: String, value: Data?, expectedModRevision: Int64) {
+		package init(key: String, value: Data?, expectedModRevision: Int64) {
 			self.key = key
 			self.value = value
 			self.expectedModRevision = expectedModRevision
 		}
 
 		/// A key the transaction compares but leaves as it is: `value` is its current bytes.
-		public static func comparison(key: String, value: Data?, expectedModRevision: Int64) -> RemoteWrite {
+		package static func comparison(key: String, value: Data?, expectedModRevision: Int64) -> RemoteWrite {
 			var write = RemoteWrite(key: key, value: value, expectedModRevision: expectedModRevision)
 			write.isComparedOnly = true
 			return write

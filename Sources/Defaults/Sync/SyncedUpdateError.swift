@@ -42,8 +42,7 @@ extension Defaults {
 		/// A sentence saying what went wrong and what changed.
 		public let message: String
 
-		/// Creates an error.
-		public init(keyNames: [String], reason: Reason, message: String) {
+		package init(keyNames: [String], reason: Reason, message: String) {
 			self.keyNames = keyNames
 			self.reason = reason
 			self.message = message
