@@ -25,9 +25,9 @@ extension Defaults {
 	/// still left to do. Write custom steps the same way.
 	public struct Migration: Sendable {
 		/// The version the store is at once this step has completed; at least 1.
-		public let version: Int
+		package let version: Int
 		/// What the step does, for errors and logs.
-		public let description: String
+		package let description: String
 		/// What the step does, in order.
 		package let operations: [Operation]
 
@@ -44,7 +44,7 @@ extension Defaults {
 		/// Defaults.Migration(
 		/// 	version: 2, "Rename and convert the window",
 		/// 	.rename(from: "mainWindow", to: "window"),
-		/// 	.convert("window", from: Defaults.AnyBridge<Window>.jsonData, to: .json))
+		/// 	.convert("window", from: [Defaults.AnyBridge<Window>.jsonData], to: .json))
 		/// ```
 		public init(version: Int, _ description: String, _ operations: Operation...) {
 			self.init(version: version, description, operations)

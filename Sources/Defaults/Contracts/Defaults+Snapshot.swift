@@ -46,10 +46,10 @@ extension Defaults {
 	/// that keep the comparison about meaning rather than bytes: keyed archives compare by their contents, and dates
 	/// compare to the second, which is what XML property lists keep.
 	public enum Snapshot {
-		/// A key whose stored form differs from its snapshot.
-		public struct Difference: CustomStringConvertible, @unchecked Sendable {
+		/// A key whose stored form differs from its snapshot (the `defaults verify` command lists them).
+		package struct Difference: CustomStringConvertible, @unchecked Sendable {
 			/// How the store differs from the snapshot.
-			public enum Kind: Sendable, Equatable {
+			package enum Kind: Sendable, Equatable {
 				/// The snapshot has a value for the key and the store has none.
 				case missing
 				/// The store has a value for the key and the snapshot has none.
@@ -59,16 +59,16 @@ extension Defaults {
 			}
 
 			/// The key's name.
-			public let key: String
+			package let key: String
 			/// How the store differs from the snapshot.
-			public let kind: Kind
+			package let kind: Kind
 			/// The snapshot's form, as a normalised property-list value; `nil` for ``Kind/unexpected``.
-			public let snapshotForm: Any?
+			package let snapshotForm: Any?
 			/// The store's form, as a normalised property-list value; `nil` for ``Kind/missing``.
-			public let storedForm: Any?
+			package let storedForm: Any?
 
 			/// The key and both forms, in a sentence.
-			public var description: String {
+			package var description: String {
 				switch kind {
 				case .missing:
 					"'\(key)' is missing: the snapshot has \(Snapshot.text(of: snapshotForm!)), the store has nothing"
@@ -85,7 +85,7 @@ extension Defaults {
 			/// The snapshot file.
 			public let url: URL
 			/// Every key that differs, sorted by name.
-			public let differences: [Difference]
+			package let differences: [Difference]
 
 			/// Every difference, one a line.
 			public var description: String {

@@ -139,7 +139,7 @@ extension Defaults.Migration {
 		/// ```swift
 		/// .convert("mime", from: Defaults.AnyBridge<Mime>.json, to: .rawValue)
 		/// ```
-		public static func convert<Value>(
+		package static func convert<Value>(
 			_ name: String, from old: Defaults.AnyBridge<Value>, to new: Defaults.AnyBridge<Value>,
 			ifUndecodable policy: UndecodablePolicy = .keep
 		) -> Self {
@@ -147,7 +147,7 @@ extension Defaults.Migration {
 		}
 
 		/// Rewrites the value of `key` in its current form, if it is stored in one of the key's older forms
-		/// (``Defaults/Key/alsoReading``).
+		/// (the `alsoReading:` of its initializer).
 		///
 		/// ```swift
 		/// extension Defaults.Keys {

@@ -23,7 +23,7 @@ extension Defaults {
 		case undecodable(DecodingError)
 
 		/// The decoded value, the error, or `nil` when nothing is stored.
-		public var result: Result<Value, DecodingError>? {
+		package var result: Result<Value, DecodingError>? {
 			switch self {
 			case .absent: nil
 			case .current(let value), .olderForm(let value, _): .success(value)

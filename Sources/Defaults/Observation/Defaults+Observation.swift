@@ -91,7 +91,7 @@ extension Defaults {
 	}
 
 	/// Calls `handler` each time the value of any of `keys` changes; see the variadic `observe(keys:options:handler:)`.
-	public static func observe(
+	package static func observe(
 		keys: [Keys], options: ObservationOptions = [.initial], handler: @escaping () -> Void
 	) -> Observation {
 		let subscription = ChangeHub.shared.subscribe(

@@ -62,7 +62,7 @@ extension Defaults {
 		}
 
 		/// The engine ``configure(remote:prefix:store:stateFile:)`` made, or `nil`.
-		public static var engine: SyncEngine? {
+		package static var engine: SyncEngine? {
 			registry.withLock { $0.engine }
 		}
 

@@ -115,7 +115,7 @@ extension Defaults {
 		}
 
 		/// The names of the keys synced.
-		public var names: Set<String> {
+		package var names: Set<String> {
 			worker.currentNames
 		}
 
@@ -146,7 +146,7 @@ extension Defaults {
 		}
 
 		/// Whether the background sync runs.
-		public var isRunning: Bool {
+		package var isRunning: Bool {
 			loop.withLock { $0 != nil }
 		}
 
