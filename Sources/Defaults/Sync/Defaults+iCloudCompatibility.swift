@@ -4,7 +4,7 @@ import Synchronization
 // The rest of the well-known package's iCloud API, so that code written for it compiles and means the same here.
 extension Defaults.iCloud {
 	/// The keys that are synced: those declared with `iCloud: true` (once used) and those passed to
-	/// ``add(_:)``, less those removed.
+	/// ``add(_:)-(Defaults.Keys...)``, less those removed.
 	///
 	/// ```swift
 	/// Defaults.iCloud.add(.theme)
