@@ -25,7 +25,8 @@ extension Defaults.Serializable {
 		if let erased = value as? Defaults.AnySerializable, erased.propertyListValue == nil {
 			return nil
 		}
-		if isNativelySupportedType, StoredForm.isNormalizedScalarType(Self.self) {
+		// The normalised scalars are natively supported, and asking that costs a conformance lookup per element.
+		if StoredForm.isNormalizedScalarType(Self.self) {
 			return value
 		}
 		return try StoredForm.encode(value as? Bridge.Value, with: bridge, typeName: "\(Self.self)")
