@@ -40,6 +40,10 @@ extension Defaults.Keys {
 		#expect(Defaults.iCloud.keys.contains(key))
 		Defaults.iCloud.remove(key)
 		#expect(!Defaults.iCloud.keys.contains(key))
+		Defaults.iCloud.add([key])
+		#expect(Defaults.iCloud.keys.contains(key))
+		Defaults.iCloud.remove([key])
+		#expect(!Defaults.iCloud.keys.contains(key))
 	}
 
 	@Test(.scaledTimeLimit(minutes: 1)) func waitForSyncCompletionReturnsWithoutARemote() async {
