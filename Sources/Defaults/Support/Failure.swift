@@ -66,6 +66,7 @@ extension Defaults {
 	}
 
 	@Sendable private static func printToStandardError(_ failure: Failure) {
-		FileHandle.standardError.write(Data("\(failure)\n".utf8))
+		// Never `FileHandle.write(_:)`, which traps when standard error is closed or its disk is full.
+		writeToStandardError("\(failure)\n")
 	}
 }

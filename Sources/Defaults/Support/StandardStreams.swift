@@ -25,3 +25,53 @@ func movedAboveStandardStreams(_ descriptor: Int32) -> Int32 {
 	errno = error
 	return moved
 }
+
+/// Writes `text` to standard error with `write(2)`, giving up quietly when it cannot take it.
+///
+/// ```swift
+/// writeToStandardError("Defaults: the file could not be written\n")
+/// ```
+///
+/// `FileHandle.write(_:)` traps on a failed write, and standard error fails exactly when storage does: a daemon
+/// runs with it closed, and a log on a full disk refuses the line that says the disk is full. A message that cannot
+/// be written is lost; the process goes on. `SIGPIPE` from a reader that has gone is kept from ending the process:
+/// it is blocked on this thread for the write, and taken off again if the write raised it.
+package func writeToStandardError(_ text: String) {
+	var pipeSignal = sigset_t()
+	sigemptyset(&pipeSignal)
+	sigaddset(&pipeSignal, SIGPIPE)
+	var pending = sigset_t()
+	sigpending(&pending)
+	let wasPending = sigismember(&pending, SIGPIPE) == 1
+	var previousMask = sigset_t()
+	pthread_sigmask(SIG_BLOCK, &pipeSignal, &previousMask)
+	defer { pthread_sigmask(SIG_SETMASK, &previousMask, nil) }
+	var isPipeBroken = false
+	let bytes = Array(text.utf8)
+	bytes.withUnsafeBytes { buffer in
+		var offset = 0
+		while offset < buffer.count {
+			let count = write(STDERR_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
+			if count < 0 {
+				guard errno == EINTR else {
+					isPipeBroken = errno == EPIPE
+					return
+				}
+				continue
+			}
+			offset += count
+		}
+	}
+	if isPipeBroken, !wasPending {
+		#if os(Linux)
+			var noWait = timespec()
+			_ = sigtimedwait(&pipeSignal, nil, &noWait)
+		#else
+			var taken: Int32 = 0
+			sigpending(&pending)
+			if sigismember(&pending, SIGPIPE) == 1 {
+				_ = sigwait(&pipeSignal, &taken)
+			}
+		#endif
+	}
+}

@@ -76,6 +76,6 @@ extension Defaults.iCloud {
 	}
 
 	static func debugMessage(_ message: String) {
-		FileHandle.standardError.write(Data("Defaults.iCloud: \(message)\n".utf8))
+		writeToStandardError("Defaults.iCloud: \(message)\n")
 	}
 }

@@ -1,0 +1,38 @@
+import Foundation
+import Testing
+
+@testable import Defaults
+
+#if canImport(Glibc)
+	import Glibc
+#endif
+
+/// What an app meets when its resources run out or its process ends: standard error that takes no more, no
+/// descriptor left, a lock held by another process at exit.
+@Suite(.scaledTimeLimit(minutes: 1)) struct FileStoreEndingTests {
+	let folder: TemporaryDirectory
+
+	init() throws {
+		folder = try TemporaryDirectory()
+	}
+
+	/// Runs `script` with `sh -c`, `$HELPER` naming the test helper.
+	func shell(_ script: String) throws -> ChildProcess.Result {
+		let environment = folder.configEnvironment.merging(["HELPER": try ChildProcess.helperURL().path]) { _, new in
+			new
+		}
+		return try ChildProcess.run(["-c", script], executable: "/bin/sh", environment: environment)
+	}
+
+	@Test(arguments: ["2>&-", "2>/dev/full"])
+	func theDefaultFailureHandlerSurvivesStandardErrorThatTakesNothing(redirection: String) throws {
+		let corrupt = folder.file("corrupt.plist")
+		try Data("not a property list".utf8).write(to: corrupt)
+		// The store reports the corrupt file through the default handler, to a closed standard error or a full disk.
+		let result = try shell("exec \"$HELPER\" file-store-open '\(corrupt.path)' \(redirection)")
+		#expect(!result.wasSignaled && result.status == 0, "\(result)")
+		#expect(result.lines == ["0"], "\(result)")
+		let names = try FileManager.default.contentsOfDirectory(atPath: folder.url.path)
+		#expect(names.contains { $0.hasPrefix("corrupt.plist.corrupt-") }, "\(names)")
+	}
+}
