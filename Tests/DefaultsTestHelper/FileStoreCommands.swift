@@ -1,6 +1,10 @@
 import Defaults
 import Foundation
 
+#if canImport(Glibc)
+	import Glibc
+#endif
+
 /// Commands for the file store's child-process tests.
 ///
 /// A store argument is `standard` (``Defaults/FileStore/standard``), `default` (``Defaults/standardStore``) or a
@@ -35,6 +39,39 @@ let fileStoreCommands: [String: @Sendable ([String]) -> Int32] = [
 		while true {
 			sleep(60)
 		}
+	},
+	// file-store-reload-at-descriptor-limit <path> <key> <marker>: opens a store on the file, uses up every descriptor
+	// the process may open and prints "exhausted"; once a file is at <marker> it gives the descriptors back, prints
+	// "released", and prints "reloaded <value>" when the key's value changes (at most 20 s). An app at its descriptor limit must survive
+	// another process's write (it cannot read it then) and take in the next one once it has descriptors again.
+	"file-store-reload-at-descriptor-limit": { arguments in
+		guard arguments.count == 3 else {
+			return FileStoreCommand.usage("file-store-reload-at-descriptor-limit <path> <key> <marker>")
+		}
+		let store = Defaults.FileStore.at(URL(filePath: arguments[0]))
+		let before = FileStoreCommand.describe(store.storedValue(forKey: arguments[1]))
+		var limit = rlimit(rlim_cur: 64, rlim_max: 64)
+		setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+		var held: [Int32] = []
+		while case let descriptor = open("/dev/null", O_RDONLY), descriptor >= 0 {
+			held.append(descriptor)
+		}
+		FileHandle.standardOutput.write(Data("exhausted\n".utf8))
+		var status = stat()
+		for _ in 0..<2_000 where stat(arguments[2], &status) != 0 {
+			usleep(10_000)
+		}
+		held.forEach { close($0) }
+		FileHandle.standardOutput.write(Data("released\n".utf8))
+		for _ in 0..<2_000 {
+			let now = FileStoreCommand.describe(store.storedValue(forKey: arguments[1]))
+			if now != before {
+				FileHandle.standardOutput.write(Data("reloaded \(now)\n".utf8))
+				return 0
+			}
+			usleep(10_000)
+		}
+		return 1
 	},
 	// file-store-open <path>...: opens a file store on each file and prints how many keys it read: the fuzz test's
 	// child, which must never crash or hang whatever the files hold.

@@ -43,6 +43,12 @@ extension Defaults.FileStore {
 		guard shouldSchedule else {
 			return
 		}
+		guard DispatchStart.isStarted else {
+			// Out of descriptors, Dispatch would trap: the reload runs here, on the watcher's thread.
+			memory.withLock { $0.isReloadScheduled = false }
+			reloadIfChanged()
+			return
+		}
 		DispatchQueue.global(qos: .utility).async { [self] in
 			// Cleared first, so that a change during the reload schedules another one.
 			memory.withLock { $0.isReloadScheduled = false }

@@ -288,6 +288,11 @@ extension Defaults {
 		/// Flushes soon, so that a burst of writes costs one file write.
 		private func scheduleFlush() {
 			FileStoreRegistry.installExitFlush()
+			guard DispatchStart.isStarted else {
+				// Out of descriptors, Dispatch would trap: the changes wait for the next write, `flush()` or exit.
+				memory.withLock { $0.isFlushScheduled = false }
+				return
+			}
 			DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + FileStore.flushDelay) { [self] in
 				flush()
 			}
@@ -296,6 +301,10 @@ extension Defaults {
 		/// Tries a failed flush again later, waiting longer after each failure in a row (1 s, 2 s, … up to 60 s), so
 		/// that changes reach the file once it can be written again, without anyone having to write or flush.
 		func scheduleRetry() {
+			// Out of descriptors, Dispatch would trap: the changes wait for the next write, `flush()` or exit.
+			guard DispatchStart.isStarted else {
+				return
+			}
 			let delay = memory.withLock { memory -> Int? in
 				guard !memory.dirtyKeys.isEmpty, memory.markFlushScheduled() else {
 					return nil

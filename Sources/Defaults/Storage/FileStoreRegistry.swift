@@ -19,6 +19,8 @@ enum FileStoreRegistry {
 		// Reported outside the lock: a failure handler may open stores itself.
 		failures.forEach(Defaults.report)
 		if isNew {
+			// While descriptors are still free: see `DispatchStart`.
+			_ = DispatchStart.isStarted
 			store.file.watch { [weak store] in store?.scheduleReload() }
 		}
 		return store

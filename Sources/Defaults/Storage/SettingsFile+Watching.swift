@@ -92,6 +92,10 @@ extension SettingsFile {
 		/// Watches the folder at `path` once there is one, then calls every call: its files may have been written
 		/// while nothing watched them.
 		private func watchLater(_ path: String, _ calls: Calls) {
+			// Out of descriptors, Dispatch would trap: the store then hears of changes at its flushes only.
+			guard DispatchStart.isStarted else {
+				return
+			}
 			DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .seconds(1)) { [self] in
 				guard add(path, calls) else {
 					watchLater(path, calls)
@@ -169,6 +173,10 @@ enum PollingWatcher {
 	private static let timers = LockedState<[any DispatchSourceTimer]>([])
 
 	static func watch(_ file: SettingsFile, onChange: @escaping @Sendable () -> Void) {
+		// Out of descriptors, Dispatch would trap: the store then hears of changes at its flushes only.
+		guard DispatchStart.isStarted else {
+			return
+		}
 		let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
 		let lastIdentity = LockedState<FileIdentity?>(file.identity)
 		timer.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1), leeway: .milliseconds(250))

@@ -117,6 +117,11 @@ enum DurableWrites {
 				defer { state.isScheduled = true }
 				return !state.isScheduled
 			}
+			// Out of descriptors, Dispatch would trap: the write then waits for the next one or for exit.
+			guard DispatchStart.isStarted else {
+				pending.withLock { $0.isScheduled = false }
+				return
+			}
 			if shouldSchedule {
 				DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .milliseconds(100)) {
 					flushAll()

@@ -35,4 +35,30 @@ import Testing
 		let names = try FileManager.default.contentsOfDirectory(atPath: folder.url.path)
 		#expect(names.contains { $0.hasPrefix("corrupt.plist.corrupt-") }, "\(names)")
 	}
+
+	@Test func anAppAtItsDescriptorLimitSurvivesAnotherProcesssWrite() throws {
+		let url = folder.file("limit.plist")
+		let marker = folder.file("descriptors-back")
+		let store = Defaults.FileStore.at(url)
+		store.setStoredValue(1, forKey: "k")
+		#expect(store.flush())
+		let child = try ChildProcess(["file-store-reload-at-descriptor-limit", url.path, "k", marker.path])
+		defer { child.kill() }
+		#expect(waitUntil { child.standardOutputSoFar.contains("exhausted") || !child.isRunning })
+		// The child hears the write and cannot read the file: it says so, and goes on.
+		store.setStoredValue(2, forKey: "k")
+		#expect(store.flush())
+		#expect(
+			waitUntil { child.standardErrorSoFar.contains("Too many open files") || !child.isRunning },
+			"\(child.standardErrorSoFar)")
+		#expect(child.isRunning, "the child ended when it heard the write at its descriptor limit")
+		// With descriptors again, it takes in the next write.
+		#expect(FileManager.default.createFile(atPath: marker.path, contents: nil))
+		#expect(waitUntil { child.standardOutputSoFar.contains("released") || !child.isRunning })
+		store.setStoredValue(3, forKey: "k")
+		#expect(store.flush())
+		let result = try child.wait(timeout: 30)
+		#expect(!result.wasSignaled && result.status == 0, "\(result)")
+		#expect(result.lines.last == "reloaded int:3", "\(result)")
+	}
 }
