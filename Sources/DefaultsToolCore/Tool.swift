@@ -9,6 +9,36 @@ package enum Tool {
 		return run(tokens)
 	}
 
+	/// Runs the command line as the system handed it over, as bytes: Swift's `CommandLine.arguments` turns bytes
+	/// that are not UTF-8 into U+FFFD, so `k\xfe` and `k\xff` would name one key and `./other\xfe.plist` another file.
+	/// Such an argument is refused before anything is read or written.
+	///
+	/// - Parameter arguments: the arguments without the executable, each as its bytes without the trailing NUL.
+	package static func main(bytes arguments: [[UInt8]]) -> ExitStatus {
+		var tokens: [String] = []
+		for (index, bytes) in arguments.enumerated() {
+			guard let token = String(validating: bytes, as: UTF8.self) else {
+				Output.error(
+					"Argument \(index + 1), \(escaped(bytes)), is not valid UTF-8; keys, domains and paths must be, "
+						+ "since a byte that is not would be read as U+FFFD and name another key or file. Nothing was "
+						+ "changed.")
+				Output.errorText("Run \"defaults --help\" for the verbs and their options.\n")
+				return .usage
+			}
+			tokens.append(token)
+		}
+		return main(tokens)
+	}
+
+	/// `bytes` in quotes, the bytes that are not printable ASCII written as `\xNN`.
+	private static func escaped(_ bytes: [UInt8]) -> String {
+		let shown = bytes.map { byte in
+			(0x20..<0x7F).contains(byte) && byte != UInt8(ascii: "\\")
+				? String(UnicodeScalar(byte)) : "\\x" + String(byte, radix: 16, uppercase: false).leftPadded(to: 2)
+		}
+		return "\"" + shown.joined() + "\""
+	}
+
 	static func run(_ tokens: [String]) -> ExitStatus {
 		do {
 			return try dispatch(tokens)
@@ -62,5 +92,11 @@ package enum Tool {
 		}
 		Output.line(Help.page(for: verb))
 		return .success
+	}
+}
+
+extension String {
+	fileprivate func leftPadded(to width: Int) -> String {
+		String(repeating: "0", count: max(0, width - count)) + self
 	}
 }

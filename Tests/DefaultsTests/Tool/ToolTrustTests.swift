@@ -242,4 +242,37 @@ import Testing
 		}
 		#expect(try tool.succeed("read", "dates", "past") == "0000-12-30 00:00:00 +0000\n")
 	}
+
+	// MARK: arguments and limits
+
+	@Test func argumentsThatAreNotUTF8AreRefusedAndChangeNothing() throws {
+		let before = try Data(contentsOf: tool.file("app"))
+		try tool.seed("other\u{FFFD}", ["kept": 1])
+		let other = try Data(contentsOf: tool.file("other\u{FFFD}"))
+		for script in [
+			"\"$DEFAULTS\" write app \"$(printf 'k\\376')\" first",
+			"\"$DEFAULTS\" write \"$(printf 'app\\377')\" k v",
+			"cd \"$XDG_CONFIG_HOME\" && \"$DEFAULTS\" delete \"./other$(printf '\\376').plist\"",
+		] {
+			let result = try shell(script)
+			#expect(result.status == 64, "\(script): \(result)")
+			#expect(result.standardError.contains("is not valid UTF-8"), "\(script): \(result)")
+		}
+		#expect(try Data(contentsOf: tool.file("app")) == before)
+		#expect(try Data(contentsOf: tool.file("other\u{FFFD}")) == other)
+	}
+
+	@Test(arguments: ["delete app a", "increment app a", "write app b -int 2"])
+	func aVerbAtALowDescriptorLimitEndsWithAMessageNotATrap(verb: String) throws {
+		for limit in 4...9 {
+			let before = try Data(contentsOf: tool.file("app"))
+			let result = try shell("ulimit -n \(limit) && exec \"$DEFAULTS\" \(verb)")
+			#expect(!result.wasSignaled && [0, 74].contains(result.status), "ulimit -n \(limit), \(verb): \(result)")
+			if result.status == 74 {
+				#expect(result.standardError.contains("Too many open files"), "\(result)")
+				#expect(try Data(contentsOf: tool.file("app")) == before, "ulimit -n \(limit), \(verb)")
+			}
+			try tool.seed("app", seeded)
+		}
+	}
 }
