@@ -38,12 +38,18 @@ extension Defaults.FileStore {
 
 	/// Takes the file's cross-process lock, waiting at most ``lockWaitLimit``; a failure to take it is reported.
 	func lock(_ disk: inout DiskState, failures: inout [Defaults.Failure]) -> Bool {
-		if let problem = file.lock(&disk.lockDescriptor, waitingAtMost: Self.lockWaitLimit) {
+		let outcome =
+			TerminationFlush.isEnding.load(ordering: .sequentiallyConsistent)
+			? "the process is ending, so no later try will write the changes" : Self.lockTimeoutOutcome
+		if let problem = file.lock(&disk.lockDescriptor, waitingAtMost: Self.lockWaitLimit, outcomeOfTimeout: outcome) {
 			failures.append(storageFailure(problem))
 			return false
 		}
 		return true
 	}
+
+	/// What a flush that gave up waiting for the lock does, for the sentence that says so.
+	static let lockTimeoutOutcome = "the changes stay in memory and are written at the next try"
 
 	/// Releases the lock taken with ``lock(_:failures:)``.
 	func unlock(_ disk: inout DiskState) {

@@ -31,6 +31,33 @@ extension Defaults.FileStore {
 		return isWritten
 	}
 
+	/// The last flush of a process that is ending: like ``flush()``, but changes it cannot write are forgotten,
+	/// under the same lock, so that no other flush takes them meanwhile.
+	///
+	/// - Returns: the names of the keys whose changes could not be written, sorted.
+	func flushBeforeTheEnd() -> [String] {
+		if UpdateScope.isUpdating(self) {
+			return []
+		}
+		var failures: [Defaults.Failure] = []
+		let (lost, changedKeys) = disk.withLock { disk -> ([String], Set<String>) in
+			let (isWritten, changedKeys) = flushLocked(disk: &disk, failures: &failures)
+			guard !isWritten else {
+				return ([], changedKeys)
+			}
+			let lost = memory.withLock { memory -> [String] in
+				defer { memory.clearDirtyKeys() }
+				return memory.dirtyKeys.sorted()
+			}
+			return (lost, changedKeys)
+		}
+		failures.forEach(Defaults.report)
+		if !changedKeys.isEmpty {
+			reportOutsideChanges(changedKeys)
+		}
+		return lost
+	}
+
 	func flushLocked(disk: inout DiskState, failures: inout [Defaults.Failure]) -> (Bool, Set<String>) {
 		let changes = memory.withLock { memory in
 			memory.isFlushScheduled = false

@@ -36,6 +36,25 @@ extension Defaults.FileStore {
 		}
 		return isWritten
 	}
+
+	/// Flushes every store as the process ends (at exit, or for a terminating signal): each store gets one try, and
+	/// a store whose try fails reports which changes are lost, since no later try will come, and forgets them, so
+	/// that the next handler of the same exit does not wait for the same lock again.
+	static func flushAllBeforeTheEnd() {
+		TerminationFlush.isEnding.store(true, ordering: .sequentiallyConsistent)
+		for store in FileStoreRegistry.allStores() where store.hasPendingChangesOnceNoFlushIsUnderWay {
+			let names = store.flushBeforeTheEnd()
+			guard !names.isEmpty else {
+				continue
+			}
+			let shown = names.prefix(20).map { "\"\($0)\"" }.joined(separator: ", ")
+			let more = names.count > 20 ? " and \(names.count - 20) more" : ""
+			Defaults.report(
+				store.storageFailure(
+					"The process is ending and the file \(store.path) could not be written, so the changes to "
+						+ "\(names.count == 1 ? "the key" : "the \(names.count) keys") \(shown)\(more) are lost."))
+		}
+	}
 }
 
 /// Flushes every file store before the default action of a terminating signal ends the process.
@@ -74,7 +93,7 @@ enum TerminationFlush {
 			if let number = TerminationFlush.pendingSignal {
 				TerminationFlush.finish(number)
 			}
-			Defaults.FileStore.flushAll()
+			Defaults.FileStore.flushAllBeforeTheEnd()
 			if let number = TerminationFlush.pendingSignal {
 				TerminationFlush.finish(number)
 			}
@@ -153,7 +172,7 @@ enum TerminationFlush {
 	/// the exit flush when the app's `exit()` races it; both may run it at once.
 	static func finish(_ number: Int32) -> Never {
 		Thread.current.threadDictionary[finishingThreadKey] = true
-		Defaults.FileStore.flushAll()
+		Defaults.FileStore.flushAllBeforeTheEnd()
 		signal(number, SIG_DFL)
 		var unblocked = sigset_t()
 		sigemptyset(&unblocked)
@@ -187,6 +206,10 @@ enum TerminationFlush {
 	}
 
 	private static let finishingThreadKey = "Defaults.FileStore.terminationFlush"
+
+	/// Set once the process is ending (the exit flush or a terminating signal's has begun): a failed flush then says
+	/// that no try will follow.
+	static let isEnding = Atomic<Bool>(false)
 }
 
 /// The write end of the pipe the signal handler writes to; set once, before any handler is installed.

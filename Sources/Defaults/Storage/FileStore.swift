@@ -301,8 +301,9 @@ extension Defaults {
 		/// Tries a failed flush again later, waiting longer after each failure in a row (1 s, 2 s, … up to 60 s), so
 		/// that changes reach the file once it can be written again, without anyone having to write or flush.
 		func scheduleRetry() {
-			// Out of descriptors, Dispatch would trap: the changes wait for the next write, `flush()` or exit.
-			guard DispatchStart.isStarted else {
+			// Out of descriptors, Dispatch would trap: the changes wait for the next write, `flush()` or exit. A process
+			// that is ending tries each store once more, and no later.
+			guard DispatchStart.isStarted, !TerminationFlush.isEnding.load(ordering: .sequentiallyConsistent) else {
 				return
 			}
 			let delay = memory.withLock { memory -> Int? in

@@ -32,7 +32,7 @@ enum FileStoreRegistry {
 
 	private static let exitFlush: Void = {
 		atexit {
-			Defaults.FileStore.flushAll()
+			Defaults.FileStore.flushAllBeforeTheEnd()
 		}
 	}()
 

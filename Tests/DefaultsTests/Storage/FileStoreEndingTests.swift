@@ -61,4 +61,22 @@ import Testing
 		#expect(!result.wasSignaled && result.status == 0, "\(result)")
 		#expect(result.lines.last == "reloaded int:3", "\(result)")
 	}
+
+	@Test func anExitThatCannotWriteSaysWhichChangesAreLost() throws {
+		let url = folder.file("held.plist")
+		let lock = open(folder.file(".held.plist.lock").path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+		#expect(lock >= 0)
+		defer { close(lock) }
+		#expect(flock(lock, LOCK_EX) == 0)
+		let start = Date()
+		let result = try ChildProcess.run(["file-store-write-then-exit", url.path, "kept", "0"], timeout: 30)
+		let duration = Date().timeIntervalSince(start)
+		#expect(!result.wasSignaled && result.status == 0, "\(result)")
+		let lines = result.standardError.split(separator: "\n")
+		#expect(lines.last?.contains("the changes to the key \"kept\" are lost") == true, "\(result)")
+		#expect(!result.standardError.contains("at the next try"), "\(result)")
+		// One try of 2 s for the exit, after at most one flush already waiting for the lock: not one per exit handler.
+		#expect(duration < 7, "the exit took \(duration) s")
+		#expect(!FileManager.default.fileExists(atPath: url.path))
+	}
 }
