@@ -51,6 +51,27 @@ package enum FileOwnership {
 		_ = fchown(descriptor, owner.st_uid, owner.st_gid)
 	}
 
+	/// Why the file `status` describes, found in the folder of `anchor`, may have been put there by another user, as
+	/// a clause; `nil` when it may be read and written.
+	///
+	/// A file belongs to whoever made it. One that belongs to neither the folder's owner, nor root, nor this
+	/// process's user, in a folder that lets others than its owner create files (group or other write), was made by
+	/// one of those others: read, it would give the process their values; replaced by root, the user's settings
+	/// would go into a file that user owns and reads. The folder's owner could not have made it, so root, who does
+	/// only what the folder's guardians could do, does not write it either.
+	static func plantedReason(_ status: stat, in anchor: FolderAnchor) -> String? {
+		var folder = stat()
+		guard fstatat(anchor.descriptor, anchor.name("."), &folder, 0) == 0 else {
+			return nil
+		}
+		guard ![folder.st_uid, 0, geteuid()].contains(status.st_uid), folder.st_mode & (S_IWGRP | S_IWOTH) != 0 else {
+			return nil
+		}
+		return "it belongs to \(describeUser(status.st_uid)), in a folder of \(describeUser(folder.st_uid)) that "
+			+ "others may write in, so that user may have put it there; it is neither read nor written until its "
+			+ "owner is the folder's"
+	}
+
 	/// What kind of file `status` describes, for messages.
 	package static func kind(of status: stat) -> String {
 		switch status.st_mode & S_IFMT {

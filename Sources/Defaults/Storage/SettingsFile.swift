@@ -68,7 +68,7 @@ package struct SettingsFile: Sendable {
 		// Non-blocking: opening a FIFO for reading would otherwise wait forever for a writer.
 		let descriptor = movedAboveStandardStreams(
 			openat(anchor.descriptor, anchor.name(fileName), O_RDONLY | O_CLOEXEC | O_NONBLOCK | anchor.noFollow))
-		anchor.release()
+		defer { anchor.release() }
 		guard descriptor >= 0 else {
 			return errno == ENOENT ? .missing : .inaccessible(reason: String(cString: strerror(errno)))
 		}
@@ -79,6 +79,9 @@ package struct SettingsFile: Sendable {
 		}
 		guard status.st_mode & S_IFMT == S_IFREG else {
 			return .inaccessible(reason: "it is not a regular file (\(FileOwnership.kind(of: status)))")
+		}
+		if let reason = FileOwnership.plantedReason(status, in: anchor) {
+			return .inaccessible(reason: reason)
 		}
 		let identity = FileIdentity(status)
 		let isTooLarge = status.st_size > Self.maximumByteCount
@@ -280,11 +283,17 @@ package struct SettingsFile: Sendable {
 		let fileIsThere =
 			fstatat(anchor.descriptor, anchor.name(fileName), &existing, AT_SYMLINK_NOFOLLOW) == 0
 			&& existing.st_mode & S_IFMT == S_IFREG
+		// Checked again here, where the file is replaced: a file planted after the read must not lend its owner.
+		if fileIsThere, let reason = FileOwnership.plantedReason(existing, in: anchor) {
+			throw WriteError(description: "The file \(path) is left alone: \(reason)")
+		}
 		let mode = fileIsThere ? mode_t(existing.st_mode) & 0o777 : 0o600
 		let temporaryName = temporaryPrefix + "\(getpid())-\(UInt32.random(in: .min ... .max))"
 		let temporaryPath = folderPath + "/" + temporaryName
 		let descriptor = movedAboveStandardStreams(
-			openat(anchor.descriptor, anchor.name(temporaryName), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600))
+			openat(
+				anchor.descriptor, anchor.name(temporaryName), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				0o600))
 		guard descriptor >= 0 else {
 			throw WriteError.posix("create", temporaryPath)
 		}

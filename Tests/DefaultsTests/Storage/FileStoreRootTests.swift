@@ -194,6 +194,34 @@ struct FileStoreRootTests {
 		#expect(try Data(contentsOf: target) == Data("precious=KEEP\n".utf8))
 	}
 
+	@Test func aSettingsFilePlantedByAnotherUserInAGroupWritableFolderIsNeitherReadNorWritten() throws {
+		// The user's folder lets a group write in it; another user puts a file of their own, readable by all, there.
+		let other = try TemporaryUser()
+		chmod(config.path, 0o770)
+		let url = config.appending(path: "app.plist")
+		let planted = try PropertyListSerialization.data(
+			fromPropertyList: ["planted": "by the other user"], format: .binary, options: 0)
+		try planted.write(to: url)
+		try other.own(url)
+		chmod(url.path, 0o644)
+		FailureRecorder.start()
+		let store = Defaults.FileStore.at(url)
+		#expect(store.storedValue(forKey: "planted") == nil, "the planted file's values were taken in")
+		store.setStoredValue("the user's secret", forKey: "secret")
+		#expect(!store.flush(), "root wrote the user's values into a file another user owns")
+		store.discardPendingChanges()
+		let environment = ["HOME": home.path, "XDG_CONFIG_HOME": ""]
+		let result = try ChildProcess.run(
+			["write", "app", "secret", "-string", "the user's secret"], executable: "defaults", environment: environment
+		)
+		#expect(result.status != 0, "\(result)")
+		#expect(result.standardError.contains("belongs to \(describeUser(other.uid))"), "\(result)")
+		#expect(try Data(contentsOf: url) == planted)
+		var status = stat()
+		#expect(lstat(url.path, &status) == 0 && status.st_uid == other.uid && status.st_mode & 0o777 == 0o644)
+		#expect(!FailureRecorder.failures(mentioning: "belongs to \(describeUser(other.uid))").isEmpty)
+	}
+
 	@Test func aLinkOwnedByAThirdUserIsNotFollowedByRoot() throws {
 		let dotfiles = home.appending(path: "dotfiles", directoryHint: .isDirectory)
 		try FileManager.default.createDirectory(at: dotfiles, withIntermediateDirectories: false)
