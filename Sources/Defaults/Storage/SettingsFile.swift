@@ -31,6 +31,32 @@ package struct SettingsFile: Sendable {
 		path = resolution.path
 	}
 
+	/// A file with its own name in the folder `resolution` resolved to: ``beside(_:)`` and ``init(besideFileAt:)``.
+	private init(folderResolution resolution: ResolvedSettingsPath, name: String) {
+		var resolution = resolution
+		resolution.path = (resolution.path == "/" ? "" : resolution.path) + "/" + name
+		self.resolution = resolution
+		path = resolution.path
+		namedPath = path
+	}
+
+	/// The file named `name` in this file's folder (the folder its links lead to), under the same rules for root:
+	/// for the files other parts of the package keep beside a settings file, such as sync's state and queue. A link
+	/// at `name` itself is never followed: the file is read, locked and replaced at that name.
+	package func beside(_ name: String) -> SettingsFile {
+		SettingsFile(folderResolution: resolution, name: name)
+	}
+
+	/// The file at `url`, a file kept beside a settings file: its folder's links are resolved as a settings file's
+	/// are, a link at its own name is never followed.
+	package init(besideFileAt url: URL) {
+		let absolute = url.absoluteURL
+		self.init(
+			folderResolution: ResolvedSettingsPath(
+				resolving: absolute.deletingLastPathComponent().path(percentEncoded: false)),
+			name: absolute.lastPathComponent)
+	}
+
 	/// The most a settings file may hold: 64 MiB, 16 times the 4 MiB Apple's own defaults refuse to store per
 	/// domain, and thousands of times any real settings file. A larger file (or one that keeps growing, or a link to
 	/// `/proc/self/pagemap`) is never read whole, and the store never writes one.
@@ -272,7 +298,9 @@ package struct SettingsFile: Sendable {
 	/// Callers check ``refusal(for:)`` first.
 	///
 	/// - Returns: the identity of the new file.
-	package func replace(withBytes data: Data) throws -> FileIdentity {
+	/// - Parameter newMode: the permissions of the new file; `nil` keeps those of the file it replaces (0600 for a
+	///   new file).
+	package func replace(withBytes data: Data, mode newMode: mode_t? = nil) throws -> FileIdentity {
 		let (openedAnchor, anchorRefusal) = FolderAnchor.opened(for: self)
 		guard let anchor = openedAnchor else {
 			throw WriteError(description: anchorRefusal ?? "")
@@ -287,7 +315,7 @@ package struct SettingsFile: Sendable {
 		if fileIsThere, let reason = FileOwnership.plantedReason(existing, in: anchor) {
 			throw WriteError(description: "The file \(path) is left alone: \(reason)")
 		}
-		let mode = fileIsThere ? mode_t(existing.st_mode) & 0o777 : 0o600
+		let mode = newMode ?? (fileIsThere ? mode_t(existing.st_mode) & 0o777 : 0o600)
 		let temporaryName = temporaryPrefix + "\(getpid())-\(UInt32.random(in: .min ... .max))"
 		let temporaryPath = folderPath + "/" + temporaryName
 		let descriptor = movedAboveStandardStreams(
@@ -327,6 +355,75 @@ package struct SettingsFile: Sendable {
 			syncFolder(anchor)
 			return FileIdentity(status)
 		}
+	}
+
+	// MARK: Files beside the settings file
+
+	/// Replaces this file, one kept beside a settings file (see ``beside(_:)``), with `data`, as the settings file
+	/// is replaced: a temporary file made exclusively in the folder (never through a link planted at any name),
+	/// synced and renamed over it, in the folder opened without following links when root works for other users,
+	/// owned as the settings file would be, refused where the settings file's changes would be.
+	///
+	/// - Returns: `nil` once written, else why not, as a sentence.
+	package func replaceBesideFile(with data: Data, mode: mode_t = 0o600) -> String? {
+		if let sentence = changeRefusal() {
+			return sentence
+		}
+		do {
+			_ = try replace(withBytes: data, mode: mode)
+			return nil
+		} catch {
+			return "The file \(path) could not be written: \(error)."
+		}
+	}
+
+	/// What reading a file kept beside a settings file found.
+	package enum BesideFileContents {
+		case missing
+		case bytes(Data)
+		/// The file is there but was not read, with the reason.
+		case refused(String)
+	}
+
+	/// Reads this file, one kept beside a settings file (see ``beside(_:)``), as the settings file is read: never
+	/// through a link at its name, only a regular file, and not one another user may have planted.
+	package func readBesideFile() -> BesideFileContents {
+		if let reason = refusal(for: .read) {
+			return .refused(reason)
+		}
+		let (anchor, anchorRefusal) = FolderAnchor.opened(for: self)
+		guard let anchor else {
+			return .refused(anchorRefusal ?? "")
+		}
+		defer { anchor.release() }
+		let descriptor = movedAboveStandardStreams(
+			openat(anchor.descriptor, anchor.name(fileName), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW))
+		guard descriptor >= 0 else {
+			switch errno {
+			case ENOENT: return .missing
+			case ELOOP: return .refused("it is a symbolic link")
+			default: return .refused(String(cString: strerror(errno)))
+			}
+		}
+		defer { close(descriptor) }
+		var status = stat()
+		guard fstat(descriptor, &status) == 0 else {
+			return .refused(String(cString: strerror(errno)))
+		}
+		guard status.st_mode & S_IFMT == S_IFREG else {
+			return .refused("it is not a regular file (\(FileOwnership.kind(of: status)))")
+		}
+		if let reason = FileOwnership.plantedReason(status, in: anchor) {
+			return .refused(reason)
+		}
+		let bounded = readBounded(from: descriptor, atMost: Self.maximumByteCount + 1)
+		if let failure = bounded.failure {
+			return .refused(failure)
+		}
+		guard bounded.data.count <= Self.maximumByteCount else {
+			return .refused("it holds more than \(Self.maximumByteCount >> 20) MiB")
+		}
+		return .bytes(bounded.data)
 	}
 
 	/// Makes a rename in the folder durable.

@@ -96,7 +96,7 @@ extension Defaults.SyncEngine {
 	static func withFileLock<Result>(
 		of url: URL, waitingAtMost limit: Duration, _ body: (_ lockProblem: String?) -> Result
 	) -> Result {
-		let lockFile = SettingsFile(url: url)
+		let lockFile = SettingsFile(besideFileAt: url)
 		var descriptor: Int32 = -1
 		let lockProblem = lockFile.lock(&descriptor, waitingAtMost: limit)
 		defer { lockFile.unlock(&descriptor) }

@@ -15,14 +15,14 @@ extension SyncQueue {
 	}
 
 	static func read(at url: URL) -> Read {
-		guard FileManager.default.fileExists(atPath: url.path) else {
-			return .missing
-		}
 		let data: Data
-		do {
-			data = try Data(contentsOf: url)
-		} catch {
-			return .unreadable(reason: "it cannot be read: \(error.localizedDescription)")
+		switch SettingsFile(besideFileAt: url).readBesideFile() {
+		case .missing:
+			return .missing
+		case .refused(let reason):
+			return .unreadable(reason: "it cannot be read: \(reason)")
+		case .bytes(let bytes):
+			data = bytes
 		}
 		guard let queue = try? JSONDecoder().decode(SyncQueue.self, from: data) else {
 			return .unreadable(reason: "it does not decode as a sync queue (\(data.count) bytes)")

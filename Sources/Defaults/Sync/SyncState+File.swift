@@ -21,7 +21,7 @@ extension SyncState {
 		guard let url else {
 			return .none
 		}
-		guard let data = try? Data(contentsOf: url) else {
+		guard case .bytes(let data) = SettingsFile(besideFileAt: url).readBesideFile() else {
 			let hadState = FileManager.default.fileExists(atPath: SyncQueue.url(besideStateFile: url).path)
 			return hadState ? .lost(reason: "it is missing") : .none
 		}
@@ -66,51 +66,11 @@ extension SyncQueue {
 	}
 }
 
-/// Replaces a small file so that a crash at any point leaves the old contents or the new, never a mix or nothing.
+/// Replaces a small file beside a settings file so that a crash at any point leaves the old contents or the new,
+/// never a mix or nothing: Storage's one way to write beside a settings file (exclusive temporary file, no link
+/// followed, root's rules for the settings file), see `SettingsFile.replaceBesideFile(with:mode:)`.
 enum DurableFile {
 	static func write(_ data: Data, to url: URL, mode: mode_t = 0o600) -> Bool {
-		let folder = url.deletingLastPathComponent().path
-		let temporary = folder + "/." + url.lastPathComponent + ".\(getpid()).tmp"
-		let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
-		guard descriptor >= 0 else {
-			return false
-		}
-		var isWritten = fchmod(descriptor, mode) == 0
-		if isWritten, !data.isEmpty {
-			isWritten = data.withUnsafeBytes { buffer in
-				var offset = 0
-				while offset < buffer.count {
-					let count = systemWrite(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-					if count < 0 {
-						if errno == EINTR {
-							continue
-						}
-						return false
-					}
-					offset += count
-				}
-				return true
-			}
-		}
-		isWritten = isWritten && fsync(descriptor) == 0
-		close(descriptor)
-		guard isWritten, rename(temporary, url.path) == 0 else {
-			unlink(temporary)
-			return false
-		}
-		let folderDescriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-		if folderDescriptor >= 0 {
-			_ = fsync(folderDescriptor)
-			close(folderDescriptor)
-		}
-		return true
-	}
-
-	private static func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
-		#if canImport(Glibc)
-			Glibc.write(descriptor, bytes, count)
-		#else
-			Darwin.write(descriptor, bytes, count)
-		#endif
+		SettingsFile(besideFileAt: url).replaceBesideFile(with: data, mode: mode) == nil
 	}
 }

@@ -194,6 +194,45 @@ struct FileStoreRootTests {
 		#expect(try Data(contentsOf: target) == Data("precious=KEEP\n".utf8))
 	}
 
+	@Test func rootWritesNoSyncFileThroughALinkPlantedAtItsTemporaryName() throws {
+		// Another user's private file, and a sync queue beside a domain in the user's folder.
+		let other = try TemporaryUser()
+		let victim = system.appending(path: "private.json")
+		try Data("secret".utf8).write(to: victim)
+		try other.own(victim)
+		chmod(victim.path, 0o600)
+		let queue = config.appending(path: "app.plist.sync.queue.json")
+		try Data("{}".utf8).write(to: queue)
+		try user.own(queue)
+		// The user plants links at every name a temporary file beside the queue or the state could take: the names
+		// the sync files were written through before, which held the writer's process id.
+		let state = config.appending(path: "app.plist.sync.json")
+		for file in [queue, state] {
+			try plant(".\(file.lastPathComponent).\(getpid()).tmp", to: victim)
+		}
+		let victimBefore = try FolderSnapshot(system)
+		#expect(DurableFile.write(Data("{\"names\":[]}".utf8), to: queue))
+		#expect(DurableFile.write(Data("{}".utf8), to: state))
+		#expect(try FolderSnapshot(system) == victimBefore, "root wrote through the user's link")
+		for file in [queue, state] {
+			var status = stat()
+			#expect(lstat(file.path, &status) == 0)
+			#expect(status.st_mode & S_IFMT == S_IFREG, "\(file.lastPathComponent) became a link")
+			#expect(status.st_uid == user.uid, "\(file.lastPathComponent) was not left to the folder's owner")
+			#expect(status.st_mode & 0o777 == 0o600)
+		}
+		// A link at a sync file's own name is neither read nor written through: it is replaced.
+		try FileManager.default.removeItem(at: queue)
+		try plant(queue.lastPathComponent, to: victim)
+		guard case .unreadable = SyncQueue.read(at: queue) else {
+			Issue.record("root read the sync queue through the user's link")
+			return
+		}
+		#expect(DurableFile.write(Data("{\"names\":[]}".utf8), to: queue))
+		#expect(try FolderSnapshot(system) == victimBefore, "root wrote through the user's link")
+		#expect(try Data(contentsOf: queue) == Data("{\"names\":[]}".utf8))
+	}
+
 	@Test func aSettingsFilePlantedByAnotherUserInAGroupWritableFolderIsNeitherReadNorWritten() throws {
 		// The user's folder lets a group write in it; another user puts a file of their own, readable by all, there.
 		let other = try TemporaryUser()
