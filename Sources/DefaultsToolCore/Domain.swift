@@ -140,9 +140,10 @@ struct Domain {
 		}
 	}
 
-	/// Flushes `store` and turns a failed write into an error.
+	/// Flushes `store` and turns a failed write into an error. The command's one try: changes it cannot write are
+	/// dropped, so that the exit flush does not wait for the same lock again.
 	func flush(_ store: Defaults.FileStore) throws(ToolError) {
-		let isWritten = store.flush()
+		let isWritten = store.flushBeforeTheEnd().isEmpty
 		if let failure = FailureLog.shared.takeStorageFailure() {
 			throw ToolError(failure, status: .ioError)
 		}

@@ -37,19 +37,19 @@ extension Defaults.FileStore {
 	}
 
 	/// Takes the file's cross-process lock, waiting at most ``lockWaitLimit``; a failure to take it is reported.
-	func lock(_ disk: inout DiskState, failures: inout [Defaults.Failure]) -> Bool {
+	///
+	/// - Parameter isLastTry: no flush follows this one (the process is ending), for the sentence a timeout gives.
+	func lock(_ disk: inout DiskState, failures: inout [Defaults.Failure], isLastTry: Bool = false) -> Bool {
 		let outcome =
-			TerminationFlush.isEnding.load(ordering: .sequentiallyConsistent)
-			? "the process is ending, so no later try will write the changes" : Self.lockTimeoutOutcome
+			isLastTry
+			? "the process is ending, so no later try will write the changes"
+			: "the changes stay in memory and are written at the next try"
 		if let problem = file.lock(&disk.lockDescriptor, waitingAtMost: Self.lockWaitLimit, outcomeOfTimeout: outcome) {
 			failures.append(storageFailure(problem))
 			return false
 		}
 		return true
 	}
-
-	/// What a flush that gave up waiting for the lock does, for the sentence that says so.
-	static let lockTimeoutOutcome = "the changes stay in memory and are written at the next try"
 
 	/// Releases the lock taken with ``lock(_:failures:)``.
 	func unlock(_ disk: inout DiskState) {

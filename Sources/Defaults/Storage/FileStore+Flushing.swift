@@ -31,17 +31,18 @@ extension Defaults.FileStore {
 		return isWritten
 	}
 
-	/// The last flush of a process that is ending: like ``flush()``, but changes it cannot write are forgotten,
-	/// under the same lock, so that no other flush takes them meanwhile.
+	/// The last flush of a process that is ending (the exit flush; `defaults`, whose one flush is its last): like
+	/// ``flush()``, but changes it cannot write are forgotten, under the same lock, so that no other flush takes
+	/// them meanwhile, and a failure says that no later try comes.
 	///
 	/// - Returns: the names of the keys whose changes could not be written, sorted.
-	func flushBeforeTheEnd() -> [String] {
+	package func flushBeforeTheEnd() -> [String] {
 		if UpdateScope.isUpdating(self) {
 			return []
 		}
 		var failures: [Defaults.Failure] = []
 		let (lost, changedKeys) = disk.withLock { disk -> ([String], Set<String>) in
-			let (isWritten, changedKeys) = flushLocked(disk: &disk, failures: &failures)
+			let (isWritten, changedKeys) = flushLocked(disk: &disk, failures: &failures, isLastTry: true)
 			guard !isWritten else {
 				return ([], changedKeys)
 			}
@@ -58,7 +59,9 @@ extension Defaults.FileStore {
 		return lost
 	}
 
-	func flushLocked(disk: inout DiskState, failures: inout [Defaults.Failure]) -> (Bool, Set<String>) {
+	func flushLocked(
+		disk: inout DiskState, failures: inout [Defaults.Failure], isLastTry: Bool = false
+	) -> (Bool, Set<String>) {
 		let changes = memory.withLock { memory in
 			memory.isFlushScheduled = false
 			defer { memory.clearDirtyKeys() }
@@ -72,7 +75,7 @@ extension Defaults.FileStore {
 			restoreDirtyKeys(changes)
 			return (false, [])
 		}
-		guard lock(&disk, failures: &failures) else {
+		guard lock(&disk, failures: &failures, isLastTry: isLastTry) else {
 			restoreDirtyKeys(changes)
 			return (false, [])
 		}

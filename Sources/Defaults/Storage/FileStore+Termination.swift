@@ -207,8 +207,8 @@ enum TerminationFlush {
 
 	private static let finishingThreadKey = "Defaults.FileStore.terminationFlush"
 
-	/// Set once the process is ending (the exit flush or a terminating signal's has begun): a failed flush then says
-	/// that no try will follow.
+	/// Set once the process is ending (the exit flush or a terminating signal's has begun): a failed flush then
+	/// schedules no retry.
 	static let isEnding = Atomic<Bool>(false)
 }
 

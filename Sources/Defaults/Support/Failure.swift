@@ -48,7 +48,8 @@ extension Defaults {
 
 	private static let failureHandlerStorage = LockedState<@Sendable (Failure) -> Void>(Defaults.printToStandardError)
 
-	/// Called with every ``Defaults/Failure``; by default it prints the failure to standard error.
+	/// Called with every ``Defaults/Failure``; by default it prints the failure to standard error, and drops it when
+	/// standard error cannot take it (closed, or on a full disk) rather than stop the app.
 	///
 	/// Replace it to route failures to your logger:
 	///

@@ -262,6 +262,23 @@ import Testing
 		#expect(try Data(contentsOf: tool.file("other\u{FFFD}")) == other)
 	}
 
+	@Test func aVerbFacingAHeldLockMakesOneTryAndSaysNoneFollows() throws {
+		let lock = open(tool.folder.file(".app.plist.lock").path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+		#expect(lock >= 0)
+		defer { close(lock) }
+		#expect(flock(lock, LOCK_EX) == 0)
+		let before = try Data(contentsOf: tool.file("app"))
+		let start = Date()
+		let result = try tool.run("delete", "app", "a")
+		let duration = Date().timeIntervalSince(start)
+		#expect(result.status == 74, "\(result)")
+		#expect(result.standardError.contains("no later try"), "\(result)")
+		#expect(!result.standardError.contains("at the next try"), "\(result)")
+		// The flush's 2 s, not once more at exit.
+		#expect(duration < 3.5, "delete took \(duration) s")
+		#expect(try Data(contentsOf: tool.file("app")) == before)
+	}
+
 	@Test(arguments: ["delete app a", "increment app a", "write app b -int 2"])
 	func aVerbAtALowDescriptorLimitEndsWithAMessageNotATrap(verb: String) throws {
 		for limit in 4...9 {
