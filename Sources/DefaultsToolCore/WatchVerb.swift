@@ -93,6 +93,10 @@ final class ChangePrinter: @unchecked Sendable {
 		// The identity comes first: a change between it and the reading is seen as a change at the first check.
 		let startIdentity = FileIdentity.ofFile(atPath: domain.path)
 		let initial = try domain.values(mustExist: false)
+		// The watch runs on Dispatch, which traps when it cannot get its descriptors.
+		guard DispatchStart.isStarted else {
+			throw ToolError("The domain cannot be watched: Too many open files.", status: .ioError)
+		}
 		queue.sync {
 			identity = startIdentity
 			isRecent = Self.isRecent(startIdentity)
@@ -113,9 +117,14 @@ final class ChangePrinter: @unchecked Sendable {
 		// A plain handler rather than a dispatch signal source, which on Linux sees a signal only if every thread
 		// blocks it, and Dispatch's threads do not. Output is unbuffered and a watch writes nothing, so there is
 		// nothing to flush: `_exit` is safe in a handler, `exit` is not.
+		var ending = sigset_t()
+		sigemptyset(&ending)
 		for signalNumber in [SIGINT, SIGTERM] {
 			signal(signalNumber) { _ in _exit(0) }
+			sigaddset(&ending, signalNumber)
 		}
+		// The main thread, which waits below, takes them even if the command was started with them blocked.
+		pthread_sigmask(SIG_UNBLOCK, &ending, nil)
 		if let timeout {
 			queue.asyncAfter(deadline: .now() + timeout) { [self] in
 				let isShort = limit.map { printed < $0 } ?? false
@@ -126,8 +135,12 @@ final class ChangePrinter: @unchecked Sendable {
 			}
 		}
 		Output.errorText("Watching \(domain.path)\n")
-		withExtendedLifetime(timer) {
-			dispatchMain()
+		// The main thread just waits, rather than `dispatchMain()`, which makes the main queue a descriptor as the
+		// thread leaves and traps when the process has none left; the watch's work runs on `queue`.
+		while true {
+			withExtendedLifetime(timer) {
+				_ = sleep(60)
+			}
 		}
 	}
 

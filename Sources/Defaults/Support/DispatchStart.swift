@@ -21,14 +21,14 @@ import Synchronization
 /// thread; a flush waits for the next write, `flush()` or exit.
 ///
 /// Process-wide because libdispatch is.
-enum DispatchStart {
+package enum DispatchStart {
 	/// Whether the event loop has been started, by this or by anything else of the process before it.
 	private static let started = Atomic<Bool>(false)
 	/// Serialises attempts, so that two threads never both take the last descriptors.
 	private static let attempt = LockedState(())
 
 	/// Whether the package may queue work on Dispatch: `true` once started; otherwise tries to start it now.
-	static var isStarted: Bool {
+	package static var isStarted: Bool {
 		#if os(Linux)
 			if started.load(ordering: .acquiring) {
 				return true

@@ -279,7 +279,7 @@ import Testing
 		#expect(try Data(contentsOf: tool.file("app")) == before)
 	}
 
-	@Test(arguments: ["delete app a", "increment app a", "write app b -int 2"])
+	@Test(arguments: ["delete app a", "increment app a", "write app b -int 2", "watch app --timeout 0.5"])
 	func aVerbAtALowDescriptorLimitEndsWithAMessageNotATrap(verb: String) throws {
 		for limit in 4...9 {
 			let before = try Data(contentsOf: tool.file("app"))
