@@ -15,6 +15,10 @@ import Testing
 		"FileStore+Termination.swift terminationPipe": "the self-pipe of the signal handler",
 		"FileStore+Termination.swift installingProcess": "which process installed the signal handlers (fork)",
 		"FileStore+Termination.swift terminatingSignal": "the signal the process is ending on",
+		"FileStore+Termination.swift isEnding": "the process is ending: no flush is retried",
+		// libdispatch.
+		"DispatchStart.swift started": "libdispatch's event loop is the process's",
+		"DispatchStart.swift attempt": "one start of libdispatch's event loop at a time",
 		"FileStoreRegistry.swift stores": "one store per file in a process, or two copies of a file miss each other",
 		"FileStoreRegistry.swift exitFlush": "the exit flush of every file store",
 		"UserDefaults+Store.swift pending": "UserDefaults written since the last flush, for the exit flush",
