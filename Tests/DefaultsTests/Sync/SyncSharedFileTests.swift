@@ -260,11 +260,15 @@ import Testing
 		}
 	}
 
-	/// The sync state's temporary files (`.<name>.plist.sync.json.<pid>.tmp`) under `folder`.
+	/// The sync files' temporary files under `folder`: `.<name>.plist.sync.json.tmp-<pid>-<random>` (and the queue's),
+	/// as Storage's one way of writing beside a settings file names them, or `.<name>.plist.sync.json.<pid>.tmp`, as
+	/// sync named them before.
 	static func temporaryFiles(in folder: URL) -> [String] {
 		let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?.compactMap {
 			$0 as? URL
 		}
-		return (files ?? []).map(\.lastPathComponent).filter { $0.hasPrefix(".") && $0.hasSuffix(".tmp") }.sorted()
+		return (files ?? []).map(\.lastPathComponent).filter {
+			$0.hasPrefix(".") && $0.contains(".sync.") && ($0.hasSuffix(".tmp") || $0.contains(".tmp-"))
+		}.sorted()
 	}
 }
