@@ -188,11 +188,18 @@ import Testing
 				endpoints: [etcd.endpoint], credentials: .init(user: "editor", password: "stale"), requestTimeout: 2))
 		let second = Defaults.SyncEngine(remote: wrong, prefix: prefix, store: store, stateFile: stateFile)
 		second.add(["theme"])
+		let started = ContinuousClock.now
 		second.start()
-		try await Task.sleep(for: .seconds(3))
+		// Waits of 0.1, 0.2, 0.4, 0.8 and 1.6 s before the sixth try, not 50 ms each: tries in a loop made six in 0.8 s
+		// here (each costs etcd a password check). A busy machine only lengthens this.
+		let deadline = started + Duration.seconds(30).scaledForSanitizer
+		while wrong.calls.load(ordering: .relaxed) < 6, ContinuousClock.now < deadline {
+			try await Task.sleep(for: .milliseconds(10))
+		}
+		let elapsed = ContinuousClock.now - started
 		second.stop()
-		// Waits of 0.1, 0.2, 0.4, 0.8 and 1.6 s: a handful of tries in 3 s, not one every 50 ms.
-		#expect(wrong.calls.load(ordering: .relaxed) <= 8, "\(wrong.calls.load(ordering: .relaxed)) tries")
+		#expect(wrong.calls.load(ordering: .relaxed) >= 6)
+		#expect(elapsed >= .seconds(3), "six tries in \(elapsed)")
 		let reports = FailureRecorder.failures(forKey: prefix)
 		#expect(reports.count == 1, "\(reports.map(\.message))")
 		#expect(second.status.isConnected == false)
@@ -221,11 +228,17 @@ extension EtcdAuthenticationTests {
 			try await Task.sleep(for: .milliseconds(50))
 		}
 		let callsBefore = remote.calls.load(ordering: .relaxed)
-		try await Task.sleep(for: .seconds(3))
+		let started = ContinuousClock.now
+		// Each session: a watch (answered) and a refused push, after waits of 0.1, 0.2, 0.4 and 0.8 s (the first may
+		// be partly behind already): four more sessions take over 1.4 s, not 200 ms as one every 50 ms would.
+		while remote.calls.load(ordering: .relaxed) - callsBefore < 8, ContinuousClock.now < deadline + .seconds(30) {
+			try await Task.sleep(for: .milliseconds(10))
+		}
+		let elapsed = ContinuousClock.now - started
 		engine.stop()
-		// Each session: a watch (answered) and a refused push. Not one every 50 ms, and one report.
 		let calls = remote.calls.load(ordering: .relaxed) - callsBefore
-		#expect(calls <= 16, "\(calls) calls in 3 s")
+		#expect(calls >= 8)
+		#expect(elapsed >= .milliseconds(1_000), "\(calls) calls in \(elapsed)")
 		let reports = FailureRecorder.failures(forKey: prefix)
 		#expect(reports.count == 1, "\(reports.map(\.message))")
 		#expect(reports.first?.message.contains("permission denied") == true)
