@@ -114,7 +114,7 @@ extension Defaults {
 	}
 
 	/// Errors a ``Defaults/RemoteKeyValueService`` throws that the sync engine treats specially.
-	public enum RemoteServiceError: Error, Sendable, Equatable, CustomStringConvertible {
+	public enum RemoteServiceError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
 		/// The revision a watch asked for was compacted away; everything newer than `compactRevision` is kept.
 		case compacted(Int64)
 		/// No endpoint could be reached, or all answered with errors.
@@ -137,6 +137,13 @@ extension Defaults {
 			case .refused(let reason): "the remote refused the request: \(reason)"
 			case .valueTooLarge(let reason): "the remote will not store a value this large: \(reason)"
 			}
+		}
+
+		/// ``description`` as a sentence of its own, for `localizedDescription`: capitalised, with one full stop.
+		public var errorDescription: String? {
+			let text = description.trimmingCharacters(in: .whitespacesAndNewlines)
+			let sentence = text.prefix(1).uppercased() + text.dropFirst()
+			return sentence.last.map { ".!?".contains($0) } == true ? sentence : sentence + "."
 		}
 	}
 }

@@ -39,6 +39,25 @@ import Testing
 		#expect(other?.description.contains("not an http:// or https:// URL") == true)
 	}
 
+	/// The remote's errors were Foundation's generic "The operation could not be completed" in `localizedDescription`.
+	@Test func aRemoteErrorsLocalizedDescriptionIsItsOwnSentence() async throws {
+		let gateway = try FakeGateway { _ in Self.reply("404 Not Found", "404 page not found\n") }
+		defer { gateway.stop() }
+		let client = try EtcdClient(endpoints: [gateway.endpoint], requestTimeout: 2)
+		let error = await #expect(throws: Defaults.RemoteServiceError.self) { _ = try await client.read(prefix: "/t/") }
+		let thrown = try #require(error)
+		#expect(thrown.localizedDescription.hasPrefix("The remote "), "\(thrown.localizedDescription)")
+		#expect(thrown.localizedDescription.contains("404 page not found"), "\(thrown.localizedDescription)")
+		#expect(thrown.localizedDescription.dropFirst() == "\(thrown).".dropFirst())
+		#expect(
+			Defaults.RemoteServiceError.compacted(7).localizedDescription
+				== "The watched history was compacted up to revision 7.")
+		#expect(
+			Defaults.RemoteServiceError.refused("etcdserver: permission denied").localizedDescription
+				== "The remote refused the request: etcdserver: permission denied.")
+		#expect(Defaults.RemoteServiceError.unreachable("done.").localizedDescription.hasSuffix("done."))
+	}
+
 	/// A server that is not etcd's gateway (here Go's plain 404 page) was "HTTP 404 404 page not found\n.".
 	@Test func aReplyThatIsNotEtcdsErrorIsQuotedOnOneLineWithWhatWasExpected() async throws {
 		let message = try await Self.readError(replying: Self.reply("404 Not Found", "404 page not found\n"))
