@@ -36,6 +36,24 @@ let updateCommands: [String: @Sendable ([String]) -> Int32] = [
 		}
 		return 0
 	},
+	// update-without-thread-keys <path>: uses up the process's thread-specific keys, then makes one update; prints
+	// the error the update throws ("error: …"), or "updated" when it went through.
+	"update-without-thread-keys": { arguments in
+		guard arguments.count == 1 else {
+			return FileStoreCommand.usage("update-without-thread-keys <path>")
+		}
+		var key = pthread_key_t()
+		while pthread_key_create(&key, nil) == 0 {}
+		let store = Defaults.FileStore.at(URL(filePath: arguments[0]))
+		let counter = Defaults.Key<Int>("counter", default: 0, suite: store)
+		do {
+			try Defaults.update(counter) { $0 += 1 }
+			print("updated")
+		} catch {
+			print("error: \(error)")
+		}
+		return 0
+	},
 ]
 
 enum UpdateCommand {

@@ -59,6 +59,12 @@ extension Defaults.Store {
 		_ body: () throws -> (changes: [StoredChangeOfUpdate], result: Result),
 		apply: ([StoredChangeOfUpdate]) -> Void
 	) throws -> Result {
+		guard UpdateScope.isAvailable else {
+			throw AtomicUpdateFailure(
+				.storage,
+				"The process has no thread-specific key left (pthread_key_create failed), so an update cannot tell "
+					+ "whether it runs inside another; nothing was changed.")
+		}
 		guard UpdateScope.current == nil else {
 			throw AtomicUpdateFailure(
 				.nested,
@@ -81,22 +87,28 @@ extension Defaults.Store {
 /// Which store the current thread is updating, if any: a thread holds at most one store for an update, so that two
 /// updates can never wait for each other, and a store's flush on the updating thread knows not to wait for it.
 package enum UpdateScope {
-	private static let key: pthread_key_t = {
+	/// `nil` when the process had used up its thread-specific keys (`PTHREAD_KEYS_MAX`) before its first update: then
+	/// updates are refused with an error rather than the process trapping on resource exhaustion.
+	private static let key: pthread_key_t? = {
 		var key = pthread_key_t()
-		let status = pthread_key_create(&key, nil)
-		precondition(status == 0, "pthread_key_create failed: \(status)")
-		return key
+		return pthread_key_create(&key, nil) == 0 ? key : nil
 	}()
+
+	/// Whether updates can be scoped at all (see `key`).
+	static var isAvailable: Bool { key != nil }
 
 	/// The store the current thread is updating, or `nil`.
 	static var current: ObjectIdentifier? {
 		get {
-			guard let pointer = pthread_getspecific(key) else {
+			guard let key, let pointer = pthread_getspecific(key) else {
 				return nil
 			}
 			return unsafeBitCast(pointer, to: ObjectIdentifier.self)
 		}
 		set {
+			guard let key else {
+				return
+			}
 			let pointer = newValue.map { unsafeBitCast($0, to: UnsafeMutableRawPointer.self) }
 			pthread_setspecific(key, pointer)
 		}

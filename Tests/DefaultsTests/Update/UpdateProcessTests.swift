@@ -61,6 +61,18 @@ import Testing
 		#expect(try Defaults.update(counter) { $0 += 1 } == 12)
 		#expect(try FileContents.values(of: file)["counter"] as? Int == 12)
 	}
+
+	/// A process that used up its thread-specific keys before its first update gets an error from the update, not a
+	/// trap (the key that marks a thread's update is made at the first update), and the file is left as it was.
+	@Test func anUpdateInAProcessWithNoThreadSpecificKeyLeftThrowsInsteadOfTrapping() throws {
+		let file = folder.file("keys.plist")
+		let child = try ChildProcess(["update-without-thread-keys", file.path], environment: folder.configEnvironment)
+		let result = try child.wait(timeout: 30)
+		#expect(result.status == 0 && !result.wasSignaled, "\(result)")
+		#expect(result.standardOutput.contains("error: "), "\(result)")
+		#expect(result.standardOutput.contains("pthread_key_create failed"), "\(result)")
+		#expect(!FileManager.default.fileExists(atPath: file.path))
+	}
 }
 
 extension TemporaryDirectory {
