@@ -114,7 +114,7 @@ extension Defaults {
 			let names = names.map { stored.intersection($0) } ?? stored
 			var forms: [String: Any] = [:]
 			for name in names {
-				forms[name] = store.storedValue(forKey: name)
+				forms[name] = store.ownValue(forKey: name)
 			}
 			return forms
 		}

@@ -5,10 +5,7 @@ extension Defaults.Store {
 	/// The value stored for `key`, ignoring registered defaults and launch arguments, which are never persisted and
 	/// so must never be moved into the store.
 	func persistedValue(forKey key: String) -> Any? {
-		guard storedKeys().contains(key) else {
-			return nil
-		}
-		return storedValue(forKey: key)
+		ownValue(forKey: key)
 	}
 }
 

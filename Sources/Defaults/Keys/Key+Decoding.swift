@@ -81,7 +81,7 @@ extension Defaults.Key {
 		if isOwnStore, let value = cache.value(decodedFrom: stored, at: current) {
 			return value
 		}
-		switch decode(stored) {
+		switch decode(stored, in: store) {
 		case .current(let value), .olderForm(let value, _):
 			if isOwnStore {
 				cache.remember(value, storedForm: stored, at: current)
@@ -100,9 +100,44 @@ extension Defaults.Key {
 		try bridge.storedForm(of: value)
 	}
 
-	/// Decodes `stored` with the key's bridge, then with each further form.
-	func decode(_ stored: Any) -> Defaults.StoredState<Value> {
-		bridge.decode(stored, orOlderForms: alsoReading, keyName: name)
+	/// Decodes `stored` with the key's bridge, then with each further form; a launch argument's text that does not
+	/// decode as it is is read as `UserDefaults` reads it for a typed getter (see `argumentReadings(of:)`).
+	func decode(_ stored: Any, in store: (any Defaults.Store)? = nil) -> Defaults.StoredState<Value> {
+		let state = bridge.decode(stored, orOlderForms: alsoReading, keyName: name)
+		// Only on a failure, and only for text: the reads that decode pay nothing for this.
+		guard case .undecodable = state, let text = stored as? String,
+			let layered = (store ?? suite) as? any LayeredStore, layered.argumentText(forKey: name) == text
+		else {
+			return state
+		}
+		for reading in Self.argumentReadings(of: text) {
+			let read = bridge.decode(reading, orOlderForms: alsoReading, keyName: name)
+			if case .current = read {
+				return read
+			}
+			if case .olderForm = read {
+				return read
+			}
+		}
+		return state
+	}
+
+	/// What the text of a launch argument (`-counter 99`) may stand for besides itself, as `UserDefaults`' typed
+	/// getters read a string: an integer, a floating-point number, a Boolean (`YES`, `NO`, `true`, `false`).
+	static func argumentReadings(of text: String) -> [Any] {
+		var readings: [Any] = []
+		if let integer = Int(text) {
+			readings.append(integer)
+		}
+		if let number = Double(text), number.isFinite {
+			readings.append(number)
+		}
+		switch text.lowercased() {
+		case "yes", "true": readings.append(true)
+		case "no", "false": readings.append(false)
+		default: break
+		}
+		return readings
 	}
 
 	/// `change` decoded with this key, once per change for all of its observers.
@@ -144,7 +179,7 @@ extension Defaults.Key {
 		guard let stored = (store ?? suite).storedValue(forKey: name) else {
 			return .absent
 		}
-		return decode(stored)
+		return decode(stored, in: store ?? suite)
 	}
 
 	/// Writes the stored value again in the key's current form, if it was read from one of its older forms.

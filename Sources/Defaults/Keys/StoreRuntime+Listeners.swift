@@ -79,8 +79,10 @@ extension StoreRuntime {
 					StoredChange(store: store, name: name, oldValue: oldValue, newValue: stored, isPrior: true))
 			}
 			apply(stored, forKey: name, in: store)
-			// After a removal a registered default shows through; observers see the key as it now reads.
-			let newValue = stored ?? store.storedValue(forKey: name)
+			// After a removal a registered default shows through, and a launch argument shadows what a store with
+			// layers stored: observers see the key as it now reads.
+			let newValue =
+				store is any LayeredStore ? store.storedValue(forKey: name) : stored ?? store.storedValue(forKey: name)
 			remember(newValue, forKey: name)
 			observers.deliver(
 				StoredChange(store: store, name: name, oldValue: oldValue, newValue: newValue, isPrior: false))

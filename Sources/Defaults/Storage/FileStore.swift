@@ -32,8 +32,9 @@ extension Defaults {
 	/// let local = Defaults.FileStore.at(URL(filePath: "/var/lib/app/settings.plist"))
 	/// ```
 	///
-	/// Values are looked up in three layers, like `UserDefaults` domains: the stored values, then (for ``standard``
-	/// only) `-key value` pairs of the launch arguments, then registered defaults. Only stored values are written.
+	/// Values are looked up in layers, like `UserDefaults` domains: (for ``standard`` only) `-key value` pairs of the
+	/// launch arguments, then the stored values, then registered defaults. Only stored values are written: a write
+	/// of a key that a launch argument sets reaches the file, and the argument still wins for reads in that run.
 	public final class FileStore: Store, CountsItsOwnChanges, HoldsItsAttachments, Sendable {
 		/// The property-list file the store lives in.
 		public let url: URL
@@ -48,15 +49,21 @@ extension Defaults {
 			var values: [String: Any] = [:] {
 				didSet { changed() }
 			}
-			/// Launch-argument values over registered defaults: what reads fall back to, in one lookup.
-			var fallback: [String: Any] = [:] {
+			/// The layers read above the stored values (launch arguments), folded into one lookup; empty when there are
+			/// none, so that a read without them costs what it did before layers (see `FileStore+Layers.swift`).
+			var above: [String: Any] = [:] {
+				didSet { changed() }
+			}
+			/// The layers read beneath the stored values (registered defaults), folded into one lookup.
+			var beneath: [String: Any] = [:] {
 				didSet { changed() }
 			}
 			/// Advanced inside the lock and after the change: every path that changes what reads see (writes, reloads
-			/// of changes from other processes, registration, launch arguments) goes through `values` or `fallback`,
-			/// also when the store's primitives are called past the package.
+			/// of changes from other processes, registration, launch arguments) goes through `values`, `above` or
+			/// `beneath`, also when the store's primitives are called past the package.
 			let changeCounter: Defaults.ChangeCounter
 			var registered: [String: Any] = [:]
+			/// The launch-argument domain (`FileStore+Layers.swift`).
 			var arguments: [String: Any] = [:]
 			/// Keys this process set or removed since the last flush: the only keys a flush writes.
 			private(set) var dirtyKeys: Set<String> = []
@@ -212,9 +219,15 @@ extension Defaults {
 
 		// MARK: Store
 
-		/// The stored value for `key`, else its launch-argument value, else its registered default.
+		/// The launch-argument value for `key`, else its stored value, else its registered default.
 		public func storedValue(forKey key: String) -> Any? {
-			memory.withLock { $0.values[key] ?? $0.fallback[key] }
+			memory.withLock { memory in
+				// Checked first so that a store without such layers hashes the name no more than before.
+				if !memory.above.isEmpty, let value = memory.above[key] {
+					return value
+				}
+				return memory.values[key] ?? memory.beneath[key]
+			}
 		}
 
 		/// Stores `value` for `key` in memory at once; it reaches the file within about 100 ms.
@@ -253,17 +266,15 @@ extension Defaults {
 			}
 		}
 
-		/// Registers defaults for this store, read when neither a stored nor a launch-argument value exists.
+		/// Registers defaults for this store, read when neither a launch-argument nor a stored value exists.
 		///
 		/// Unlike `UserDefaults` on Linux, registered defaults belong to this store only, and are never written.
 		public func registerDefaultValues(_ values: [String: Any]) {
 			memory.withLock { memory in
-				// Key by key: keys register one at a time, and rebuilding the fallback each time would be quadratic.
+				// Key by key: keys register one at a time, and rebuilding the layers each time would be quadratic.
 				for (key, value) in values {
 					memory.registered[key] = value
-					if memory.arguments[key] == nil {
-						memory.fallback[key] = value
-					}
+					memory.beneath[key] = value
 				}
 			}
 		}
@@ -276,13 +287,6 @@ extension Defaults {
 		/// Every stored value (launch arguments and registered defaults excluded).
 		public var dictionaryRepresentation: [String: Any] {
 			memory.withLock { $0.values }
-		}
-
-		func setArguments(_ arguments: [String: Any]) {
-			memory.withLock { memory in
-				memory.arguments = arguments
-				memory.fallback = memory.registered.merging(arguments) { _, argument in argument }
-			}
 		}
 
 		/// Flushes soon, so that a burst of writes costs one file write.

@@ -262,7 +262,8 @@ actor SyncWorker {
 	// MARK: Helpers
 
 	func localValue(of name: String, storedNames: Set<String>) -> Any? {
-		storedNames.contains(name) ? store.store.storedValue(forKey: name) : nil
+		// The store's own value: a launch argument that shadows it is this run's, never pushed.
+		storedNames.contains(name) ? store.store.ownValue(forKey: name) : nil
 	}
 
 	/// Whether `local`, the local value of `name`, is the value this machine last agreed on with the remote: not a

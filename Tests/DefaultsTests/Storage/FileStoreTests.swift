@@ -178,15 +178,16 @@ import Testing
 		#expect(domain["dangling"] == nil)
 	}
 
-	@Test func launchArgumentsAreReadBeneathStoredValuesAndAboveRegisteredOnes() throws {
+	@Test func launchArgumentsAreReadAboveStoredValuesAndRegisteredOnes() throws {
 		store.registerDefaultValues(["a": "registered", "b": "registered"])
 		store.setArguments(["a": "argument", "c": "argument"])
 		try store.write("stored", forKey: "c")
 		#expect(store.storedValue(forKey: "a") as? String == "argument")
 		#expect(store.storedValue(forKey: "b") as? String == "registered")
-		#expect(store.storedValue(forKey: "c") as? String == "stored")
+		#expect(store.storedValue(forKey: "c") as? String == "argument")
 		#expect(store.storedKeys() == ["c"])
 		#expect(store.flush())
+		#expect(try fileContents().values as NSDictionary == ["c": "stored"] as NSDictionary)
 	}
 
 	@Test func anotherWritersKeysAreKeptAndTakenInAtFlush() throws {
