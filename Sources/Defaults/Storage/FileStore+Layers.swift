@@ -46,3 +46,80 @@ extension Defaults.FileStore: LayeredStore {
 		}
 	}
 }
+
+// System-wide defaults: `<folder>/<file name>` in each folder of `$XDG_CONFIG_DIRS`, beneath the user's values and
+// above registered defaults. Read with the store's own bounded reader; a file that does not read is refused and
+// reported, never moved or changed: it belongs to the administrator.
+extension Defaults.FileStore {
+	/// The folders of `$XDG_CONFIG_DIRS` (colon-separated, absolute paths only, as the XDG Base Directory
+	/// specification says), else `/etc/xdg`.
+	static func systemConfigurationDirectories(
+		environment: [String: String] = ProcessInfo.processInfo.environment
+	) -> [URL] {
+		guard let variable = environment["XDG_CONFIG_DIRS"], !variable.isEmpty else {
+			return [URL(filePath: "/etc/xdg", directoryHint: .isDirectory)]
+		}
+		return variable.split(separator: ":").filter { $0.hasPrefix("/") }.map {
+			URL(filePath: String($0), directoryHint: .isDirectory)
+		}
+	}
+
+	/// The store of the file at `url`, reading system-wide defaults from the folders `systemFolders`.
+	static func at(_ url: URL, systemFolders: [URL]) -> Defaults.FileStore {
+		FileStoreRegistry.store(at: url, systemFolders: systemFolders)
+	}
+
+	func loadSystemLayer(failures: inout [Defaults.Failure]) {
+		guard !systemFiles.isEmpty else {
+			return
+		}
+		_ = takeSystemLayer(failures: &failures)
+	}
+
+	/// Reads the system files again and tells observers of the keys whose value changed for reads.
+	func reloadSystemLayer() {
+		var failures: [Defaults.Failure] = []
+		// Under the disk lock, so that two reloads in a row install their reads in order.
+		let changed = disk.withLock { _ in takeSystemLayer(failures: &failures) }
+		failures.forEach(Defaults.report)
+		if !changed.isEmpty {
+			reportOutsideChanges(changed)
+		}
+	}
+
+	/// Reads every system file and installs what they hold; returns the keys whose read value changed.
+	private func takeSystemLayer(failures: inout [Defaults.Failure]) -> Set<String> {
+		var merged: [String: Any] = [:]
+		var problems: [String: String] = [:]
+		// The last folder first, so that an earlier folder's value of a key replaces a later one's.
+		for systemFile in systemFiles.reversed() {
+			switch systemFile.read() {
+			case .missing:
+				break
+			case .values(let values, _):
+				merged.merge(values) { _, earlier in earlier }
+			case .unreadable(let data, _, _) where data.isEmpty:
+				break
+			case .unreadable(_, _, let reason), .inaccessible(let reason):
+				problems[systemFile.path] = reason
+			}
+		}
+		return memory.withLock { memory in
+			for (path, reason) in problems where memory.systemProblems[path] != reason {
+				failures.append(
+					storageFailure(
+						"The system-wide defaults file \(path) is refused (\(reason)); its values are not read until "
+							+ "it is fixed, and it is left as it is."))
+			}
+			memory.systemProblems = problems
+			let changed = Self.changedKeys(from: memory.system, to: merged)
+			guard !changed.isEmpty else {
+				return []
+			}
+			memory.system = merged
+			memory.beneath = memory.registered.merging(merged) { _, system in system }
+			// A key the user or a launch argument sets reads as it did.
+			return changed.filter { memory.values[$0] == nil && memory.above[$0] == nil }
+		}
+	}
+}

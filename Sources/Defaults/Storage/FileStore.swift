@@ -33,7 +33,8 @@ extension Defaults {
 	/// ```
 	///
 	/// Values are looked up in layers, like `UserDefaults` domains: (for ``standard`` only) `-key value` pairs of the
-	/// launch arguments, then the stored values, then registered defaults. Only stored values are written: a write
+	/// launch arguments, then the stored values, then (for ``standard`` and suites) system-wide defaults in
+	/// `$XDG_CONFIG_DIRS`, then registered defaults. Only stored values are written: a write
 	/// of a key that a launch argument sets reaches the file, and the argument still wins for reads in that run.
 	public final class FileStore: Store, CountsItsOwnChanges, HoldsItsAttachments, Sendable {
 		/// The property-list file the store lives in.
@@ -54,7 +55,8 @@ extension Defaults {
 			var above: [String: Any] = [:] {
 				didSet { changed() }
 			}
-			/// The layers read beneath the stored values (registered defaults), folded into one lookup.
+			/// The layers read beneath the stored values (system-wide defaults over registered defaults), folded into
+			/// one lookup.
 			var beneath: [String: Any] = [:] {
 				didSet { changed() }
 			}
@@ -65,6 +67,10 @@ extension Defaults {
 			var registered: [String: Any] = [:]
 			/// The launch-argument domain (`FileStore+Layers.swift`).
 			var arguments: [String: Any] = [:]
+			/// The system-wide defaults: the files of `systemFiles`, the first one's value of a key winning.
+			var system: [String: Any] = [:]
+			/// The last problem reported for each system file, so that a file refused again is not reported again.
+			var systemProblems: [String: String] = [:]
 			/// Keys this process set or removed since the last flush: the only keys a flush writes.
 			private(set) var dirtyKeys: Set<String> = []
 			/// The key marked dirty last, while it is still in `dirtyKeys`: a key written again and again between
@@ -92,14 +98,19 @@ extension Defaults {
 		let disk: LockedState<DiskState>
 		/// How many times the store found its file lost, since a reader last cleared it (see ``fileLossMark``).
 		let fileLosses = Atomic<Int>(0)
+		/// The files of system-wide defaults, in the order of `$XDG_CONFIG_DIRS` (`FileStore+Layers.swift`); read,
+		/// never written.
+		let systemFiles: [SettingsFile]
 
-		init(file: SettingsFile, failures: inout [Defaults.Failure]) {
+		init(file: SettingsFile, systemFolders: [URL] = [], failures: inout [Defaults.Failure]) {
 			self.url = URL(filePath: file.path, directoryHint: .notDirectory)
 			self.file = file
+			self.systemFiles = systemFolders.map { SettingsFile(url: $0.appending(path: file.fileName)) }
 			self.changeCounter = Defaults.ChangeCounter()
 			self.memory = LockedState(Memory(changeCounter: changeCounter))
 			self.disk = LockedState(DiskState())
 			load(failures: &failures)
+			loadSystemLayer(failures: &failures)
 		}
 
 		/// The store in `$XDG_CONFIG_HOME/<executable name>.plist`, else `~/.config/<executable name>.plist`.
@@ -108,7 +119,7 @@ extension Defaults {
 		/// `UserDefaults` read here, and `UserDefaults` reads what this store writes. Launch arguments of the form
 		/// `-key value` are read beneath the stored values (see ``Defaults/FileStore``).
 		public static let standard: FileStore = {
-			let store = FileStoreRegistry.store(at: standardURL)
+			let store = FileStoreRegistry.store(at: standardURL, systemFolders: systemConfigurationDirectories())
 			store.setArguments(argumentDomain(from: CommandLine.arguments))
 			return store
 		}()
@@ -129,7 +140,8 @@ extension Defaults {
 		}
 
 		static func suite(named name: String, in directory: URL) throws(InvalidSuiteName) -> FileStore {
-			at(try url(forSuiteNamed: name, in: directory))
+			FileStoreRegistry.store(
+				at: try url(forSuiteNamed: name, in: directory), systemFolders: systemConfigurationDirectories())
 		}
 
 		/// The folder the standard store and named suites live in: `$XDG_CONFIG_HOME` if set to an absolute path,
@@ -274,7 +286,9 @@ extension Defaults {
 				// Key by key: keys register one at a time, and rebuilding the layers each time would be quadratic.
 				for (key, value) in values {
 					memory.registered[key] = value
-					memory.beneath[key] = value
+					if memory.system[key] == nil {
+						memory.beneath[key] = value
+					}
 				}
 			}
 		}

@@ -4,7 +4,9 @@ import Foundation
 enum FileStoreRegistry {
 	private static let stores = LockedState<[String: Defaults.FileStore]>([:])
 
-	static func store(at url: URL) -> Defaults.FileStore {
+	/// The store of the file at `url`; a new store reads system-wide defaults from a file of the same name in each
+	/// of `systemFolders` (a store already open keeps the folders it was opened with).
+	static func store(at url: URL, systemFolders: [URL] = []) -> Defaults.FileStore {
 		let file = SettingsFile(url: url)
 		var failures: [Defaults.Failure] = []
 		let (store, isNew) = stores.withLock { stores in
@@ -12,7 +14,7 @@ enum FileStoreRegistry {
 				return (existing, false)
 			}
 			// Created under the lock so that two threads opening one file cannot end up with two states.
-			let store = Defaults.FileStore(file: file, failures: &failures)
+			let store = Defaults.FileStore(file: file, systemFolders: systemFolders, failures: &failures)
 			stores[file.path] = store
 			return (store, true)
 		}
@@ -22,6 +24,15 @@ enum FileStoreRegistry {
 			// While descriptors are still free: see `DispatchStart`.
 			_ = DispatchStart.isStarted
 			store.file.watch { [weak store] in store?.scheduleReload() }
+			for systemFile in store.systemFiles {
+				systemFile.watch { [weak store] in
+					guard let store else {
+						return
+					}
+					// Off the watcher's thread, as the user's file's reload is: observers run on the reloading one.
+					DispatchQueue.global(qos: .utility).async { store.reloadSystemLayer() }
+				}
+			}
 		}
 		return store
 	}

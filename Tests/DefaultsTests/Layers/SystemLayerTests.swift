@@ -1,0 +1,94 @@
+import DefaultsTestSupport
+import Foundation
+import Testing
+
+@testable import Defaults
+
+/// System-wide defaults: `<name>.plist` in each folder of `$XDG_CONFIG_DIRS`, beneath the user's values and above
+/// registered defaults, the first folder winning, watched, hostile files refused.
+@Suite(.scaledTimeLimit(minutes: 1)) struct SystemLayerTests {
+	let home: TemporaryDirectory
+	let first: TemporaryDirectory
+	let second: TemporaryDirectory
+	let url: URL
+
+	init() throws {
+		home = try TemporaryDirectory()
+		first = try TemporaryDirectory()
+		second = try TemporaryDirectory()
+		url = home.file("app.plist")
+	}
+
+	func store() -> Defaults.FileStore {
+		Defaults.FileStore.at(url, systemFolders: [first.url, second.url])
+	}
+
+	func writeSystemFile(_ values: [String: Any], in folder: TemporaryDirectory) throws {
+		let data = try PropertyListSerialization.data(fromPropertyList: values, format: .xml, options: 0)
+		try data.write(to: folder.file("app.plist"), options: .atomic)
+	}
+
+	@Test func theFirstFolderShadowsTheSecondAndTheUsersValueShadowsBoth() throws {
+		try writeSystemFile(["theme": "first", "size": 12], in: first)
+		try writeSystemFile(["theme": "second", "size": 10, "font": "Mono"], in: second)
+		try Data("<plist><dict><key>user</key><string>kept</string></dict></plist>".utf8).write(to: url)
+		let before = try Data(contentsOf: url)
+		let store = store()
+		store.registerDefaultValues(["font": "registered", "lines": 40])
+		#expect(store.storedValue(forKey: "lines") as? Int == 40)
+		#expect(store.storedValue(forKey: "font") as? String == "Mono")
+		let theme = Defaults.Key<String>("theme", default: "", suite: store)
+		#expect(Defaults[theme] == "first")
+		#expect(Defaults[Defaults.Key<Int>("size", default: 0, suite: store)] == 12)
+		#expect(Defaults[Defaults.Key<String>("font", default: "", suite: store)] == "Mono")
+		#expect(store.storedKeys() == ["user"])
+		#expect(try Data(contentsOf: url) == before)
+		Defaults[theme] = "mine"
+		#expect(Defaults[theme] == "mine")
+		Defaults.reset(theme)
+		#expect(Defaults[theme] == "first")
+		#expect(store.flush())
+		#expect(Defaults.Snapshot.storedForms(in: store) as NSDictionary == ["user": "kept"] as NSDictionary)
+	}
+
+	@Test func anAdministratorsEditReachesObservers() async throws {
+		try writeSystemFile(["level": 1], in: second)
+		let store = store()
+		let level = Defaults.Key<Int>("level", default: 0, suite: store)
+		#expect(Defaults[level] == 1)
+		let heard = Recorder<Int>()
+		let observation = Defaults.observe(level, options: []) { heard.append($0.newValue) }
+		defer { observation.invalidate() }
+		try writeSystemFile(["level": 5], in: first)
+		#expect(await eventually { heard.values.contains(5) })
+		#expect(Defaults[level] == 5)
+	}
+
+	@Test(arguments: HostileFiles.all.map(\.name))
+	func aHostileSystemFileIsRefusedAndReportedOnce(name: String) throws {
+		let data = try #require(HostileFiles.all.first { $0.name == name }).data
+		FailureRecorder.start()
+		try data.write(to: first.file("app.plist"))
+		try writeSystemFile(["safe": 1], in: second)
+		let store = store()
+		#expect(Defaults[Defaults.Key<Int>("safe", default: 0, suite: store)] == 1)
+		let file = SettingsFile(url: first.file("app.plist"))
+		// A few of them (a NaN date) are sound property lists the reader takes as they are.
+		let isRefused = if case .values = file.read() { false } else { true }
+		#expect(FailureRecorder.failures(mentioning: file.path).count == (isRefused ? 1 : 0))
+		store.reloadSystemLayer()
+		#expect(FailureRecorder.failures(mentioning: file.path).count == (isRefused ? 1 : 0))
+		#expect(try Data(contentsOf: first.file("app.plist")) == data)
+	}
+
+	@Test func theFoldersComeFromXDGConfigDirs() {
+		let folders = { (value: String?) in
+			Defaults.FileStore.systemConfigurationDirectories(
+				environment: value.map { ["XDG_CONFIG_DIRS": $0] } ?? [:]
+			).map { $0.path(percentEncoded: false) }
+		}
+		#expect(folders(nil) == ["/etc/xdg/"])
+		#expect(folders("") == ["/etc/xdg/"])
+		#expect(folders("/opt/a:relative:/b") == ["/opt/a/", "/b/"])
+	}
+}
