@@ -139,6 +139,13 @@ extension Defaults {
 				"The keys '\(keys[0].name)' and '\(other.name)' live in different stores, and an update covers keys of "
 					+ "one store; nothing was changed.")
 		}
+		for key in keys {
+			do {
+				try store.refuseLockedKey(key.name)
+			} catch {
+				throw UpdateError(.locked, error.description)
+			}
+		}
 		return try store.withUpdate {
 			var transaction = Transaction(store: store, names: Set(keys.map(\.name)))
 			let result = try transform(&transaction)

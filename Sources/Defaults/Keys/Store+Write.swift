@@ -10,8 +10,10 @@ extension Defaults.Store {
 	/// try store.write(["a", "b"], forKey: "recent")
 	/// ```
 	///
-	/// - Throws: ``Defaults/PropertyList/Error`` when `value` is not a property-list value; nothing is written then.
+	/// - Throws: ``Defaults/PropertyList/Error`` when `value` is not a property-list value, ``Defaults/LockedKeyError``
+	///   when an administrator locked `key`; nothing is written then.
 	public func write(_ value: Any?, forKey key: String) throws {
+		try refuseLockedKey(key)
 		guard let value else {
 			removeValue(forKey: key)
 			return

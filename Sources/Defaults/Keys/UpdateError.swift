@@ -36,6 +36,8 @@ extension Defaults {
 			case syncedKeyNeedsAwait
 			/// The store's file could not be locked, read or written.
 			case storage
+			/// An administrator locked one of the keys (``Defaults/isLocked(_:)``).
+			case locked
 		}
 
 		/// What went wrong.

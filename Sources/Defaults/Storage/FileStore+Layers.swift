@@ -10,6 +10,10 @@ protocol LayeredStore: Defaults.Store {
 	/// The text of the launch argument that gives `key` the value it reads, when that argument is a plain string: a
 	/// key of another type reads it as `UserDefaults` would (a number, a Boolean).
 	func argumentText(forKey key: String) -> String?
+	/// Whether an administrator locked `key`: it reads the locked value, and the store refuses writes of it.
+	func isLocked(_ key: String) -> Bool
+	/// The file that locked `key`, if one did.
+	func lockFile(ofKey key: String) -> String?
 }
 
 extension Defaults.Store {
@@ -35,14 +39,14 @@ extension Defaults.FileStore: LayeredStore {
 	}
 
 	func argumentText(forKey key: String) -> String? {
-		memory.withLock { $0.arguments[key] as? String }
+		memory.withLock { $0.locked[key] == nil ? $0.arguments[key] as? String : nil }
 	}
 
 	/// Sets the launch-argument domain, read above the stored values.
 	func setArguments(_ arguments: [String: Any]) {
 		memory.withLock { memory in
 			memory.arguments = arguments
-			memory.above = arguments
+			memory.above = arguments.merging(memory.locked) { _, locked in locked }
 		}
 	}
 }
@@ -70,7 +74,7 @@ extension Defaults.FileStore {
 	}
 
 	func loadSystemLayer(failures: inout [Defaults.Failure]) {
-		guard !systemFiles.isEmpty else {
+		guard !systemFiles.isEmpty || !lockFiles.isEmpty else {
 			return
 		}
 		_ = takeSystemLayer(failures: &failures)
@@ -89,21 +93,9 @@ extension Defaults.FileStore {
 
 	/// Reads every system file and installs what they hold; returns the keys whose read value changed.
 	private func takeSystemLayer(failures: inout [Defaults.Failure]) -> Set<String> {
-		var merged: [String: Any] = [:]
 		var problems: [String: String] = [:]
-		// The last folder first, so that an earlier folder's value of a key replaces a later one's.
-		for systemFile in systemFiles.reversed() {
-			switch systemFile.read() {
-			case .missing:
-				break
-			case .values(let values, _):
-				merged.merge(values) { _, earlier in earlier }
-			case .unreadable(let data, _, _) where data.isEmpty:
-				break
-			case .unreadable(_, _, let reason), .inaccessible(let reason):
-				problems[systemFile.path] = reason
-			}
-		}
+		let (system, _) = Self.readMerged(systemFiles, problems: &problems)
+		let (locked, lockedBy) = Self.readMerged(lockFiles, problems: &problems)
 		return memory.withLock { memory in
 			for (path, reason) in problems where memory.systemProblems[path] != reason {
 				failures.append(
@@ -112,14 +104,86 @@ extension Defaults.FileStore {
 							+ "it is fixed, and it is left as it is."))
 			}
 			memory.systemProblems = problems
-			let changed = Self.changedKeys(from: memory.system, to: merged)
-			guard !changed.isEmpty else {
+			let keys = Self.changedKeys(from: memory.system, to: system).union(
+				Self.changedKeys(from: memory.locked, to: locked))
+			guard !keys.isEmpty else {
 				return []
 			}
-			memory.system = merged
-			memory.beneath = memory.registered.merging(merged) { _, system in system }
-			// A key the user or a launch argument sets reads as it did.
-			return changed.filter { memory.values[$0] == nil && memory.above[$0] == nil }
+			let before = keys.map { memory.read($0) }
+			memory.system = system
+			memory.beneath = memory.registered.merging(system) { _, system in system }
+			memory.locked = locked
+			memory.lockedBy = lockedBy
+			memory.above = memory.arguments.merging(locked) { _, locked in locked }
+			// Only the keys that read differently: a key the user or a launch argument sets reads as it did.
+			var changed: Set<String> = []
+			for (key, old) in zip(keys, before) where !Defaults.PropertyList.isEqualOrBothAbsent(old, memory.read(key))
+			{
+				changed.insert(key)
+			}
+			return changed
 		}
+	}
+
+	/// The values of `files` merged, the first file's value of a key winning, and the path each came from; a file
+	/// that does not read adds its reason to `problems`.
+	private static func readMerged(
+		_ files: [SettingsFile], problems: inout [String: String]
+	) -> (values: [String: Any], sources: [String: String]) {
+		var merged: [String: Any] = [:]
+		var sources: [String: String] = [:]
+		// The last file first, so that an earlier file's value of a key replaces a later one's.
+		for file in files.reversed() {
+			switch file.read() {
+			case .missing:
+				break
+			case .values(let values, _):
+				merged.merge(values) { _, earlier in earlier }
+				for key in values.keys {
+					sources[key] = file.path
+				}
+			case .unreadable(let data, _, _) where data.isEmpty:
+				break
+			case .unreadable(_, _, let reason), .inaccessible(let reason):
+				problems[file.path] = reason
+			}
+		}
+		return (merged, sources)
+	}
+}
+
+extension Defaults.FileStore.Memory {
+	/// What a read of `key` finds, through every layer.
+	func read(_ key: String) -> Any? {
+		above[key] ?? values[key] ?? beneath[key]
+	}
+}
+
+// Locks: `<name>.locks.plist` beside the system-wide defaults, a dictionary of the keys an administrator fixes and
+// the value each is fixed at. A locked key reads that value above every other layer, and the store refuses to store
+// or remove a value for it, whoever asks (a key, a migration, sync, `write(_:forKey:)`).
+extension Defaults.FileStore {
+	/// `app.plist` → `app.locks.plist`.
+	static func lockFileName(forFileNamed name: String) -> String {
+		(name.hasSuffix(".plist") ? String(name.dropLast(".plist".count)) : name) + ".locks.plist"
+	}
+
+	/// Whether an administrator locked `key` (see ``Defaults/isLocked(_:)``).
+	func isLocked(_ key: String) -> Bool {
+		memory.withLock { !$0.locked.isEmpty && $0.locked[key] != nil }
+	}
+
+	/// The file that locked `key`, if one did.
+	func lockFile(ofKey key: String) -> String? {
+		memory.withLock { $0.lockedBy[key] }
+	}
+
+	func reportLockedWrite(of key: String, lockedBy lockFile: String) {
+		Defaults.report(
+			Defaults.Failure(
+				keyName: key, reason: .storage,
+				message:
+					"The key '\(key)' is locked by the administrator (\(lockFile)), so the write was not stored; the "
+					+ "key keeps reading its locked value."))
 	}
 }

@@ -32,10 +32,11 @@ extension Defaults {
 	/// let local = Defaults.FileStore.at(URL(filePath: "/var/lib/app/settings.plist"))
 	/// ```
 	///
-	/// Values are looked up in layers, like `UserDefaults` domains: (for ``standard`` only) `-key value` pairs of the
-	/// launch arguments, then the stored values, then (for ``standard`` and suites) system-wide defaults in
+	/// Values are looked up in layers, like `UserDefaults` domains: (for ``standard`` and suites) values an
+	/// administrator locked, then (for ``standard`` only) `-key value` pairs of the launch arguments, then the stored values, then (for ``standard`` and suites) system-wide defaults in
 	/// `$XDG_CONFIG_DIRS`, then registered defaults. Only stored values are written: a write
-	/// of a key that a launch argument sets reaches the file, and the argument still wins for reads in that run.
+	/// of a key that a launch argument sets reaches the file, and the argument still wins for reads in that run; a
+	/// write of a locked key changes nothing and is reported as a ``Defaults/Failure``.
 	public final class FileStore: Store, CountsItsOwnChanges, HoldsItsAttachments, Sendable {
 		/// The property-list file the store lives in.
 		public let url: URL
@@ -50,7 +51,7 @@ extension Defaults {
 			var values: [String: Any] = [:] {
 				didSet { changed() }
 			}
-			/// The layers read above the stored values (launch arguments), folded into one lookup; empty when there are
+			/// The layers read above the stored values (locked values over launch arguments), folded into one lookup; empty when there are
 			/// none, so that a read without them costs what it did before layers (see `FileStore+Layers.swift`).
 			var above: [String: Any] = [:] {
 				didSet { changed() }
@@ -69,6 +70,10 @@ extension Defaults {
 			var arguments: [String: Any] = [:]
 			/// The system-wide defaults: the files of `systemFiles`, the first one's value of a key winning.
 			var system: [String: Any] = [:]
+			/// The values an administrator locked (`lockFiles`, the first one's value of a key winning), and the file
+			/// that locked each, for messages.
+			var locked: [String: Any] = [:]
+			var lockedBy: [String: String] = [:]
 			/// The last problem reported for each system file, so that a file refused again is not reported again.
 			var systemProblems: [String: String] = [:]
 			/// Keys this process set or removed since the last flush: the only keys a flush writes.
@@ -101,11 +106,16 @@ extension Defaults {
 		/// The files of system-wide defaults, in the order of `$XDG_CONFIG_DIRS` (`FileStore+Layers.swift`); read,
 		/// never written.
 		let systemFiles: [SettingsFile]
+		/// The files of locked values (`<name>.locks.plist` beside each of `systemFiles`); read, never written.
+		let lockFiles: [SettingsFile]
 
 		init(file: SettingsFile, systemFolders: [URL] = [], failures: inout [Defaults.Failure]) {
 			self.url = URL(filePath: file.path, directoryHint: .notDirectory)
 			self.file = file
 			self.systemFiles = systemFolders.map { SettingsFile(url: $0.appending(path: file.fileName)) }
+			self.lockFiles = systemFolders.map {
+				SettingsFile(url: $0.appending(path: Self.lockFileName(forFileNamed: file.fileName)))
+			}
 			self.changeCounter = Defaults.ChangeCounter()
 			self.memory = LockedState(Memory(changeCounter: changeCounter))
 			self.disk = LockedState(DiskState())
@@ -244,9 +254,15 @@ extension Defaults {
 
 		/// Stores `value` for `key` in memory at once; it reaches the file within about 100 ms.
 		public func setStoredValue(_ value: Any, forKey key: String) {
+			var lockFile: String?
 			let shouldSchedule = memory.withLock { memory -> Bool? in
 				guard TerminationFlush.acceptsWrites else {
 					return nil
+				}
+				// One check of a count when nothing is locked.
+				if !memory.locked.isEmpty, let file = memory.lockedBy[key] {
+					lockFile = file
+					return false
 				}
 				memory.values[key] = value
 				memory.markDirty(key)
@@ -255,6 +271,9 @@ extension Defaults {
 			guard let shouldSchedule else {
 				TerminationFlush.waitForTheEnd()
 			}
+			if let lockFile {
+				reportLockedWrite(of: key, lockedBy: lockFile)
+			}
 			if shouldSchedule {
 				scheduleFlush()
 			}
@@ -262,9 +281,15 @@ extension Defaults {
 
 		/// Removes the stored value for `key`; the file forgets it within about 100 ms.
 		public func removeStoredValue(forKey key: String) {
+			var lockFile: String?
 			let shouldSchedule = memory.withLock { memory -> Bool? in
 				guard TerminationFlush.acceptsWrites else {
 					return nil
+				}
+				// One check of a count when nothing is locked.
+				if !memory.locked.isEmpty, let file = memory.lockedBy[key] {
+					lockFile = file
+					return false
 				}
 				memory.values.removeValue(forKey: key)
 				memory.markDirty(key)
@@ -272,6 +297,9 @@ extension Defaults {
 			}
 			guard let shouldSchedule else {
 				TerminationFlush.waitForTheEnd()
+			}
+			if let lockFile {
+				reportLockedWrite(of: key, lockedBy: lockFile)
 			}
 			if shouldSchedule {
 				scheduleFlush()

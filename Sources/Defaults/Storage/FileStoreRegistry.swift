@@ -24,7 +24,7 @@ enum FileStoreRegistry {
 			// While descriptors are still free: see `DispatchStart`.
 			_ = DispatchStart.isStarted
 			store.file.watch { [weak store] in store?.scheduleReload() }
-			for systemFile in store.systemFiles {
+			for systemFile in store.systemFiles + store.lockFiles {
 				systemFile.watch { [weak store] in
 					guard let store else {
 						return

@@ -1,0 +1,50 @@
+import Foundation
+
+// Keys an administrator locked (`<name>.locks.plist` in a folder of `$XDG_CONFIG_DIRS`, see the article "The file
+// store"): what the app can ask, and the error of the writes that say so by throwing.
+
+extension Defaults {
+	/// Whether an administrator locked `key`: it reads the value the administrator fixed, and a write of it changes
+	/// nothing. The counterpart of `UserDefaults.objectIsForced(forKey:)`; use it to disable the control that edits
+	/// the setting.
+	///
+	/// ```swift
+	/// toggle.isEnabled = !Defaults.isLocked(.updateChannel)
+	/// ```
+	///
+	/// Only the standard file store and suites read locks; a key of any other store is never locked.
+	public static func isLocked(_ key: Keys) -> Bool {
+		(key.suite as? any LayeredStore)?.isLocked(key.name) ?? false
+	}
+
+	/// A write of a key an administrator locked: nothing was stored.
+	///
+	/// ```swift
+	/// do {
+	/// 	try store.write("beta", forKey: "updateChannel")
+	/// } catch let error as Defaults.LockedKeyError {
+	/// 	print(error)  // names the key and the file that locks it
+	/// }
+	/// ```
+	public struct LockedKeyError: Error, Sendable, CustomStringConvertible {
+		/// The locked key's name.
+		public let keyName: String
+		/// The file that locks it.
+		public let lockFile: String
+
+		/// The key, the file and what was left as it was, as a sentence.
+		public var description: String {
+			"The key '\(keyName)' is locked by the administrator (\(lockFile)); nothing was stored."
+		}
+	}
+}
+
+extension Defaults.Store {
+	/// Throws when an administrator locked `key` in this store.
+	func refuseLockedKey(_ key: String) throws(Defaults.LockedKeyError) {
+		guard let layered = self as? any LayeredStore, let lockFile = layered.lockFile(ofKey: key) else {
+			return
+		}
+		throw Defaults.LockedKeyError(keyName: key, lockFile: lockFile)
+	}
+}
