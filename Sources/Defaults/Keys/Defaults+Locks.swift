@@ -48,3 +48,40 @@ extension Defaults.Store {
 		throw Defaults.LockedKeyError(keyName: key, lockFile: lockFile)
 	}
 }
+
+extension Defaults {
+	/// Where a key's value comes from, highest first (see the article "The file store", "Domains").
+	public enum Layer: Sendable, Equatable {
+		/// An administrator locked the key in `file` (`<name>.locks.plist` in a folder of `$XDG_CONFIG_DIRS`).
+		case locked(file: String)
+		/// A `-key value` launch argument, for this run only.
+		case launchArgument
+		/// The user's value, stored in the key's store: the only layer writes change.
+		case stored
+		/// A system-wide default from `file` (`<name>.plist` in a folder of `$XDG_CONFIG_DIRS`).
+		case system(file: String)
+		/// Nothing sets the key: it reads a registered default or its own default value.
+		case defaultValue
+	}
+
+	/// The layer that gives `key` the value it reads now.
+	///
+	/// ```swift
+	/// if case .locked(let file) = Defaults.layer(of: .updateChannel) {
+	/// 	print("set by the administrator in \(file)")
+	/// }
+	/// ```
+	public static func layer(of key: Keys) -> Layer {
+		let store = key.suite
+		if let layered = store as? any LayeredStore {
+			switch layered.layer(ofKey: key.name) {
+			case .locked(let file): return .locked(file: file)
+			case .launchArgument: return .launchArgument
+			case .stored: return .stored
+			case .system(let file): return .system(file: file)
+			case .defaultValue: return .defaultValue
+			}
+		}
+		return store.ownValue(forKey: key.name) == nil ? .defaultValue : .stored
+	}
+}

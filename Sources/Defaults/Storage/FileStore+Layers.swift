@@ -14,6 +14,17 @@ protocol LayeredStore: Defaults.Store {
 	func isLocked(_ key: String) -> Bool
 	/// The file that locked `key`, if one did.
 	func lockFile(ofKey key: String) -> String?
+	/// The layer `key` reads its value from.
+	func layer(ofKey key: String) -> StoreLayer
+}
+
+/// A layer a value can come from, as Storage names it; `Defaults.Layer` is what the API says.
+enum StoreLayer: Equatable {
+	case locked(file: String)
+	case launchArgument
+	case stored
+	case system(file: String)
+	case defaultValue
 }
 
 extension Defaults.Store {
@@ -94,7 +105,7 @@ extension Defaults.FileStore {
 	/// Reads every system file and installs what they hold; returns the keys whose read value changed.
 	private func takeSystemLayer(failures: inout [Defaults.Failure]) -> Set<String> {
 		var problems: [String: String] = [:]
-		let (system, _) = Self.readMerged(systemFiles, problems: &problems)
+		let (system, systemBy) = Self.readMerged(systemFiles, problems: &problems)
 		let (locked, lockedBy) = Self.readMerged(lockFiles, problems: &problems)
 		return memory.withLock { memory in
 			for (path, reason) in problems where memory.systemProblems[path] != reason {
@@ -104,6 +115,7 @@ extension Defaults.FileStore {
 							+ "it is fixed, and it is left as it is."))
 			}
 			memory.systemProblems = problems
+			memory.systemBy = systemBy
 			let keys = Self.changedKeys(from: memory.system, to: system).union(
 				Self.changedKeys(from: memory.locked, to: locked))
 			guard !keys.isEmpty else {
@@ -176,6 +188,24 @@ extension Defaults.FileStore {
 	/// The file that locked `key`, if one did.
 	func lockFile(ofKey key: String) -> String? {
 		memory.withLock { $0.lockedBy[key] }
+	}
+
+	func layer(ofKey key: String) -> StoreLayer {
+		memory.withLock { memory in
+			if let file = memory.lockedBy[key] {
+				return .locked(file: file)
+			}
+			if memory.arguments[key] != nil {
+				return .launchArgument
+			}
+			if memory.values[key] != nil {
+				return .stored
+			}
+			if let file = memory.systemBy[key] {
+				return .system(file: file)
+			}
+			return .defaultValue
+		}
 	}
 
 	func reportLockedWrite(of key: String, lockedBy lockFile: String) {

@@ -70,6 +70,8 @@ extension Defaults {
 			var arguments: [String: Any] = [:]
 			/// The system-wide defaults: the files of `systemFiles`, the first one's value of a key winning.
 			var system: [String: Any] = [:]
+			/// The file that gave each system-wide default, for ``Defaults/layer(of:)``.
+			var systemBy: [String: String] = [:]
 			/// The values an administrator locked (`lockFiles`, the first one's value of a key winning), and the file
 			/// that locked each, for messages.
 			var locked: [String: Any] = [:]

@@ -77,3 +77,31 @@ import Testing
 		#expect(Defaults.FileStore.lockFileName(forFileNamed: "settings") == "settings.locks.plist")
 	}
 }
+
+/// ``Defaults/layer(of:)``: which layer gives a key its value.
+@Suite(.scaledTimeLimit(minutes: 1)) struct LayerOfKeyTests {
+	@Test func eachLayerIsNamedWithItsFile() throws {
+		let home = try TemporaryDirectory()
+		let system = try TemporaryDirectory()
+		for (name, values) in [("app.plist", ["system": 1, "locked": 1]), ("app.locks.plist", ["locked": 2])] {
+			let data = try PropertyListSerialization.data(fromPropertyList: values, format: .xml, options: 0)
+			try data.write(to: system.file(name))
+		}
+		let store = Defaults.FileStore.at(home.file("app.plist"), systemFolders: [system.url])
+		store.setArguments(["argument": "1"])
+		let key = { (name: String) in Defaults.Key<Int>(name, default: 0, suite: store) }
+		Defaults[key("stored")] = 3
+		let lockFile = SettingsFile(url: system.file("app.locks.plist")).path
+		let systemFile = SettingsFile(url: system.file("app.plist")).path
+		#expect(Defaults.layer(of: key("locked")) == .locked(file: lockFile))
+		#expect(Defaults.layer(of: key("argument")) == .launchArgument)
+		#expect(Defaults.layer(of: key("stored")) == .stored)
+		#expect(Defaults.layer(of: key("system")) == .system(file: systemFile))
+		#expect(Defaults.layer(of: key("nothing")) == .defaultValue)
+		let memory = Defaults.InMemoryStore()
+		let other = Defaults.Key<Int>("other", default: 0, suite: memory)
+		#expect(Defaults.layer(of: other) == .defaultValue)
+		Defaults[other] = 1
+		#expect(Defaults.layer(of: other) == .stored)
+	}
+}
