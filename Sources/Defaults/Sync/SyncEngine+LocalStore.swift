@@ -102,6 +102,18 @@ extension Defaults.SyncEngine {
 		defer { lockFile.unlock(&descriptor) }
 		return body(lockProblem)
 	}
+
+	/// The bytes of the file at `url` beside a settings file, read through Storage's one way (no link followed, the
+	/// settings file's owner rule).
+	static func readFileBeside(at url: URL) -> SettingsFile.BesideFileContents {
+		SettingsFile(besideFileAt: url).readBesideFile()
+	}
+
+	/// Replaces the file at `url` beside a settings file through Storage's one way (an exclusive temporary file, no
+	/// link followed, root's rules for the settings file); `false` when it could not.
+	static func replaceFileBeside(at url: URL, with data: Data, mode: mode_t) -> Bool {
+		SettingsFile(besideFileAt: url).replaceBesideFile(with: data, mode: mode) == nil
+	}
 }
 
 /// A running observation of local changes; cancelling it stops the handler.

@@ -16,7 +16,7 @@ extension SyncQueue {
 
 	static func read(at url: URL) -> Read {
 		let data: Data
-		switch SettingsFile(besideFileAt: url).readBesideFile() {
+		switch Defaults.SyncEngine.readFileBeside(at: url) {
 		case .missing:
 			return .missing
 		case .refused(let reason):

@@ -21,7 +21,7 @@ extension SyncState {
 		guard let url else {
 			return .none
 		}
-		guard case .bytes(let data) = SettingsFile(besideFileAt: url).readBesideFile() else {
+		guard case .bytes(let data) = Defaults.SyncEngine.readFileBeside(at: url) else {
 			let hadState = FileManager.default.fileExists(atPath: SyncQueue.url(besideStateFile: url).path)
 			return hadState ? .lost(reason: "it is missing") : .none
 		}
@@ -68,9 +68,9 @@ extension SyncQueue {
 
 /// Replaces a small file beside a settings file so that a crash at any point leaves the old contents or the new,
 /// never a mix or nothing: Storage's one way to write beside a settings file (exclusive temporary file, no link
-/// followed, root's rules for the settings file), see `SettingsFile.replaceBesideFile(with:mode:)`.
+/// followed, root's rules for the settings file), reached through sync's contact file.
 enum DurableFile {
 	static func write(_ data: Data, to url: URL, mode: mode_t = 0o600) -> Bool {
-		SettingsFile(besideFileAt: url).replaceBesideFile(with: data, mode: mode) == nil
+		Defaults.SyncEngine.replaceFileBeside(at: url, with: data, mode: mode)
 	}
 }
