@@ -125,23 +125,37 @@ final class ChangePrinter: @unchecked Sendable {
 		}
 		// The main thread, which waits below, takes them even if the command was started with them blocked.
 		pthread_sigmask(SIG_UNBLOCK, &ending, nil)
-		if let timeout {
-			queue.asyncAfter(deadline: .now() + timeout) { [self] in
-				let isShort = limit.map { printed < $0 } ?? false
-				if isShort {
-					Output.error("The time ran out before \(limit!) changes came.")
-				}
-				exit((isShort ? ExitStatus.notFound : .success).rawValue)
-			}
-		}
 		Output.errorText("Watching \(domain.path)\n")
 		// The main thread just waits, rather than `dispatchMain()`, which makes the main queue a descriptor as the
-		// thread leaves and traps when the process has none left; the watch's work runs on `queue`.
+		// thread leaves and traps when the process has none left; the watch's work runs on `queue`. The main thread
+		// also keeps the time limit, not a Dispatch timer: at the descriptor limit Dispatch may have no timer
+		// descriptor left, and a timer that never fires would make the watch outlive its --timeout.
+		// At most a century: the parser takes any finite number, and a longer one would overflow the clock.
+		let deadline = timeout.map { ContinuousClock.now + .milliseconds(Int((min($0, 3.2e9) * 1000).rounded(.up))) }
 		while true {
 			withExtendedLifetime(timer) {
-				_ = sleep(60)
+				let rest = deadline.map { $0 - ContinuousClock.now } ?? .seconds(60)
+				if rest > .zero {
+					Self.sleep(for: min(rest, .seconds(60)))
+				}
+			}
+			if let deadline, ContinuousClock.now >= deadline {
+				queue.sync {
+					let isShort = limit.map { printed < $0 } ?? false
+					if isShort {
+						Output.error("The time ran out before \(limit!) changes came.")
+					}
+					exit((isShort ? ExitStatus.notFound : .success).rawValue)
+				}
 			}
 		}
+	}
+
+	/// Sleeps the calling thread for `duration` (a signal may end it early; the caller checks the time again).
+	private static func sleep(for duration: Duration) {
+		let (seconds, attoseconds) = duration.components
+		var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+		_ = nanosleep(&request, nil)
 	}
 
 	private static func isRecent(_ identity: FileIdentity?) -> Bool {
