@@ -79,7 +79,7 @@ extension Defaults {
 		/// fails the update: storing a value computed from the default would replace data that a newer version of
 		/// the app (or a fixed bridge) could still read.
 		private mutating func read<Value: Serializable>(_ key: Key<Value>) -> Value {
-			guard let stored = storedForms.map({ $0[key.name] }) ?? store.storedValue(forKey: key.name) else {
+			guard let stored = storedForms.map({ $0[key.name] }) ?? store.valueBeneathOverrides(forKey: key.name) else {
 				return key.defaultValue
 			}
 			if key.readsByCast, let value = stored as? Value {

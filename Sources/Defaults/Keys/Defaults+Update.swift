@@ -139,13 +139,7 @@ extension Defaults {
 				"The keys '\(keys[0].name)' and '\(other.name)' live in different stores, and an update covers keys of "
 					+ "one store; nothing was changed.")
 		}
-		for key in keys {
-			do {
-				try store.refuseLockedKey(key.name)
-			} catch {
-				throw UpdateError(.locked, error.description)
-			}
-		}
+		try refuseLockedKeys(keys, in: store)
 		return try store.withUpdate {
 			var transaction = Transaction(store: store, names: Set(keys.map(\.name)))
 			let result = try transform(&transaction)
@@ -161,6 +155,20 @@ extension Defaults {
 	}
 }
 
+extension Defaults {
+	/// Throws ``UpdateError`` with kind `.locked` when an administrator locked one of `keys`: every form of `update`,
+	/// the synced one included, refuses before it runs the closure.
+	static func refuseLockedKeys(_ keys: [Keys], in store: any Store) throws(UpdateError) {
+		for key in keys {
+			do {
+				try store.refuseLockedKey(key.name)
+			} catch {
+				throw UpdateError(.locked, error.description)
+			}
+		}
+	}
+}
+
 extension Defaults.Store {
 	/// Runs `transform` on the stored values of `names` (`nil` where nothing is stored) and stores the result
 	/// atomically, as `Defaults.update(_:_:)` does for keys: for callers that know stored forms only (the
@@ -171,7 +179,7 @@ extension Defaults.Store {
 		try withUpdate {
 			var original: [String: Any] = [:]
 			for name in names {
-				original[name] = storedValue(forKey: name)
+				original[name] = valueBeneathOverrides(forKey: name)
 			}
 			var values = original
 			let result = try transform(&values)

@@ -191,7 +191,10 @@ extension Defaults.Key {
 	@discardableResult
 	public func rewriteInCurrentForm(in store: (any Defaults.Store)? = nil) -> Bool {
 		let store = store ?? suite
-		guard case .olderForm(let value, _) = storedState(in: store) else {
+		// The store's own value only: a system-wide default or a launch argument in an older form is not the user's
+		// to rewrite, and copying it into the user's file would shadow the administrator's later edits.
+		guard let stored = store.ownValue(forKey: name), case .olderForm(let value, _) = decode(stored, in: store)
+		else {
 			return false
 		}
 		store[self] = value

@@ -7,6 +7,9 @@ protocol LayeredStore: Defaults.Store {
 	/// The value the store keeps for `key` itself (the one a write replaces), without the other layers; `nil` when it
 	/// keeps none.
 	func ownValue(forKey key: String) -> Any?
+	/// The value `key` reads without the layers above the stored values (locks, launch arguments): what an update
+	/// starts from, since what it stores goes beneath them.
+	func valueBeneathOverrides(forKey key: String) -> Any?
 	/// The text of the launch argument that gives `key` the value it reads, when that argument is a plain string: a
 	/// key of another type reads it as `UserDefaults` would (a number, a Boolean).
 	func argumentText(forKey key: String) -> String?
@@ -39,6 +42,15 @@ extension Defaults.Store {
 		}
 		return storedValue(forKey: key)
 	}
+
+	/// The value `key` reads without locks and launch arguments: what an update starts from, so that a value it
+	/// stores is computed from the user's value, never from an argument or a lock of this run.
+	func valueBeneathOverrides(forKey key: String) -> Any? {
+		if let layered = self as? any LayeredStore {
+			return layered.valueBeneathOverrides(forKey: key)
+		}
+		return storedValue(forKey: key)
+	}
 }
 
 // The layers a file store reads beside its stored values. Each is kept whole in memory and folded into `above` (read
@@ -47,6 +59,10 @@ extension Defaults.Store {
 extension Defaults.FileStore: LayeredStore {
 	func ownValue(forKey key: String) -> Any? {
 		memory.withLock { $0.values[key] }
+	}
+
+	func valueBeneathOverrides(forKey key: String) -> Any? {
+		memory.withLock { $0.values[key] ?? $0.beneath[key] }
 	}
 
 	func argumentText(forKey key: String) -> String? {

@@ -129,7 +129,7 @@ extension Defaults {
 		///
 		/// It is the file Foundation's `UserDefaults.standard` uses on Linux, so values an app stored with
 		/// `UserDefaults` read here, and `UserDefaults` reads what this store writes. Launch arguments of the form
-		/// `-key value` are read beneath the stored values (see ``Defaults/FileStore``).
+		/// `-key value` are read above the stored values, for that run only (see ``Defaults/FileStore``).
 		public static let standard: FileStore = {
 			let store = FileStoreRegistry.store(at: standardURL, systemFolders: systemConfigurationDirectories())
 			store.setArguments(argumentDomain(from: CommandLine.arguments))

@@ -29,7 +29,12 @@ enum FileStoreRegistry {
 					guard let store else {
 						return
 					}
-					// Off the watcher's thread, as the user's file's reload is: observers run on the reloading one.
+					// Off the watcher's thread, as the user's file's reload is: observers run on the reloading one. At
+					// the descriptor limit Dispatch cannot start (it would trap), so the watcher's thread reloads.
+					guard DispatchStart.isStarted else {
+						store.reloadSystemLayer()
+						return
+					}
 					DispatchQueue.global(qos: .utility).async { store.reloadSystemLayer() }
 				}
 			}

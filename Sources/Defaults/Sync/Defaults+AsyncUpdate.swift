@@ -95,6 +95,7 @@ extension Defaults {
 			// No keys, or keys of several stores: the local update says which, in its error.
 			return try updateLocally(keys, transform)
 		}
+		try refuseLockedKeys(keys, in: store)
 		// One result per run of the closure: the one returned is that of the run the remote committed, which after an
 		// answer lost and found later may be an earlier run than the last.
 		var results: [Result] = []

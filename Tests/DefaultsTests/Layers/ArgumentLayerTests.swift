@@ -26,6 +26,24 @@ import Testing
 		#expect(store.ownValue(forKey: "theme") as? String == "light")
 	}
 
+	/// An update starts from the user's value, not from an argument that shadows it for this run: the argument must
+	/// never reach the file, and the stored value must not be lost to it.
+	@Test func anUpdateOfAKeyAnArgumentShadowsStartsFromTheStoredValue() throws {
+		let name = uniqueKeyName("counter")
+		try store.write(500, forKey: name)
+		#expect(store.flush())
+		store.setArguments(Defaults.FileStore.argumentDomain(from: ["app", "-\(name)", "99"]))
+		let counter = Defaults.Key<Int>(name, default: 0, suite: store)
+		#expect(Defaults[counter] == 99)
+		try Defaults.update(counter) { $0 += 1 }
+		#expect(store.ownValue(forKey: name) as? Int == 501)
+		#expect(Defaults[counter] == 99)
+		#expect(store.flush())
+		#expect(try FileContents.values(of: url)[name] as? Int == 501)
+		try store.updateStoredValues([name]) { $0[name] = ($0[name] as? Int ?? 0) + 1 }
+		#expect(store.ownValue(forKey: name) as? Int == 502)
+	}
+
 	@Test func aNumberArgumentReadsAsANumberForNumberKeys() {
 		let name = uniqueKeyName("counter")
 		FailureRecorder.start()
