@@ -64,7 +64,19 @@ enum ObservationCommand {
 				}
 			}
 		}
-		return outcome.wait(seconds: seconds) ?? 1
+		if let status = outcome.wait(seconds: seconds) {
+			return status
+		}
+		// Says which side missed the change, for a failure seen only under load: the store not taking in the file
+		// (the read below is still the old value) or the observation not delivering what the store took in.
+		let onDisk = (key.suite as? Defaults.FileStore).flatMap { try? Data(contentsOf: $0.url) }.flatMap {
+			try? PropertyListSerialization.propertyList(from: $0, format: nil)
+		}
+		let message =
+			"observation-await: no update to '\(expected ?? "nil")' in \(seconds) s; the store reads "
+			+ "'\(Defaults[key] ?? "nil")'; the file holds \(onDisk.map { "\($0)" } ?? "nothing readable")\n"
+		FileHandle.standardError.write(Data(message.utf8))
+		return 1
 	}
 
 	static func usage(_ text: String) -> Int32 {
