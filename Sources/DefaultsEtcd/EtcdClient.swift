@@ -2,7 +2,7 @@ import Defaults
 import Foundation
 import Synchronization
 
-/// An etcd v3 cluster as a ``/Defaults/Defaults/RemoteKeyValueService``, through etcd's HTTP/JSON gateway.
+/// An etcd v3 cluster, spoken to through etcd's HTTP/JSON gateway: the remote that synced settings travel through.
 ///
 /// It is a library of its own, `DefaultsEtcd`, so that apps that do not sync do not link `FoundationNetworking`
 /// (and with it libcurl) on Linux.
@@ -19,9 +19,8 @@ import Synchronization
 ///
 /// Requests go to one endpoint; when it cannot be reached the next one is tried, and the one that answered is used
 /// from then on. With credentials, a token from `/v3/auth/authenticate` is sent with every request and fetched
-/// again (and the request retried once) when etcd no longer accepts it. etcd's refusals end as
-/// ``/Defaults/Defaults/RemoteServiceError/refused(_:)`` or ``/Defaults/Defaults/RemoteServiceError/valueTooLarge(_:)`` with etcd's own
-/// sentence.
+/// again (and the request retried once) when etcd no longer accepts it. etcd's refusals reach the app as a
+/// ``/Defaults/Defaults/Failure`` and in ``/Defaults/Defaults/SyncStatus/lastError``, with etcd's own sentence.
 ///
 /// https endpoints go through `URLSession` and are verified against the system's trusted certificates (on Linux: add
 /// a private CA to the system store, `update-ca-certificates`; Foundation on Linux has no per-session CA). On Linux,
@@ -101,7 +100,7 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 	// MARK: RemoteKeyValueService
 
 	/// Every key under `prefix` (`/v3/kv/range`).
-	public func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
+	package func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
 		let answer = try await call(
 			"/v3/kv/range", ["key": Self.base64(prefix), "range_end": Self.base64(Self.rangeEnd(of: prefix))])
 		// One key etcd's gateway sends in a form this client cannot read is skipped and named, not a reason to read
@@ -124,7 +123,7 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 
 	/// A transaction (`/v3/kv/txn`): if the key's mod revision is `expectedModRevision`, put or delete it; otherwise
 	/// read it.
-	public func compareAndSwap(
+	package func compareAndSwap(
 		key: String, value: Data?, expectedModRevision: Int64
 	) async throws
 		-> Defaults.RemoteWriteResult
@@ -159,7 +158,7 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 
 	/// One transaction (`/v3/kv/txn`) that compares every key's mod revision and, if all match, writes all but those
 	/// only compared.
-	public func compareAndSwap(all writes: [Defaults.RemoteWrite]) async throws -> Int64? {
+	package func compareAndSwap(all writes: [Defaults.RemoteWrite]) async throws -> Int64? {
 		guard !writes.isEmpty else {
 			return nil
 		}
@@ -180,7 +179,7 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 	}
 
 	/// A streamed watch (`/v3/watch`) of `prefix` from `revision`.
-	public func watch(
+	package func watch(
 		prefix: String, fromRevision revision: Int64
 	) -> AsyncThrowingStream<
 		[Defaults.RemoteEvent], any Error

@@ -106,6 +106,42 @@ let syncCommands: [String: @Sendable ([String]) -> Int32] = [
 		}
 		return Defaults.standardStore.flush() ? 0 : 1
 	},
+	// sync-lose-conflict <endpoint> <prefix> <name> <value> <go file> <seconds>: syncs only when asked, agrees on the
+	// key's remote value, writes <value> locally, prints `written`, waits for <go file> to exist (another machine has
+	// changed the key meanwhile), synchronises, and prints `conflict <name> <discarded> <winner>` for the first conflict
+	// `Defaults.iCloud.conflicts` tells of; exits 1 if none comes within <seconds>.
+	"sync-lose-conflict": { arguments in
+		guard arguments.count == 6, let seconds = Double(arguments[5]) else {
+			return ObservationCommand.usage("sync-lose-conflict <endpoint> <prefix> <name> <value> <go file> <seconds>")
+		}
+		Defaults.iCloud.isSyncingAutomatically = false
+		let key = SyncCommand.start(arguments[0], arguments[1], names: [arguments[2]])[arguments[2]]!
+		guard SyncCommand.synchronizeOnce() == "synced" else {
+			return 1
+		}
+		let conflicts = Defaults.iCloud.conflicts
+		Defaults[key] = arguments[3]
+		FileHandle.standardOutput.write(Data("written\n".utf8))
+		let deadline = Date().addingTimeInterval(seconds)
+		while !FileManager.default.fileExists(atPath: arguments[4]) {
+			guard Date() < deadline else {
+				return 1
+			}
+			usleep(10_000)
+		}
+		let outcome = ObservationCommand.Outcome()
+		Task {
+			for await conflict in conflicts {
+				let text =
+					"conflict \(conflict.keyName) \(conflict.discardedLocalValue ?? "-") \(conflict.winningRemoteValue ?? "-")"
+				FileHandle.standardOutput.write(Data((text + "\n").utf8))
+				outcome.finish(0)
+				return
+			}
+		}
+		_ = SyncCommand.synchronizeOnce()
+		return outcome.wait(seconds: seconds) ?? 1
+	},
 ]
 
 enum SyncCommand {

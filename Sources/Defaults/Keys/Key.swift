@@ -143,7 +143,7 @@ extension Defaults {
 		///   - defaultValue: What the key reads as when nothing is stored. It is registered with `suite`.
 		///   - suite: The store the value lives in.
 		///   - iCloud: Whether the key is synced across machines, once a remote is configured with
-		///     ``Defaults/iCloud/configure(remote:prefix:store:stateFile:)`` (on Linux: etcd); until then it is stored
+		///     `Defaults.iCloud.configure(remote:prefix:store:stateFile:)` (on Linux: etcd); until then it is stored
 		///     locally only. The well-known Defaults package's spelling: `Key<String>("theme", default: "light",
 		///     iCloud: true)`.
 		///   - bridge: How the key stores its values; `nil` (the default) uses the bridge the type picks. Naming one

@@ -32,18 +32,12 @@ extension Defaults {
 
 		static let registry = LockedState(Registry())
 
-		/// Names the remote and starts syncing the keys added so far (and later ones).
+		/// Names the remote and starts syncing the keys added so far (and later ones): the seam behind the public
+		/// `configure(remote:prefix:store:stateFile:)` that the `DefaultsEtcd` library adds for an `EtcdClient`.
 		///
-		/// Call it once at start-up; a second call stops the first engine and replaces it.
-		///
-		/// - Parameters:
-		///   - remote: The service to sync with, such as `EtcdClient` of the `DefaultsEtcd` library.
-		///   - prefix: The remote key prefix for this app or team, such as `"/defaults/editor/"`.
-		///   - store: The store whose keys are synced.
-		///   - stateFile: Where the offline queue's state is kept; by default beside the store's settings file.
-		/// - Returns: The engine, for its ``Defaults/SyncEngine/status``.
+		/// A second call stops the first engine and replaces it.
 		@discardableResult
-		public static func configure(
+		package static func configure(
 			remote: any RemoteKeyValueService, prefix: String, store: any Store = Defaults.standardStore,
 			stateFile: URL? = nil
 		) -> SyncEngine {
@@ -61,7 +55,7 @@ extension Defaults {
 			return engine
 		}
 
-		/// The engine ``configure(remote:prefix:store:stateFile:)`` made, or `nil`.
+		/// The engine `configure(remote:prefix:store:stateFile:)` made, or `nil`.
 		package static var engine: SyncEngine? {
 			registry.withLock { $0.engine }
 		}
@@ -182,6 +176,21 @@ extension Defaults {
 				return AsyncStream { $0.finish() }
 			}
 			return engine.statusUpdates
+		}
+
+		/// Each local change of a synced key that loses a conflict from now on, as the configured engine's
+		/// ``Defaults/SyncEngine/conflicts``; ends at once when nothing is configured.
+		///
+		/// ```swift
+		/// for await conflict in Defaults.iCloud.conflicts {
+		/// 	print("kept the other machine's value of \(conflict.keyName)")
+		/// }
+		/// ```
+		public static var conflicts: AsyncStream<SyncConflict> {
+			guard let engine else {
+				return AsyncStream { $0.finish() }
+			}
+			return engine.conflicts
 		}
 	}
 }

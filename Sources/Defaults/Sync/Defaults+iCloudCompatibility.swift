@@ -32,7 +32,7 @@ extension Defaults.iCloud {
 	/// Whether to log what sync does: each change of ``status`` (connected, pending changes, last error) is written to
 	/// standard error, prefixed with `Defaults.iCloud:`.
 	///
-	/// Set it before or after ``configure(remote:prefix:store:stateFile:)``: set before, it starts logging once an
+	/// Set it before or after `configure(remote:prefix:store:stateFile:)`: set before, it starts logging once an
 	/// engine is configured.
 	///
 	/// ```swift

@@ -13,7 +13,7 @@ extension Defaults {
 	/// for a removal (a *tombstone*), so that no compare-and-swap ever has to name 0 for a key that existed; a service
 	/// that deleted the key instead would let a push sent again after a lost reply overwrite a removal made since. The
 	/// engine may watch more than one range at a time (a key's history, while the prefix's watch runs).
-	public protocol RemoteKeyValueService: Sendable {
+	package protocol RemoteKeyValueService: Sendable {
 		/// Every key under `prefix`, with the service's revision at the time of the read.
 		func read(prefix: String) async throws -> RemoteSnapshot
 
@@ -36,16 +36,16 @@ extension Defaults {
 	}
 
 	/// A key and its value as a ``Defaults/RemoteKeyValueService`` holds it.
-	public struct RemoteEntry: Sendable, Equatable {
+	package struct RemoteEntry: Sendable, Equatable {
 		/// The full remote key.
-		public var key: String
+		package var key: String
 		/// The value's bytes.
-		public var value: Data
+		package var value: Data
 		/// The revision that last modified the key.
-		public var modRevision: Int64
+		package var modRevision: Int64
 
 		/// Creates an entry.
-		public init(key: String, value: Data, modRevision: Int64) {
+		package init(key: String, value: Data, modRevision: Int64) {
 			self.key = key
 			self.value = value
 			self.modRevision = modRevision
@@ -53,17 +53,17 @@ extension Defaults {
 	}
 
 	/// One write of a ``Defaults/RemoteKeyValueService/compareAndSwap(all:)``.
-	public struct RemoteWrite: Sendable, Equatable {
+	package struct RemoteWrite: Sendable, Equatable {
 		/// The full remote key.
-		public var key: String
+		package var key: String
 		/// The bytes to write; `nil` deletes the key.
-		public var value: Data?
+		package var value: Data?
 		/// The mod revision the key must still have (0: it must not exist).
-		public var expectedModRevision: Int64
+		package var expectedModRevision: Int64
 		/// Whether the key is only compared, not written: the transaction needs it unchanged (an atomic update read
 		/// it) but does not change it. `value` then holds the key's current bytes, so that a service that writes it
 		/// anyway stores what was there.
-		public var isComparedOnly = false
+		package var isComparedOnly = false
 
 		package init(key: String, value: Data?, expectedModRevision: Int64) {
 			self.key = key
@@ -80,17 +80,17 @@ extension Defaults {
 	}
 
 	/// The keys under a prefix, read at one revision.
-	public struct RemoteSnapshot: Sendable, Equatable {
+	package struct RemoteSnapshot: Sendable, Equatable {
 		/// The entries found.
-		public var entries: [RemoteEntry]
+		package var entries: [RemoteEntry]
 		/// The service's revision at the time of the read: watching from `revision + 1` misses nothing.
-		public var revision: Int64
+		package var revision: Int64
 		/// Entries the service sent in a form that could not be read (a key that is not base64, a revision below 1),
 		/// each described: the engine reports them and syncs the other keys.
-		public var skipped: [String]
+		package var skipped: [String]
 
 		/// Creates a snapshot.
-		public init(entries: [RemoteEntry], revision: Int64, skipped: [String] = []) {
+		package init(entries: [RemoteEntry], revision: Int64, skipped: [String] = []) {
 			self.entries = entries
 			self.revision = revision
 			self.skipped = skipped
@@ -98,7 +98,7 @@ extension Defaults {
 	}
 
 	/// One change a watch reports.
-	public enum RemoteEvent: Sendable, Equatable {
+	package enum RemoteEvent: Sendable, Equatable {
 		/// `entry` was written.
 		case put(RemoteEntry)
 		/// `key` was deleted at `modRevision`.
@@ -106,7 +106,7 @@ extension Defaults {
 	}
 
 	/// What a compare-and-swap did.
-	public enum RemoteWriteResult: Sendable, Equatable {
+	package enum RemoteWriteResult: Sendable, Equatable {
 		/// The write was applied at `revision`.
 		case written(revision: Int64)
 		/// The key had changed; `current` is what it holds now (`nil`: it does not exist).
@@ -114,7 +114,7 @@ extension Defaults {
 	}
 
 	/// Errors a ``Defaults/RemoteKeyValueService`` throws that the sync engine treats specially.
-	public enum RemoteServiceError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
+	package enum RemoteServiceError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
 		/// The revision a watch asked for was compacted away; everything newer than `compactRevision` is kept.
 		case compacted(Int64)
 		/// No endpoint could be reached, or all answered with errors.
@@ -129,7 +129,7 @@ extension Defaults {
 		case valueTooLarge(String)
 
 		/// A sentence describing the error.
-		public var description: String {
+		package var description: String {
 			switch self {
 			case .compacted(let revision): "the watched history was compacted up to revision \(revision)"
 			case .unreachable(let reason): "the remote cannot be reached: \(reason)"
@@ -140,7 +140,7 @@ extension Defaults {
 		}
 
 		/// ``description`` as a sentence of its own, for `localizedDescription`: capitalised, with one full stop.
-		public var errorDescription: String? {
+		package var errorDescription: String? {
 			let text = description.trimmingCharacters(in: .whitespacesAndNewlines)
 			let sentence = text.prefix(1).uppercased() + text.dropFirst()
 			return sentence.last.map { ".!?".contains($0) } == true ? sentence : sentence + "."

@@ -10,7 +10,7 @@ extension Defaults {
 	/// To keep the local edit after all, write it again: it is then made knowing the winner, and wins.
 	///
 	/// ```swift
-	/// for await conflict in engine.conflicts {
+	/// for await conflict in Defaults.iCloud.conflicts {
 	/// 	if askUser("Keep your change of \(conflict.keyName)?") {
 	/// 		try engine.store.write(conflict.discardedLocalValue, forKey: conflict.keyName)
 	/// 	}

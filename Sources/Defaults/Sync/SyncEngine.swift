@@ -2,11 +2,10 @@ import Foundation
 import Synchronization
 
 extension Defaults {
-	/// Keeps chosen keys of one store in step with a ``Defaults/RemoteKeyValueService``, on every machine that runs
-	/// it with the same prefix.
+	/// Keeps chosen keys of one store in step with etcd, on every machine that runs it with the same prefix.
 	///
-	/// Most apps configure one through ``Defaults/iCloud`` instead; create engines directly to sync several stores,
-	/// or in tests and benchmarks.
+	/// Most apps configure one through ``Defaults/iCloud`` instead; create engines directly (with the initialiser the
+	/// `DefaultsEtcd` library adds, from an `EtcdClient`) to sync several stores, or in benchmarks.
 	///
 	/// The local store stays the source of every read and write. The engine hears local changes of its keys and
 	/// pushes their stored forms, and applies remote changes to the store, where observers hear them like any change.
@@ -46,13 +45,16 @@ extension Defaults {
 
 		/// Creates an engine; it does nothing until keys are added and it is started (or synchronised).
 		///
+		/// The remote is a package seam, not a public protocol: etcd is the one service settings sync through (the
+		/// `DefaultsEtcd` library's initialiser is the public one), and tests put a fake behind the seam.
+		///
 		/// - Parameters:
 		///   - remote: The service to sync with.
 		///   - prefix: Prepended to each key name to form the remote key: one prefix per app or team, for example
 		///     `"/defaults/editor/"`. Machines sharing a prefix share values.
 		///   - store: The local store.
 		///   - stateFile: Where to keep the offline queue's state; by default beside a file store's settings file.
-		public init(
+		package init(
 			remote: any RemoteKeyValueService, prefix: String, store: any Store = Defaults.standardStore,
 			stateFile: URL? = nil
 		) {

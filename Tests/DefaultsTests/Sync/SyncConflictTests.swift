@@ -33,4 +33,28 @@ import Testing
 		#expect(conflict.winningRemoteValue as? String == "first")
 		#expect(conflict.remoteRevision > 0)
 	}
+
+	/// The app hears its lost changes through `Defaults.iCloud`, with no engine of its own: the engine `configure` made
+	/// is not public, and `conflicts` is its one route besides the failure handler.
+	@Test func theConfiguredEngineTellsTheAppThroughICloud() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let other = Defaults.InMemoryStore()
+		let otherSync = Defaults.SyncEngine(remote: remote, prefix: "/test/told-icloud/", store: other)
+		otherSync.add(["mode"])
+		try other.write("base", forKey: "mode")
+		#expect(await otherSync.synchronize())
+
+		let app = try Machine(etcd: etcd, prefix: "/test/told-icloud/")
+		let go = app.folder.file("go")
+		let child = try app.start("sync-lose-conflict", ["mode", "mine", go.path, "20"])
+		#expect(try await child.waitForOutput("written", timeout: 20))
+		try other.write("theirs", forKey: "mode")
+		#expect(await otherSync.synchronize())
+		#expect(FileManager.default.createFile(atPath: go.path, contents: nil))
+		let result = try await child.wait(timeout: 30)
+		#expect(result.status == 0, "\(result)")
+		#expect(result.lines.contains("conflict mode mine theirs"), "\(result)")
+	}
 }

@@ -1,0 +1,54 @@
+import Defaults
+import Foundation
+
+extension Defaults.iCloud {
+	/// Names the etcd cluster to sync with and starts syncing the keys added so far (and later ones).
+	///
+	/// Call it once at start-up; a second call stops the first engine and replaces it.
+	///
+	/// ```swift
+	/// let etcd = try EtcdClient(endpoints: ["http://127.0.0.1:2379"])
+	/// Defaults.iCloud.configure(remote: etcd, prefix: "/defaults/editor/")
+	/// ```
+	///
+	/// - Parameters:
+	///   - remote: The etcd cluster.
+	///   - prefix: The remote key prefix for this app or team, such as `"/defaults/editor/"`: machines sharing a
+	///     prefix share values.
+	///   - store: The store whose keys are synced.
+	///   - stateFile: Where the offline queue's state is kept; by default beside the store's settings file.
+	/// - Returns: The engine, for its ``/Defaults/Defaults/SyncEngine/status`` and
+	///   ``/Defaults/Defaults/SyncEngine/conflicts``.
+	@discardableResult
+	public static func configure(
+		remote: EtcdClient, prefix: String, store: any Defaults.Store = Defaults.standardStore, stateFile: URL? = nil
+	) -> Defaults.SyncEngine {
+		configure(
+			remote: remote as any Defaults.RemoteKeyValueService, prefix: prefix, store: store, stateFile: stateFile)
+	}
+}
+
+extension Defaults.SyncEngine {
+	/// Creates an engine that keeps chosen keys of `store` in step with etcd; it does nothing until keys are added and
+	/// it is started (or synchronised). Most apps use ``/Defaults/Defaults/iCloud`` instead; an engine of your own
+	/// syncs another store.
+	///
+	/// ```swift
+	/// let engine = Defaults.SyncEngine(remote: etcd, prefix: "/defaults/editor/", store: store)
+	/// engine.add(["theme", "fontSize"])
+	/// engine.start()
+	/// ```
+	///
+	/// - Parameters:
+	///   - remote: The etcd cluster.
+	///   - prefix: Prepended to each key name to form the remote key: one prefix per app or team, for example
+	///     `"/defaults/editor/"`. Machines sharing a prefix share values.
+	///   - store: The local store.
+	///   - stateFile: Where to keep the offline queue's state; by default beside a file store's settings file.
+	public convenience init(
+		remote: EtcdClient, prefix: String, store: any Defaults.Store = Defaults.standardStore, stateFile: URL? = nil
+	) {
+		self.init(
+			remote: remote as any Defaults.RemoteKeyValueService, prefix: prefix, store: store, stateFile: stateFile)
+	}
+}
