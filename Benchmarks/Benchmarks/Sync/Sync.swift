@@ -220,6 +220,8 @@ final class BenchmarkEtcd: Sendable {
 	static let shared = BenchmarkEtcd()
 
 	let client: EtcdClient
+	/// The same etcd, for the benchmarks' own calls.
+	let gateway: EtcdGateway
 	let process: Process
 	let folder: URL
 
@@ -239,14 +241,15 @@ final class BenchmarkEtcd: Sendable {
 		process.standardError = FileHandle.nullDevice
 		try! process.run()
 		self.client = try! EtcdClient(endpoints: [client])
+		self.gateway = EtcdGateway(endpoint: client)
 		etcdProcessIdentifier.store(process.processIdentifier, ordering: .relaxed)
 		atexit { kill(etcdProcessIdentifier.load(ordering: .relaxed), SIGTERM) }
 		let deadline = Date().addingTimeInterval(15)
 		let ready = ReadyFlag()
 		while Date() < deadline, !ready.isSet {
 			let semaphore = DispatchSemaphore(value: 0)
-			Task { [client = self.client] in
-				if (try? await client.read(prefix: "/")) != nil {
+			Task { [gateway] in
+				if (try? await gateway.exists("/")) != nil {
 					ready.set()
 				}
 				semaphore.signal()

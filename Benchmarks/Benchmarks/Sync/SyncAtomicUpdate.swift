@@ -1,5 +1,6 @@
 import Benchmark
 import Defaults
+import DefaultsEtcd
 import Foundation
 
 // A synced key's atomic update (issue 22) against a plain synced write, one engine on the shared benchmark etcd, no
@@ -34,8 +35,8 @@ func registerAtomicUpdateBenchmarks(etcd: BenchmarkEtcd) {
 			precondition(updated == engine.store[key], "the update was not applied locally")
 		}
 		// The engine is not started, so only an update made through sync (a compare-and-swap) reaches etcd.
-		let remote = try! await etcd.client.read(prefix: prefix)
-		precondition(remote.entries.contains { $0.key == prefix + "counter" }, "the updates did not go through sync")
+		let isRemote = try! await etcd.gateway.exists(prefix + "counter")
+		precondition(isRemote, "the updates did not go through sync")
 	}
 }
 
