@@ -1,6 +1,7 @@
 import Defaults
 import Foundation
 
+/// Configuring sync with an etcd cluster.
 extension Defaults.iCloud {
 	/// Names the etcd cluster to sync with and starts syncing the keys added so far (and later ones).
 	///
@@ -28,6 +29,7 @@ extension Defaults.iCloud {
 	}
 }
 
+/// Creating a sync engine for an etcd cluster.
 extension Defaults.SyncEngine {
 	/// Creates an engine that keeps chosen keys of `store` in step with etcd; it does nothing until keys are added and
 	/// it is started (or synchronised). Most apps use ``/Defaults/Defaults/iCloud`` instead; an engine of your own

@@ -4,7 +4,7 @@ import Synchronization
 extension Defaults {
 	// swift-format-ignore: TypeNamesShouldBeCapitalized
 	/// Syncs chosen keys across machines, with the names of the well-known package's iCloud API; on Linux the remote
-	/// is an etcd cluster (or any ``Defaults/RemoteKeyValueService``) named once at start-up.
+	/// is an etcd cluster, named once at start-up with the `configure(remote:prefix:store:stateFile:)` of `DefaultsEtcd`.
 	///
 	/// ```swift
 	/// import DefaultsEtcd

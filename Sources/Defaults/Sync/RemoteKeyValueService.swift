@@ -35,7 +35,7 @@ extension Defaults {
 		func watch(prefix: String, fromRevision revision: Int64) -> AsyncThrowingStream<[RemoteEvent], any Error>
 	}
 
-	/// A key and its value as a ``Defaults/RemoteKeyValueService`` holds it.
+	/// A key and its value as a `RemoteKeyValueService` holds it.
 	package struct RemoteEntry: Sendable, Equatable {
 		/// The full remote key.
 		package var key: String
@@ -113,7 +113,7 @@ extension Defaults {
 		case conflict(current: RemoteEntry?)
 	}
 
-	/// Errors a ``Defaults/RemoteKeyValueService`` throws that the sync engine treats specially.
+	/// Errors a `RemoteKeyValueService` throws that the sync engine treats specially.
 	package enum RemoteServiceError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
 		/// The revision a watch asked for was compacted away; everything newer than `compactRevision` is kept.
 		case compacted(Int64)
