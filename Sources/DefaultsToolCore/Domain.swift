@@ -33,6 +33,10 @@ struct Domain {
 	/// The name to show: the store name, or the path as given.
 	let name: String
 	let url: URL
+	/// The folders of the system layer the app reads with this file (`$XDG_CONFIG_DIRS`, else `/etc/xdg`): for a
+	/// domain in the configuration folder, as a suite's store reads them; none for any other file, which the app
+	/// opens with `FileStore.at`, which reads no other layer.
+	let systemFolders: [URL]
 
 	var path: String { url.path(percentEncoded: false) }
 
@@ -51,13 +55,25 @@ struct Domain {
 				throw .usage("\"\(name)\" is not a domain name: \(error.reason).", verb: verb)
 			}
 			self.name = name
+			systemFolders = Defaults.FileStore.systemFolders
 		case .file(let path):
 			guard !path.isEmpty else {
 				throw .usage("The domain file path is empty.", verb: verb)
 			}
 			name = path
 			url = URL(filePath: path, directoryHint: .notDirectory).absoluteURL
+			systemFolders = Self.isInConfigurationFolder(url) ? Defaults.FileStore.systemFolders : []
 		}
+	}
+
+	/// Whether `url` is a file of the configuration folder, `<name>.plist` (a suite's file), its links resolved.
+	private static func isInConfigurationFolder(_ url: URL) -> Bool {
+		let name = url.lastPathComponent
+		guard name.hasSuffix(".plist"), !name.hasPrefix(".") else {
+			return false
+		}
+		let suiteFile = configurationFolder.appending(path: name, directoryHint: .notDirectory)
+		return SettingsFile(url: suiteFile).path == SettingsFile(url: url).path
 	}
 
 	/// The file's values, read and parsed without a store: nothing is created, moved or locked.
@@ -84,12 +100,20 @@ struct Domain {
 	///
 	/// - Throws: a corrupt or unreadable file always; a missing one when `mustExist`.
 	func values(mustExist: Bool) throws(ToolError) -> [String: Any] {
-		switch contents() {
-		case .missing:
+		guard let values = try storedValues() else {
 			if mustExist {
 				throw .notFound("Domain \(name) does not exist (no file at \(path)).")
 			}
 			return [:]
+		}
+		return values
+	}
+
+	/// The values of the domain's own file, `nil` when there is none.
+	func storedValues() throws(ToolError) -> [String: Any]? {
+		switch contents() {
+		case .missing:
+			return nil
 		case .values(let values):
 			return values
 		case .corrupt(let reason):
@@ -165,5 +189,6 @@ struct Domain {
 	private init(name: String, url: URL) {
 		self.name = name
 		self.url = url
+		systemFolders = Defaults.FileStore.systemFolders
 	}
 }

@@ -38,6 +38,7 @@ enum Help {
 		  66  an input file that cannot be read
 		  73  an output file that cannot be written
 		  74  a settings file that cannot be written
+		  77  a write of a key an administrator locked (nothing is written)
 		"""
 
 	static func page(for verb: Verb) -> String {

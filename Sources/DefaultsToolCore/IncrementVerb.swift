@@ -15,7 +15,8 @@ extension Verb.Declaration {
 			key take turns with it:
 			  defaults increment app launches
 			  defaults increment app credits --by -5
-			Exits 65 when the stored value is not an integer or the sum would overflow; nothing is written then.
+			Exits 65 when the stored value is not an integer or the sum would overflow, 77 when an administrator
+			locked the key; nothing is written then. It adds to the user's value, never to a system-wide default.
 			For a key synced through etcd, the increment is atomic on this machine; the app's sync engine pushes
 			the result as a plain write. Across machines, use try await Defaults.update in the app.
 			""",
@@ -25,6 +26,7 @@ extension Verb.Declaration {
 		let key = try arguments.take("key")
 		try arguments.finish()
 		let amount = try Increment.amount(arguments.options["--by"])
+		try domain.layers(mustExist: false).refuseLocked([key], in: domain)
 		let store = try domain.openStore()
 		let sum = try domain.update(key, in: store) { values in
 			let sum = try Increment.sum(of: values[key], and: amount, key: key, domain: domain.name)

@@ -2,6 +2,7 @@ import Defaults
 import Foundation
 
 // `read`, `read-type`, `domains` and `find`: they parse files and never open a store, so they change nothing on disk.
+// They read a domain through its layers (`DomainLayers`), as the app reads it.
 
 extension Verb.Declaration {
 	static let read = Verb.Declaration(
@@ -10,22 +11,39 @@ extension Verb.Declaration {
 		details: """
 			With no domain, prints every domain of the configuration folder. With a domain, prints its keys and
 			values; with a key too, prints that value (text as it is, anything else in property-list text form).
-			--json prints JSON instead: dates as ISO 8601 text, data as Base64.
+			A domain reads as the app reads it: values an administrator locked (<name>.locks.plist) above the
+			user's values, above the system-wide defaults, <name>.plist, both in the folders of $XDG_CONFIG_DIRS
+			(else /etc/xdg), the first folder winning. A file outside the configuration folder is read alone.
+			-source prints each key on one line, "key = value; (layer, file)": the layer that gives the value
+			(locked, stored: the user's file, or system) and its file.
+			--json prints JSON instead: dates as ISO 8601 text, data as Base64; with -source, an object of
+			{"value", "layer", "file"} for each key.
 			With a key, -url and -json print the value as the app's key reads it, the way write takes it: -url a
 			URL (a Key<URL> stores JSON text), -json the JSON text of a Codable value, indented. A value that is not
 			in that form exits 65.
 			Exits 1 when the domain or key does not exist.
 			""",
-		options: [.readAsURL, .readAsJSON]
+		options: [.readAsURL, .readAsJSON, .readSource]
 	) { arguments throws(ToolError) in
 		guard !arguments.positionals.isEmpty || arguments.has(OptionSpec.app.name) else {
 			try arguments.finish()
+			if arguments.has(OptionSpec.readSource.name) {
+				throw .usage("-source needs a domain.", verb: arguments.verb)
+			}
 			return try readAll(isJSON: arguments.isJSON)
 		}
 		let domain = try arguments.takeDomainFile()
 		let key = arguments.takeIfPresent()
 		try arguments.finish()
-		let values = try domain.values(mustExist: true)
+		let layers = try domain.layers(mustExist: true)
+		if arguments.has(OptionSpec.readSource.name) {
+			if arguments.has(OptionSpec.readAsURL.name) || arguments.has(OptionSpec.readAsJSON.name) {
+				throw .usage(
+					"-source prints values as read does; it does not go with -url or -json.", verb: arguments.verb)
+			}
+			return try printSources(of: layers, key: key, domain: domain, isJSON: arguments.isJSON)
+		}
+		let values = layers.values
 		guard let key else {
 			Output.line(arguments.isJSON ? JSONFormat.encode(values) : TextFormat.describe(values))
 			return .success
@@ -43,13 +61,37 @@ extension Verb.Declaration {
 		return .success
 	}
 
+	/// `read -source`: each key's value with the layer and the file it comes from.
+	private static func printSources(
+		of layers: DomainLayers, key: String?, domain: Domain, isJSON: Bool
+	) throws(ToolError) -> ExitStatus {
+		let values = layers.values
+		let keys = key.map { [$0] } ?? values.keys.sorted()
+		var entries: [String: Any] = [:]
+		var lines: [String] = []
+		for key in keys {
+			guard let value = values[key], let source = layers.source(of: key) else {
+				throw .notFound("The domain/default pair of (\(domain.name), \(key)) does not exist.")
+			}
+			entries[key] = ["value": value, "layer": source.layer.rawValue, "file": source.file]
+			lines.append(
+				"\(TextFormat.compact(key)) = \(TextFormat.compact(value)); (\(source.layer.rawValue), \(source.file))")
+		}
+		if isJSON {
+			Output.line(JSONFormat.encode(key.flatMap { entries[$0] } ?? entries))
+		} else {
+			lines.forEach(Output.line)
+		}
+		return .success
+	}
+
 	/// Every named domain as one dictionary; a corrupt file is reported and left out.
 	private static func readAll(isJSON: Bool) throws(ToolError) -> ExitStatus {
 		var all: [String: Any] = [:]
 		var status = ExitStatus.success
 		for domain in Domain.allNamed() {
 			do throws(ToolError) {
-				all[domain.name] = try domain.values(mustExist: false)
+				all[domain.name] = try domain.layers(mustExist: false).values
 			} catch {
 				Output.error(error.message)
 				status = error.status
@@ -70,7 +112,7 @@ extension Verb.Declaration {
 		let domain = try arguments.takeDomainFile()
 		let key = try arguments.take("key")
 		try arguments.finish()
-		guard let value = try domain.values(mustExist: true)[key] else {
+		guard let value = try domain.layers(mustExist: true).values[key] else {
 			throw .notFound("The domain/default pair of (\(domain.name), \(key)) does not exist.")
 		}
 		let type = Defaults.PropertyList.typeName(of: value)
@@ -107,7 +149,7 @@ extension Verb.Declaration {
 		for domain in Domain.allNamed() {
 			let values: [String: Any]
 			do throws(ToolError) {
-				values = try domain.values(mustExist: false)
+				values = try domain.layers(mustExist: false).values
 			} catch {
 				Output.error(error.message)
 				continue
@@ -156,6 +198,9 @@ extension OptionSpec {
 	static let readAsURL = OptionSpec(name: "-url", help: "print the value as the URL a Key<URL> reads from it")
 	/// `read … -json`: the JSON text a `Codable` key stored, indented.
 	static let readAsJSON = OptionSpec(name: "-json", help: "print the JSON text a Codable key stored, indented")
+	/// `read … -source`: where each value comes from.
+	static let readSource = OptionSpec(
+		name: "-source", help: "print each key with the layer and the file its value comes from")
 }
 
 /// Stored values shown as the app's keys read them: what `write -url` and `write -json` store, read back.

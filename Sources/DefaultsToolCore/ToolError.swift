@@ -13,6 +13,8 @@ package enum ExitStatus: Int32 {
 	case cannotCreate = 73
 	/// EX_IOERR: a settings file that could not be written.
 	case ioError = 74
+	/// EX_NOPERM: a write of a key an administrator locked (`<name>.locks.plist`); nothing was written.
+	case locked = 77
 }
 
 /// A failure that ends the command: a message for standard error and the exit status.

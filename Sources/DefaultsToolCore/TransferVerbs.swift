@@ -8,8 +8,9 @@ extension Verb.Declaration {
 		synopsis: "<domain> <path | ->",
 		summary: "write a domain to an XML property list",
 		details: """
-			Writes every key of the domain to <path> (replaced atomically; a link is written through; a new file
-			is mode 0600), or to standard output for "-", as an XML property list. A <path> that is a device, a
+			Writes every key of the domain, as read prints it (locked values included, and system-wide defaults), to
+			<path> (replaced atomically; a link is written through; a new file is mode 0600), or to standard output
+			for "-", as an XML property list. A <path> that is a device, a
 			FIFO, a socket or a folder is refused. Exits 1 when the domain does not exist, 73 when <path> cannot be
 			written.
 			"""
@@ -17,7 +18,7 @@ extension Verb.Declaration {
 		let domain = try arguments.takeDomainFile()
 		let destination = try arguments.take("output path (or - for standard output)")
 		try arguments.finish()
-		let values = try domain.values(mustExist: true)
+		let values = try domain.layers(mustExist: true).values
 		let data = XMLFormat.document(values)
 		if destination == "-" {
 			Output.raw(data)
@@ -34,14 +35,15 @@ extension Verb.Declaration {
 			Reads a property list (XML, binary or OpenStep text) with a dictionary at the top from <path>, or from
 			standard input for "-", and makes it the domain's contents: keys it lacks are removed. Every value is
 			checked first: if any cannot be stored, nothing changes. At most 64 MiB are read. Exits 65 when the
-			input is not such a property list or is larger, 66 when <path> cannot be read.
+			input is not such a property list or is larger, 66 when <path> cannot be read, 77 (nothing changed)
+			when it would set, change or remove the user's value of a key an administrator locked.
 			"""
 	) { arguments throws(ToolError) in
 		let domain = try arguments.takeDomainFile()
 		let source = try arguments.take("input path (or - for standard input)")
 		try arguments.finish()
 		// A corrupt domain is refused before the input is read.
-		_ = try domain.values(mustExist: false)
+		let layers = try domain.layers(mustExist: false)
 		let data = try ImportInput.bytes(from: source)
 		let imported: [String: Any]
 		do {
@@ -60,6 +62,11 @@ extension Verb.Declaration {
 				throw .badValue("The value of \(key) cannot be stored: \(error); nothing was imported.")
 			}
 		}
+		// A locked key whose user's value the import would set, change or remove refuses the whole import.
+		try layers.refuseLocked(
+			Set(layers.stored.keys).union(normalized.keys).filter {
+				!Defaults.PropertyList.isEqualOrBothAbsent(layers.stored[$0], normalized[$0])
+			}, in: domain)
 		let store = try domain.openStore()
 		let replaced = store.storedKeys()
 		domain.recordSyncedChanges(of: Set(replaced).union(normalized.keys))

@@ -2,7 +2,8 @@ import Defaults
 import Foundation
 
 // `write`, `delete` and `rename`: they change a domain through its file store, so that the file is replaced
-// atomically, other processes' changes to it are kept, and observers in every process hear of the change.
+// atomically, other processes' changes to it are kept, and observers in every process hear of the change. They change
+// the user's file only, and refuse, before anything is written, a key an administrator locked.
 
 extension Verb.Declaration {
 	static let write = Verb.Declaration(
@@ -27,6 +28,8 @@ extension Verb.Declaration {
 			Elements of arrays and values of dictionaries are text, or typed by a flag before them:
 			  defaults write app sizes -array -int 10 -int 20
 			Text that looks like a flag follows --: defaults write app key -- -h
+			Writes the user's value: a system-wide default is left as it is, and a key an administrator locked is
+			refused (exit 77, nothing written). -array-add and -dict-add add to the user's value.
 			Exits 65 when a value does not parse as its type.
 			""",
 		valuesAfter: 2
@@ -34,6 +37,7 @@ extension Verb.Declaration {
 		let domain = try arguments.takeDomainFile()
 		let key = try arguments.take("key")
 		let request = try WriteRequest(tokens: arguments.values)
+		try domain.layers(mustExist: false).refuseLocked([key], in: domain)
 		let store = try domain.openStore()
 		// Adding to a value is a read and a write: made as one update under the file's lock, so that additions from
 		// several processes at once are all kept.
@@ -51,15 +55,23 @@ extension Verb.Declaration {
 		summary: "delete a key, or every key of a domain",
 		details: """
 			With a key, removes it; with none, removes every key of the domain (the file stays, empty, so that
-			programs that have it open keep a consistent view). Exits 1 when the domain or key does not exist.
+			programs that have it open keep a consistent view). Removes the user's values only: a system-wide default
+			stays. Exits 1 when the domain or key does not exist in the user's file, 77 (nothing removed) when an
+			administrator locked the key, or one of the domain's keys.
 			"""
 	) { arguments throws(ToolError) in
 		let domain = try arguments.takeDomainFile()
 		let key = arguments.takeIfPresent()
 		try arguments.finish()
-		let values = try domain.values(mustExist: true)
-		if let key, values[key] == nil {
-			throw .notFound("The domain/default pair of (\(domain.name), \(key)) does not exist.")
+		let layers = try domain.layers(mustExist: false)
+		guard layers.storedFileExists else {
+			throw .notFound("Domain \(domain.name) does not exist (no file at \(domain.path)).")
+		}
+		if let key {
+			try layers.refuseLocked([key], in: domain)
+			try layers.refuseMissingStored(key, in: domain)
+		} else {
+			try layers.refuseLocked(layers.stored.keys, in: domain)
 		}
 		let store = try domain.openStore()
 		let keys = key.map { [$0] } ?? store.storedKeys().sorted()
@@ -75,15 +87,24 @@ extension Verb.Declaration {
 		synopsis: "<domain> <old key> <new key>",
 		summary: "rename a key, keeping its value",
 		details: """
-			Moves the value of <old key> to <new key>, replacing any value there. Exits 1 when <old key> does not
-			exist.
+			Moves the user's value of <old key> to <new key>, replacing any value there. Exits 1 when <old key> has
+			no value in the user's file, 77 (nothing changed) when an administrator locked either key.
 			"""
 	) { arguments throws(ToolError) in
 		let domain = try arguments.takeDomainFile()
 		let oldKey = try arguments.take("old key")
 		let newKey = try arguments.take("new key")
 		try arguments.finish()
-		_ = try domain.values(mustExist: true)
+		let layers = try domain.layers(mustExist: false)
+		guard layers.storedFileExists else {
+			throw .notFound("Domain \(domain.name) does not exist (no file at \(domain.path)).")
+		}
+		guard layers.stored[oldKey] != nil else {
+			throw .notFound("Key \(oldKey) does not exist in domain \(domain.name); nothing was renamed.")
+		}
+		if oldKey != newKey {
+			try layers.refuseLocked([oldKey, newKey], in: domain)
+		}
 		let store = try domain.openStore()
 		guard let value = store.storedValue(forKey: oldKey), store.storedKeys().contains(oldKey) else {
 			throw .notFound("Key \(oldKey) does not exist in domain \(domain.name); nothing was renamed.")
