@@ -23,6 +23,9 @@ struct Invocation {
 				}
 				arguments += [token, tokens[index]]
 				index += 1
+			// Like `-app`, handed to the verb, which refuses it unless it writes the system layer.
+			case OptionSpec.system.name:
+				arguments.append(token)
 			case _ where token.hasPrefix("-") && token != "-":
 				throw .usage("Unknown option \"\(token)\".", verb: nil)
 			default:

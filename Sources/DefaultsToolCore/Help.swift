@@ -6,7 +6,7 @@ enum Help {
 			"  " + verb.name + String(repeating: " ", count: width - verb.name.count + 2) + verb.declaration.summary
 		}
 		return """
-			usage: defaults [--json] [-app <path>] <verb> [<arguments>]
+			usage: defaults [--json] [-app <path>] [-system] <verb> [<arguments>]
 
 			Reads, writes and watches the settings files of programs that use Defaults or Foundation's
 			UserDefaults on Linux, with the verbs and flags of the macOS command.
@@ -21,6 +21,7 @@ enum Help {
 			Options:
 			  --json          print JSON (read, read-type, domains, find, watch, verify)
 			  -app <path>     the domain is the settings file at <path>
+			  -system         as root, write the system layer instead (write, delete, lock, unlock)
 			  --help, -h      this help; "defaults help <verb>" or "defaults <verb> --help" for a verb
 
 			\(exitStatuses)
@@ -37,7 +38,7 @@ enum Help {
 		      input that is not a property list with a dictionary at the top
 		  66  an input file that cannot be read
 		  73  an output file that cannot be written
-		  74  a settings file that cannot be written
+		  74  a settings file that cannot be written; -system run by anyone but root
 		  77  a write of a key an administrator locked (nothing is written)
 		"""
 

@@ -6,7 +6,7 @@
 enum Verb: String, CaseIterable, Sendable {
 	case read
 	case readType = "read-type"
-	case write, increment, delete, rename, domains, find
+	case write, increment, delete, rename, lock, unlock, domains, find
 	case exportDomain = "export"
 	case importDomain = "import"
 	case watch, snapshot, verify
@@ -20,6 +20,8 @@ enum Verb: String, CaseIterable, Sendable {
 		case .increment: .increment
 		case .delete: .delete
 		case .rename: .rename
+		case .lock: .lock
+		case .unlock: .unlock
 		case .domains: .domains
 		case .find: .find
 		case .exportDomain: .exportDomain

@@ -30,10 +30,16 @@ extension Verb.Declaration {
 			Text that looks like a flag follows --: defaults write app key -- -h
 			Writes the user's value: a system-wide default is left as it is, and a key an administrator locked is
 			refused (exit 77, nothing written). -array-add and -dict-add add to the user's value.
+			With -system, run as root, writes the system-wide default in <name>.plist of the first folder of
+			$XDG_CONFIG_DIRS (else /etc/xdg) instead, as an XML property list.
 			Exits 65 when a value does not parse as its type.
 			""",
+		options: [.system],
 		valuesAfter: 2
 	) { arguments throws(ToolError) in
+		if arguments.has(OptionSpec.system.name) {
+			return try writeSystemDefault(&arguments)
+		}
 		let domain = try arguments.takeDomainFile()
 		let key = try arguments.take("key")
 		let request = try WriteRequest(tokens: arguments.values)
@@ -58,8 +64,14 @@ extension Verb.Declaration {
 			programs that have it open keep a consistent view). Removes the user's values only: a system-wide default
 			stays. Exits 1 when the domain or key does not exist in the user's file, 77 (nothing removed) when an
 			administrator locked the key, or one of the domain's keys.
-			"""
+			With -system, run as root, removes the system-wide default (or every one) from <name>.plist of the
+			first folder of $XDG_CONFIG_DIRS (else /etc/xdg) instead.
+			""",
+		options: [.system]
 	) { arguments throws(ToolError) in
+		if arguments.has(OptionSpec.system.name) {
+			return try deleteSystemDefault(&arguments)
+		}
 		let domain = try arguments.takeDomainFile()
 		let key = arguments.takeIfPresent()
 		try arguments.finish()

@@ -112,7 +112,9 @@ import Testing
 	@Test(arguments: Verb.all)
 	func everyOptionAVerbDeclaresParsesAndIsInItsUsageAndHelp(verb: Verb) throws {
 		for option in verb.declaration.options {
-			let tokens = ["app"] + [option.name] + (option.takesValue ? ["1"] : [])
+			let typed = [option.name] + (option.takesValue ? ["1"] : [])
+			// A verb that reads its own values (`write`) takes options only before its domain.
+			let tokens = verb.declaration.valuesAfter == nil ? ["app"] + typed : typed + ["app"]
 			let arguments = try VerbArguments(tokens, for: verb)
 			#expect(arguments.has(option.name), "\(verb.name) \(option.name)")
 			#expect(verb.usage.contains("[\(option.usage)]"))
