@@ -15,6 +15,11 @@ enum Help {
 			with "/" or ending in ".plist", or -app <path>, names a file instead. Writes go through the file
 			store: the file is replaced atomically, and programs using it see the change.
 
+			A domain reads as the app reads it: values an administrator locked (<name>.locks.plist) above the
+			user's values, above system-wide defaults (<name>.plist), both in the folders of $XDG_CONFIG_DIRS,
+			else /etc/xdg. Writes change the user's values only, and a locked key is refused (77); root writes
+			the system layer with -system. "defaults read -source <domain>" shows where each value comes from.
+
 			Verbs:
 			\(verbs.joined(separator: "\n"))
 

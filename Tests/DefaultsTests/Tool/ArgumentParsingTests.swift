@@ -150,6 +150,23 @@ import Testing
 		}
 	}
 
+	@Test func theCommandLineGuideListsEveryExitStatusOfTheHelpAndTheOverviewNamesTheLayers() throws {
+		let guide = try String(
+			contentsOf: Fixtures.folder.deletingLastPathComponent().appending(
+				path: "Sources/Defaults/Documentation.docc/TheDefaultsCommand.md"),
+			encoding: .utf8)
+		let statuses = Help.exitStatuses.split(separator: "\n").compactMap { line in
+			line.split(separator: " ").first.flatMap { Int($0) }
+		}
+		#expect(statuses.contains(77))
+		for status in statuses {
+			#expect(guide.contains("\n| \(status) | "), "exit status \(status) is missing from TheDefaultsCommand.md")
+		}
+		#expect(guide.contains("### Layers") && guide.contains("read -source"))
+		#expect(Help.overview.contains("defaults read -source <domain>"))
+		#expect(Help.overview.contains("$XDG_CONFIG_DIRS"))
+	}
+
 	@Test func writeLeavesItsValuesUnparsedEvenWhenTheyLookLikeFlags() throws {
 		let typed = try VerbArguments(["app", "key", "-int", "5", "--json"], for: .write)
 		#expect(typed.positionals == ["app", "key"])
