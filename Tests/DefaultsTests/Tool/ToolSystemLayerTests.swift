@@ -93,6 +93,42 @@ import Testing
 		#expect(try contents(second.appending(path: "app.locks.plist"))["kept"] as? Int == 1)
 	}
 
+	@Test(.enabled(if: geteuid() == 0, "-system is root's"))
+	func aSystemFileThatExistsKeepsItsModeItsOtherKeysAndEveryValueExactly() throws {
+		let defaults = first.appending(path: "app.plist")
+		let fine = Date(timeIntervalSinceReferenceDate: 0.5)
+		let data = try PropertyListSerialization.data(
+			fromPropertyList: ["other": 1, "when": fine], format: .binary, options: 0)
+		try data.write(to: defaults)
+		chmod(defaults.path, 0o640)
+		let refused = try run("-system", "write", "app", "k", "v")
+		#expect(refused.status == 65 && refused.standardError.contains("finer than a second"), "\(refused)")
+		#expect(try Data(contentsOf: defaults) == data)
+		try PropertyListSerialization.data(fromPropertyList: ["other": 1], format: .binary, options: 0)
+			.write(to: defaults)
+		try succeed("-system", "write", "app", "k", "v")
+		#expect(mode(defaults) & 0o7777 == 0o640)
+		#expect(try contents(defaults)["other"] as? Int == 1)
+		#expect(try contents(defaults)["k"] as? String == "v")
+	}
+
+	@Test(.enabled(if: geteuid() == 0, "-system is root's"))
+	func runsAtOnceKeepEveryChange() throws {
+		let runs = try (0..<8).map { index in
+			try ChildProcess(
+				["-system", index.isMultiple(of: 2) ? "write" : "lock", "app", "key\(index)", "-int", "\(index)"],
+				executable: "defaults", environment: environment)
+		}
+		for child in runs {
+			defer { child.kill() }
+			let result = try child.wait(timeout: 30)
+			#expect(result.status == 0, "\(result)")
+		}
+		let defaults = try contents(first.appending(path: "app.plist"))
+		let locks = try contents(first.appending(path: "app.locks.plist"))
+		#expect(defaults.count == 4 && locks.count == 4, "\(defaults) \(locks)")
+	}
+
 	@Test func systemTakesAStoreNameAndOnlyTheVerbsThatWriteTheSystemLayer() throws {
 		for arguments in [
 			["-system", "read", "app"], ["-system", "increment", "app", "k"],
