@@ -19,7 +19,12 @@ enum MigrationRunner {
 		// `withLock` rethrows untyped errors only, so the typed outcome is carried out of the lock.
 		// One run of a store at a time (the store's runtime holds the lock), so that two callers never interleave the
 		// operations of one step.
-		let outcome: Result<Int, Defaults.MigrationError> = StoreRuntime.of(store).migrationRuns.withLock { _ in
+		let runtime = StoreRuntime.of(store)
+		let outcome: Result<Int, Defaults.MigrationError> = runtime.migrationRuns.withLock { _ in
+			// A migration moves the user's values: its writes go beneath the administrator's locks (see
+			// `StoreRuntime.migratingThread`).
+			runtime.migratingThread.store(StoreRuntime.currentThread, ordering: .relaxed)
+			defer { runtime.migratingThread.store(0, ordering: .relaxed) }
 			do throws(Defaults.MigrationError) {
 				return .success(try runLocked(migrations, in: store, versionKey: versionKey))
 			} catch {
@@ -48,7 +53,7 @@ enum MigrationRunner {
 			}
 			// The record comes after the step's writes, and stores persist writes in order, so a recorded version
 			// always comes with its step's changes.
-			store.commit(migration.version, forKey: versionKey)
+			store.commit(migration.version, forKey: versionKey, beneathLocks: true)
 			reached = migration.version
 			guard store.flush() else {
 				throw Defaults.MigrationError(

@@ -139,8 +139,10 @@ extension Defaults {
 				"The keys '\(keys[0].name)' and '\(other.name)' live in different stores, and an update covers keys of "
 					+ "one store; nothing was changed.")
 		}
-		try refuseLockedKeys(keys, in: store)
 		return try store.withUpdate {
+			// Under the lock the write takes, which a change of the locks waits for too: a lock the administrator
+			// adds while this update waits for the store is seen here, never after the write.
+			try refuseLockedKeys(keys, in: store)
 			var transaction = Transaction(store: store, names: Set(keys.map(\.name)))
 			let result = try transform(&transaction)
 			if let failure = transaction.failure {

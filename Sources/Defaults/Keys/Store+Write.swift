@@ -11,18 +11,21 @@ extension Defaults.Store {
 	/// ```
 	///
 	/// - Throws: ``Defaults/PropertyList/Error`` when `value` is not a property-list value, ``Defaults/LockedKeyError``
-	///   when an administrator locked `key`; nothing is written then.
+	///   when an administrator locked `key` (except in a migration's step, which works on the user's values beneath
+	///   the locks); nothing is written then.
 	public func write(_ value: Any?, forKey key: String) throws {
-		try refuseLockedKey(key)
-		guard let value else {
-			removeValue(forKey: key)
-			return
+		let runtime = StoreRuntime.of(self)
+		let isMigrating = runtime.isMigratingOnThisThread
+		if !isMigrating {
+			try refuseLockedKey(key)
 		}
-		commit(try Defaults.PropertyList.normalize(value), forKey: key)
+		let stored = try value.map { try Defaults.PropertyList.normalize($0) }
+		runtime.commit(stored, forKey: key, in: self, beneathLocks: isMigrating)
 	}
 
 	/// Removes the value stored for `key` and tells the key's observers, which see it change to its default.
 	public func removeValue(forKey key: String) {
-		commit(nil, forKey: key)
+		let runtime = StoreRuntime.of(self)
+		runtime.commit(nil, forKey: key, in: self, beneathLocks: runtime.isMigratingOnThisThread)
 	}
 }

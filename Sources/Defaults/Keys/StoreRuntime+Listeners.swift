@@ -8,8 +8,9 @@ import Synchronization
 //   1. the key's observers (`observe`, `updates`, `@Default`, `ObservableValue`): a prior notification before the
 //      write for those that want one, the change after it, decoded as the key now reads;
 //   2. the key's commit taps (sync): a handler per key name, after the write, with nothing decoded.
-// An outside change (`Store.reportOutsideChanges(_:)`) is heard by the observers of each changed key, with the last
-// value the package saw as the old value, and then by the outside listeners (sync), with the names only.
+// An outside change (`Store.reportOutsideChanges(_:)`) is heard by the observers of each changed key whose value as
+// read changed, with the last value the package saw as the old value, and then by the outside listeners (sync), with
+// the names only (a change beneath a lock is one to sync).
 // Every listener runs on the thread that made the change, before the change returns.
 
 /// One key's listeners, as a write finds them.
@@ -42,18 +43,23 @@ extension StoreRuntime {
 	///
 	/// While nothing listens to any key of the store, a write costs one atomic load more than the store's own work
 	/// and the count.
+	///
+	/// - Parameter beneathLocks: the value is the user's even when an administrator locked the key (sync's remote
+	///   values, migrations): it is stored beneath the lock, and the key still reads the locked value.
 	@inline(__always)
-	func commit(_ stored: Any?, forKey key: String, in store: some Defaults.Store) {
+	func commit(_ stored: Any?, forKey key: String, in store: some Defaults.Store, beneathLocks: Bool = false) {
 		if registrationCount.load(ordering: .acquiring) == 0 {
-			apply(stored, forKey: key, in: store)
+			apply(stored, forKey: key, in: store, beneathLocks: beneathLocks)
 		} else {
-			commitHeard(stored, forKey: key, in: store)
+			commitHeard(stored, forKey: key, in: store, beneathLocks: beneathLocks)
 		}
 	}
 
-	private func apply(_ stored: Any?, forKey key: String, in store: some Defaults.Store) {
+	private func apply(_ stored: Any?, forKey key: String, in store: some Defaults.Store, beneathLocks: Bool) {
 		forgetFailure(ofKey: key)
-		if let stored {
+		if beneathLocks, let layered = store as? any LayeredStore {
+			layered.storeBeneathLocks(stored, forKey: key)
+		} else if let stored {
 			store.setStoredValue(stored, forKey: key)
 		} else {
 			store.removeStoredValue(forKey: key)
@@ -61,16 +67,21 @@ extension StoreRuntime {
 		writeCounter?.advance()
 	}
 
-	private func commitHeard(_ stored: Any?, forKey name: String, in store: some Defaults.Store) {
+	private func commitHeard(
+		_ stored: Any?, forKey name: String, in store: some Defaults.Store, beneathLocks: Bool
+	) {
 		guard let slot = slots.withLock({ $0[name] }) else {
-			apply(stored, forKey: name, in: store)
+			apply(stored, forKey: name, in: store, beneathLocks: beneathLocks)
 			return
 		}
 		let observers = slot.observers
-		if observers.subscribers.isEmpty {
-			apply(stored, forKey: name, in: store)
+		// A value stored beneath a lock changes nothing a read sees: observers hear nothing.
+		if observers.subscribers.isEmpty
+			|| (beneathLocks && (store as? any LayeredStore)?.isLocked(name) == true)
+		{
+			apply(stored, forKey: name, in: store, beneathLocks: beneathLocks)
 		} else if Propagation.isSuppressed {
-			apply(stored, forKey: name, in: store)
+			apply(stored, forKey: name, in: store, beneathLocks: beneathLocks)
 			remember(store.storedValue(forKey: name), forKey: name)
 		} else {
 			let oldValue = store.storedValue(forKey: name)
@@ -78,7 +89,7 @@ extension StoreRuntime {
 				observers.deliver(
 					StoredChange(store: store, name: name, oldValue: oldValue, newValue: stored, isPrior: true))
 			}
-			apply(stored, forKey: name, in: store)
+			apply(stored, forKey: name, in: store, beneathLocks: beneathLocks)
 			// After a removal a registered default shows through, and a launch argument shadows what a store with
 			// layers stored: observers see the key as it now reads.
 			let newValue =
@@ -117,7 +128,11 @@ extension StoreRuntime {
 				}
 				let newValue = store.storedValue(forKey: name)
 				let found = slots.withLock { slots -> (observers: SubscriberList, oldValue: Any?)? in
-					guard let slot = slots[name] else {
+					guard let slot = slots[name],
+						// Only a change of what the key reads: a value that changed beneath a lock or a launch
+						// argument, or a layer that changed back, is no change to the key's observers.
+						!Defaults.PropertyList.isEqualOrBothAbsent(slot.lastKnownValue, newValue)
+					else {
 						return nil
 					}
 					slots[name]!.lastKnownValue = newValue

@@ -43,6 +43,10 @@ package final class StoreRuntime: OutsideChangeReceiver, @unchecked Sendable {
 	/// One migration run of the store at a time, so that two callers never interleave the operations of one step;
 	/// runs of different stores do not wait for each other.
 	let migrationRuns = LockedState(())
+	/// The thread running a migration of the store (`pthread_self()`), else 0: its writes and removals go beneath
+	/// the administrator's locks, since a migration moves the user's values and must not fail, or record its
+	/// version without its change, for a key that happens to be locked.
+	let migratingThread = Atomic<UInt>(0)
 
 	private init(_ store: any Defaults.Store) {
 		if let counting = store as? any CountsItsOwnChanges {
@@ -60,6 +64,20 @@ package final class StoreRuntime: OutsideChangeReceiver, @unchecked Sendable {
 	/// stores the package makes, in Storage's weak table for the others.
 	package static func of(_ store: any Defaults.Store) -> StoreRuntime {
 		store.attachments.runtime { StoreRuntime(store) }
+	}
+
+	/// Whether the calling thread is running a migration of the store.
+	var isMigratingOnThisThread: Bool {
+		let thread = migratingThread.load(ordering: .relaxed)
+		return thread != 0 && thread == Self.currentThread
+	}
+
+	static var currentThread: UInt {
+		#if canImport(Darwin)
+			UInt(bitPattern: pthread_self())
+		#else
+			UInt(pthread_self())
+		#endif
 	}
 
 	// MARK: Changes the package sees besides writes

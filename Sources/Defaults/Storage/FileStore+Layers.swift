@@ -15,6 +15,10 @@ protocol LayeredStore: Defaults.Store {
 	func argumentText(forKey key: String) -> String?
 	/// Whether an administrator locked `key`: it reads the locked value, and the store refuses writes of it.
 	func isLocked(_ key: String) -> Bool
+	/// Stores the user's `value` for `key` (removes it for `nil`) even when `key` is locked: the value goes beneath
+	/// the lock, into the settings file, and the key reads the locked value as before. For values that are the
+	/// user's whatever the administrator fixed (sync's remote values, migrations); never for a write of the app's.
+	func storeBeneathLocks(_ value: Any?, forKey key: String)
 	/// The file that locked `key`, if one did.
 	func lockFile(ofKey key: String) -> String?
 	/// The layer `key` reads its value from.
@@ -63,6 +67,10 @@ extension Defaults.FileStore: LayeredStore {
 
 	func valueBeneathOverrides(forKey key: String) -> Any? {
 		memory.withLock { $0.values[key] ?? $0.beneath[key] }
+	}
+
+	func storeBeneathLocks(_ value: Any?, forKey key: String) {
+		store(value, forKey: key, beneathLocks: true)
 	}
 
 	func argumentText(forKey key: String) -> String? {
@@ -131,7 +139,9 @@ extension Defaults.FileStore {
 							+ "it is fixed, and it is left as it is."))
 			}
 			memory.systemProblems = problems
+			// Whatever the values did: a value that moved to another folder unchanged now comes from that file.
 			memory.systemBy = systemBy
+			memory.lockedBy = lockedBy
 			let keys = Self.changedKeys(from: memory.system, to: system).union(
 				Self.changedKeys(from: memory.locked, to: locked))
 			guard !keys.isEmpty else {
@@ -141,7 +151,6 @@ extension Defaults.FileStore {
 			memory.system = system
 			memory.beneath = memory.registered.merging(system) { _, system in system }
 			memory.locked = locked
-			memory.lockedBy = lockedBy
 			memory.above = memory.arguments.merging(locked) { _, locked in locked }
 			// Only the keys that read differently: a key the user or a launch argument sets reads as it did.
 			var changed: Set<String> = []
@@ -189,7 +198,8 @@ extension Defaults.FileStore.Memory {
 
 // Locks: `<name>.locks.plist` beside the system-wide defaults, a dictionary of the keys an administrator fixes and
 // the value each is fixed at. A locked key reads that value above every other layer, and the store refuses to store
-// or remove a value for it, whoever asks (a key, a migration, sync, `write(_:forKey:)`).
+// or remove a value for it when the app asks (a key, `write(_:forKey:)`, a reset). What is the user's whatever the
+// administrator fixed (sync's remote values, a migration's moves) is stored beneath the lock (`storeBeneathLocks`).
 extension Defaults.FileStore {
 	/// `app.plist` → `app.locks.plist`.
 	static func lockFileName(forFileNamed name: String) -> String {

@@ -32,9 +32,11 @@ extension Defaults {
 	/// let local = Defaults.FileStore.at(URL(filePath: "/var/lib/app/settings.plist"))
 	/// ```
 	///
-	/// Values are looked up in layers, like `UserDefaults` domains: (for ``standard`` and suites) values an
-	/// administrator locked, then (for ``standard`` only) `-key value` pairs of the launch arguments, then the stored values, then (for ``standard`` and suites) system-wide defaults in
-	/// `$XDG_CONFIG_DIRS`, then registered defaults. Only stored values are written: a write
+	/// Values are looked up in layers, like `UserDefaults` domains: values an administrator locked, then (for the
+	/// ``standard`` file) `-key value` pairs of the launch arguments, then the stored values, then system-wide defaults
+	/// in `$XDG_CONFIG_DIRS`, then registered defaults. Locks and system-wide defaults belong to the files of
+	/// ``directory`` (``standard``, suites, and those files opened with ``at(_:)``), whichever opener comes first; a
+	/// file elsewhere reads its stored values and registered defaults only. Only stored values are written: a write
 	/// of a key that a launch argument sets reaches the file, and the argument still wins for reads in that run; a
 	/// write of a locked key changes nothing and is reported as a ``Defaults/Failure``.
 	public final class FileStore: Store, CountsItsOwnChanges, HoldsItsAttachments, Sendable {
@@ -130,11 +132,7 @@ extension Defaults {
 		/// It is the file Foundation's `UserDefaults.standard` uses on Linux, so values an app stored with
 		/// `UserDefaults` read here, and `UserDefaults` reads what this store writes. Launch arguments of the form
 		/// `-key value` are read above the stored values, for that run only (see ``Defaults/FileStore``).
-		public static let standard: FileStore = {
-			let store = FileStoreRegistry.store(at: standardURL, systemFolders: systemConfigurationDirectories())
-			store.setArguments(argumentDomain(from: CommandLine.arguments))
-			return store
-		}()
+		public static let standard: FileStore = FileStoreRegistry.store(at: standardURL)
 
 		/// The store named `name`: the file `<name>.plist` in the standard store's folder.
 		///
@@ -152,8 +150,7 @@ extension Defaults {
 		}
 
 		static func suite(named name: String, in directory: URL) throws(InvalidSuiteName) -> FileStore {
-			FileStoreRegistry.store(
-				at: try url(forSuiteNamed: name, in: directory), systemFolders: systemConfigurationDirectories())
+			FileStoreRegistry.store(at: try url(forSuiteNamed: name, in: directory))
 		}
 
 		/// The folder the standard store and named suites live in: `$XDG_CONFIG_HOME` if set to an absolute path,
@@ -256,44 +253,32 @@ extension Defaults {
 
 		/// Stores `value` for `key` in memory at once; it reaches the file within about 100 ms.
 		public func setStoredValue(_ value: Any, forKey key: String) {
-			var lockFile: String?
-			let shouldSchedule = memory.withLock { memory -> Bool? in
-				guard TerminationFlush.acceptsWrites else {
-					return nil
-				}
-				// One check of a count when nothing is locked.
-				if !memory.locked.isEmpty, let file = memory.lockedBy[key] {
-					lockFile = file
-					return false
-				}
-				memory.values[key] = value
-				memory.markDirty(key)
-				return memory.markFlushScheduled()
-			}
-			guard let shouldSchedule else {
-				TerminationFlush.waitForTheEnd()
-			}
-			if let lockFile {
-				reportLockedWrite(of: key, lockedBy: lockFile)
-			}
-			if shouldSchedule {
-				scheduleFlush()
-			}
+			store(value, forKey: key, beneathLocks: false)
 		}
 
 		/// Removes the stored value for `key`; the file forgets it within about 100 ms.
 		public func removeStoredValue(forKey key: String) {
+			store(nil, forKey: key, beneathLocks: false)
+		}
+
+		/// Stores `value` (removes the stored value for `nil`); a locked key is refused and reported unless
+		/// `beneathLocks`, which stores the user's value beneath the lock (sync's remote values, migrations).
+		func store(_ value: Any?, forKey key: String, beneathLocks: Bool) {
 			var lockFile: String?
 			let shouldSchedule = memory.withLock { memory -> Bool? in
 				guard TerminationFlush.acceptsWrites else {
 					return nil
 				}
 				// One check of a count when nothing is locked.
-				if !memory.locked.isEmpty, let file = memory.lockedBy[key] {
+				if !beneathLocks, !memory.locked.isEmpty, let file = memory.lockedBy[key] {
 					lockFile = file
 					return false
 				}
-				memory.values.removeValue(forKey: key)
+				if let value {
+					memory.values[key] = value
+				} else {
+					memory.values.removeValue(forKey: key)
+				}
 				memory.markDirty(key)
 				return memory.markFlushScheduled()
 			}

@@ -4,17 +4,23 @@ import Foundation
 enum FileStoreRegistry {
 	private static let stores = LockedState<[String: Defaults.FileStore]>([:])
 
-	/// The store of the file at `url`; a new store reads system-wide defaults from a file of the same name in each
-	/// of `systemFolders` (a store already open keeps the folders it was opened with).
-	static func store(at url: URL, systemFolders: [URL] = []) -> Defaults.FileStore {
+	/// The store of the file at `url`. Its layers belong to the file, whichever opener comes first (`at(_:)`,
+	/// `standard`, `suite(named:)`): a file in the configuration folder (``Defaults/FileStore/directory``) reads
+	/// system-wide defaults and locks from `$XDG_CONFIG_DIRS`, and the standard file reads the launch arguments too;
+	/// any other file reads neither. `systemFolders` replaces the folders for a new store (tests).
+	static func store(at url: URL, systemFolders: [URL]? = nil) -> Defaults.FileStore {
 		let file = SettingsFile(url: url)
 		var failures: [Defaults.Failure] = []
 		let (store, isNew) = stores.withLock { stores in
 			if let existing = stores[file.path] {
 				return (existing, false)
 			}
+			let layers = systemFolders.map { (folders: $0, isStandard: false) } ?? layers(of: file)
 			// Created under the lock so that two threads opening one file cannot end up with two states.
-			let store = Defaults.FileStore(file: file, systemFolders: systemFolders, failures: &failures)
+			let store = Defaults.FileStore(file: file, systemFolders: layers.folders, failures: &failures)
+			if layers.isStandard {
+				store.setArguments(Defaults.FileStore.argumentDomain(from: CommandLine.arguments))
+			}
 			stores[file.path] = store
 			return (store, true)
 		}
@@ -24,22 +30,39 @@ enum FileStoreRegistry {
 			// While descriptors are still free: see `DispatchStart`.
 			_ = DispatchStart.isStarted
 			store.file.watch { [weak store] in store?.scheduleReload() }
-			for systemFile in store.systemFiles + store.lockFiles {
-				systemFile.watch { [weak store] in
-					guard let store else {
-						return
-					}
-					// Off the watcher's thread, as the user's file's reload is: observers run on the reloading one. At
-					// the descriptor limit Dispatch cannot start (it would trap), so the watcher's thread reloads.
-					guard DispatchStart.isStarted else {
-						store.reloadSystemLayer()
-						return
-					}
-					DispatchQueue.global(qos: .utility).async { store.reloadSystemLayer() }
+			// One watch per system folder for both of its files; a missing folder costs a watch of the folder above.
+			SettingsFile.watch(store.systemFiles + store.lockFiles) { [weak store] in
+				guard let store else {
+					return
 				}
+				// Off the watcher's thread, as the user's file's reload is: observers run on the reloading one. At the
+				// descriptor limit Dispatch cannot start (it would trap), so the watcher's thread reloads.
+				guard DispatchStart.isStarted else {
+					store.reloadSystemLayer()
+					return
+				}
+				DispatchQueue.global(qos: .utility).async { store.reloadSystemLayer() }
 			}
 		}
 		return store
+	}
+
+	/// The layers the file reads besides its own values, by where it is (see ``store(at:systemFolders:)``).
+	static func layers(
+		of file: SettingsFile, configurationDirectory: URL = Defaults.FileStore.configurationDirectory(),
+		standardURL: @autoclosure () -> URL = Defaults.FileStore.standardURL,
+		systemFolders: @autoclosure () -> [URL] = Defaults.FileStore.systemConfigurationDirectories()
+	) -> (folders: [URL], isStandard: Bool) {
+		// As named and with links resolved: a settings file linked into the folder (dotfiles) is still the folder's.
+		let configurationFolder = SettingsFile(url: configurationDirectory.appending(path: "settings.plist"))
+		guard
+			file.folderPath == configurationFolder.folderPath
+				|| (file.namedPath as NSString).deletingLastPathComponent
+					== (configurationFolder.namedPath as NSString).deletingLastPathComponent
+		else {
+			return ([], false)
+		}
+		return (systemFolders(), file.path == SettingsFile(url: standardURL()).path)
 	}
 
 	static func allStores() -> [Defaults.FileStore] {

@@ -21,29 +21,58 @@ extension SettingsFile {
 		#endif
 		PollingWatcher.watch(self, onChange: onChange)
 	}
+
+	/// Calls `onChange` soon after any of `files` may have changed, with one watch per folder however many of the
+	/// files it holds (the system-wide defaults and the locks beside them).
+	package static func watch(_ files: [SettingsFile], onChange: @escaping @Sendable () -> Void) {
+		var byFolder: [String: [SettingsFile]] = [:]
+		var folders: [String] = []
+		for file in files {
+			if byFolder[file.folderPath] == nil {
+				folders.append(file.folderPath)
+			}
+			byFolder[file.folderPath, default: []].append(file)
+		}
+		for folder in folders {
+			let inFolder = byFolder[folder]!
+			#if os(Linux)
+				if let watcher = InotifyWatcher.shared,
+					watcher.watch(folder: folder, names: inFolder.map(\.fileName), onChange: onChange)
+				{
+					continue
+				}
+			#endif
+			inFolder.forEach { PollingWatcher.watch($0, onChange: onChange) }
+		}
+	}
 }
 
 #if os(Linux)
 	/// One inotify instance and one thread for every watched settings file of the process.
 	///
 	/// It watches folders, not files: a write replaces the file by a rename, which would end a watch on the file. A
-	/// folder that is moved away or removed ends its watch; the folder's path is then watched again as soon as a
-	/// folder is there (checked every second), and everything watched in it is told that its file may have changed.
+	/// folder that is missing, or is moved away or removed, is waited for through a watch of the nearest folder above
+	/// it that exists (checked every second only when none can be watched); once it is there it is watched, and
+	/// everything watched in it is told that its file may have changed.
 	final class InotifyWatcher: Sendable {
 		static let shared: InotifyWatcher? = InotifyWatcher()
 
 		/// What to call when a file of a folder changes, by file name.
 		typealias Calls = [String: [@Sendable () -> Void]]
 
-		/// A watched folder: its path, to watch it again when the watch ends, and its files.
+		/// A watched folder: its path, to watch it again when the watch ends, its files, and the missing folders
+		/// below it that are waited for here (by path, with the calls of their files).
 		private struct Folder {
 			let path: String
 			var calls: Calls
+			var awaited: [String: Calls] = [:]
 		}
 
 		private let descriptor: Int32
 		/// Watch descriptor to the folder it watches.
 		private let folders = LockedState<[Int32: Folder]>([:])
+		/// The folders checked every second because no folder above them could be watched, with how many waits each.
+		private let polled = LockedState<[String: Int]>([:])
 
 		private static let eventMask = UInt32(
 			IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_MOVE_SELF)
@@ -62,16 +91,104 @@ extension SettingsFile {
 
 		/// Starts watching the folder of `file`, or waits for the folder to exist; `false` if it cannot be watched.
 		func watch(_ file: SettingsFile, onChange: @escaping @Sendable () -> Void) -> Bool {
-			let calls = [(file.path as NSString).lastPathComponent: [onChange]]
-			if add(file.folderPath, calls) {
+			watch(folder: file.folderPath, names: [file.fileName], onChange: onChange)
+		}
+
+		/// Starts watching the files named `names` in `folder`, or waits for the folder to exist; `false` if it
+		/// cannot be watched.
+		func watch(folder: String, names: [String], onChange: @escaping @Sendable () -> Void) -> Bool {
+			var calls: Calls = [:]
+			for name in names {
+				calls[name, default: []].append(onChange)
+			}
+			if add(folder, calls) {
 				return true
 			}
-			guard errno == ENOENT else {
+			guard errno == ENOENT || errno == ENOTDIR else {
 				return false
 			}
 			// The store creates the folder at its first write; whoever else creates it is heard too.
-			watchLater(file.folderPath, calls)
+			waitForFolder(folder, calls)
 			return true
+		}
+
+		/// How many waits for the folder at `path` are made by checking every second (for tests).
+		func pollCount(ofFolder path: String) -> Int {
+			polled.withLock { $0[path] ?? 0 }
+		}
+
+		/// How many calls wait for the folder at `path` through a watch of a folder above it (for tests).
+		func awaitingCallCount(ofFolder path: String) -> Int {
+			folders.withLock { folders in
+				folders.values.reduce(0) { $0 + ($1.awaited[path]?.values.reduce(0) { $0 + $1.count } ?? 0) }
+			}
+		}
+
+		/// Waits for the missing folder at `path`: watches the nearest folder above it that exists, and tries
+		/// `path` again whenever the name leading to it changes there.
+		private func waitForFolder(_ path: String, _ calls: Calls) {
+			var above = (path as NSString).deletingLastPathComponent
+			while true {
+				let watchDescriptor = inotify_add_watch(descriptor, above, Self.eventMask)
+				if watchDescriptor >= 0 {
+					folders.withLock { folders in
+						var folder = folders[watchDescriptor] ?? Folder(path: above, calls: [:])
+						folder.awaited[path, default: [:]].merge(calls) { old, new in old + new }
+						folders[watchDescriptor] = folder
+					}
+					// Made before the watch began, no event tells of it: whoever takes the wait back tries again.
+					if access(path, F_OK) == 0, let taken = takeAwaited(path, from: watchDescriptor) {
+						retry(path, taken).forEach { $0() }
+					}
+					return
+				}
+				guard errno == ENOENT || errno == ENOTDIR, above != "/", !above.isEmpty else {
+					watchLater(path, calls)
+					return
+				}
+				above = (above as NSString).deletingLastPathComponent
+			}
+		}
+
+		/// Takes the wait for `path` off the folder of `watchDescriptor`; `nil` if another thread took it first.
+		private func takeAwaited(_ path: String, from watchDescriptor: Int32) -> Calls? {
+			folders.withLock { $0[watchDescriptor]?.awaited.removeValue(forKey: path) }
+		}
+
+		/// Watches the folder at `path` that was waited for, else waits again; returns the calls to make when it is
+		/// watched now (its files may have been written while nothing watched them).
+		private func retry(_ path: String, _ calls: Calls) -> [@Sendable () -> Void] {
+			if add(path, calls) {
+				return Array(calls.values.joined())
+			}
+			if errno == ENOENT || errno == ENOTDIR {
+				waitForFolder(path, calls)
+			} else {
+				watchLater(path, calls)
+			}
+			return []
+		}
+
+		/// Tries again the folders waited for in the folder of `watchDescriptor` that the entry `name` leads to
+		/// (every one for `nil`).
+		private func retryAwaited(in watchDescriptor: Int32, name: String?) -> [@Sendable () -> Void] {
+			let taken = folders.withLock { folders -> [String: Calls] in
+				guard let folder = folders[watchDescriptor], !folder.awaited.isEmpty else {
+					return [:]
+				}
+				let prefix = (folder.path.hasSuffix("/") ? folder.path : folder.path + "/")
+				var taken: [String: Calls] = [:]
+				for (path, calls) in folder.awaited {
+					let next = path.hasPrefix(prefix) ? path.dropFirst(prefix.count).prefix { $0 != "/" } : ""
+					if let name, next != name[...] {
+						continue
+					}
+					taken[path] = calls
+					folders[watchDescriptor]!.awaited.removeValue(forKey: path)
+				}
+				return taken
+			}
+			return taken.flatMap { retry($0.key, $0.value) }
 		}
 
 		/// Watches the folder at `path` for `calls`; `false`, with `errno` set, when it cannot be watched.
@@ -96,12 +213,15 @@ extension SettingsFile {
 			guard DispatchStart.isStarted else {
 				return
 			}
+			polled.withLock { $0[path, default: 0] += 1 }
 			DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .seconds(1)) { [self] in
-				guard add(path, calls) else {
-					watchLater(path, calls)
-					return
+				polled.withLock { polled in
+					polled[path]! -= 1
+					if polled[path] == 0 {
+						polled[path] = nil
+					}
 				}
-				calls.values.joined().forEach { $0() }
+				retry(path, calls).forEach { $0() }
 			}
 		}
 
@@ -113,10 +233,16 @@ extension SettingsFile {
 			}
 			// A moved folder is still watched where it went; its events are no longer this path's.
 			inotify_rm_watch(descriptor, watchDescriptor)
-			if !add(folder.path, folder.calls) {
-				watchLater(folder.path, folder.calls)
+			var calls = Array(folder.calls.values.joined())
+			if !folder.calls.isEmpty {
+				// Its files are told below whether or not the folder is back.
+				_ = retry(folder.path, folder.calls)
 			}
-			return Array(folder.calls.values.joined())
+			// What waited here waits at the nearest folder that is left.
+			for (path, awaited) in folder.awaited {
+				calls += retry(path, awaited)
+			}
+			return calls
 		}
 
 		private func readEvents() {
@@ -144,6 +270,7 @@ extension SettingsFile {
 							// Events were lost: any file may have changed.
 							for (descriptor, folder) in folders.withLock({ $0 }) {
 								for (name, calls) in folder.calls { changed["\(descriptor)/\(name)"] = calls }
+								changed["\(descriptor)//awaited"] = retryAwaited(in: descriptor, name: nil)
 							}
 							continue
 						}
@@ -154,6 +281,12 @@ extension SettingsFile {
 						let name = String(decoding: bytes[nameStart..<nameEnd].prefix { $0 != 0 }, as: UTF8.self)
 						if let calls = folders.withLock({ $0[event.wd]?.calls[name] }) {
 							changed["\(event.wd)/\(name)"] = calls
+						}
+						if event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
+							let made = retryAwaited(in: event.wd, name: name)
+							if !made.isEmpty {
+								changed["\(event.wd)//\(name)"] = made
+							}
 						}
 					}
 				}

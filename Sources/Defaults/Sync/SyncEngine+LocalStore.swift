@@ -44,8 +44,10 @@ extension Defaults.SyncEngine {
 		StoreRuntime.of(store).remoteUpdaters.compactMap { $0 as? Defaults.SyncEngine }
 	}
 
+	/// Beneath a lock, if an administrator locked the key: the remote value is the user's, and the file must hold
+	/// what the sync state records.
 	static func applyRemoteValue(_ stored: Any?, forKey name: String, in store: any Defaults.Store) {
-		store.commit(stored, forKey: name)
+		store.commit(stored, forKey: name, beneathLocks: true)
 	}
 
 	/// Puts the store's pending writes on disk, so that the sync state never records agreement on a value the

@@ -38,7 +38,6 @@ import Testing
 		"UserDefaults+Store.swift registered": "Foundation's registration domain is process-wide on Linux",
 		// The process's standard store, the API of the well-known package, and per-thread or per-task state.
 		"Defaults.swift standardStore": "the store keys use when none is named",
-		"FileStore.swift standard": "the store keys use when none is named",
 		"Defaults+iCloud.swift registry": "`Defaults.iCloud` is one per process by its API",
 		"Defaults+iCloudCompatibility.swift debugLog": "`Defaults.iCloud.isDebug` is one per process by its API",
 		"Store+AtomicUpdate.swift key": "the key of a thread-local (the store a thread is updating)",

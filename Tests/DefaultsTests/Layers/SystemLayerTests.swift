@@ -92,3 +92,68 @@ import Testing
 		#expect(folders("/opt/a:relative:/b") == ["/opt/a/", "/b/"])
 	}
 }
+
+/// A system folder that does not exist is waited for with one inotify watch of the folder above it, never checked
+/// every second, and an administrator who makes it later is heard.
+@Suite(.scaledTimeLimit(minutes: 1)) struct MissingSystemFolderTests {
+	#if os(Linux)
+		@Test func aMissingFolderIsWatchedFromAboveAndHeardWhenMade() async throws {
+			let home = try TemporaryDirectory()
+			let above = try TemporaryDirectory()
+			let missing = above.url.appending(path: "xdg/deeper", directoryHint: .isDirectory)
+			let store = Defaults.FileStore.at(home.file("app.plist"), systemFolders: [missing])
+			let folder = SettingsFile(url: missing.appending(path: "app.plist")).folderPath
+			let watcher = try #require(InotifyWatcher.shared)
+			#expect(watcher.pollCount(ofFolder: folder) == 0)
+			// One watch for the system file and the locks beside it.
+			#expect(watcher.awaitingCallCount(ofFolder: folder) == 2)
+			let level = Defaults.Key<Int>("level", default: 0, suite: store)
+			let heard = Recorder<Int>()
+			let observation = Defaults.observe(level, options: []) { heard.append($0.newValue) }
+			defer { observation.invalidate() }
+			try FileManager.default.createDirectory(at: missing, withIntermediateDirectories: true)
+			let data = try PropertyListSerialization.data(fromPropertyList: ["level": 4], format: .xml, options: 0)
+			try data.write(to: missing.appending(path: "app.plist"), options: .atomic)
+			#expect(await eventually { heard.values.contains(4) })
+			#expect(watcher.awaitingCallCount(ofFolder: folder) == 0)
+			#expect(watcher.pollCount(ofFolder: folder) == 0)
+		}
+	#endif
+}
+
+/// The layers are the file's, whichever opener comes first: a file of the configuration folder opened with
+/// `FileStore.at(_:)` before `suite(named:)` or `standard` still reads the system-wide defaults, and the standard file
+/// the launch arguments.
+@Suite(.scaledTimeLimit(minutes: 1)) struct LayersBelongToTheFileTests {
+	@Test func theFirstOpenerDoesNotDecideTheLayers() throws {
+		let home = try TemporaryDirectory()
+		let system = try TemporaryDirectory()
+		for (name, value) in [("suite.plist", 1), ("DefaultsTestHelper.plist", 2)] {
+			let data = try PropertyListSerialization.data(fromPropertyList: ["level": value], format: .xml, options: 0)
+			try data.write(to: system.file(name))
+		}
+		let result = try ChildProcess.run(
+			["layers-first-opener", "level", "-argument", "3"],
+			environment: home.configEnvironment.merging(["XDG_CONFIG_DIRS": system.url.path(percentEncoded: false)]) {
+				_, new in new
+			})
+		#expect(result.status == 0, "\(result)")
+		#expect(result.lines == ["same true", "suite int:1", "standard int:2", "argument string:3"])
+	}
+
+	@Test func onlyFilesOfTheConfigurationFolderReadSystemFolders() {
+		let configuration = URL(filePath: "/home/someone/.config", directoryHint: .isDirectory)
+		let layers = { (path: String) in
+			FileStoreRegistry.layers(
+				of: SettingsFile(url: URL(filePath: path)), configurationDirectory: configuration,
+				standardURL: configuration.appending(path: "app.plist"),
+				systemFolders: [URL(filePath: "/etc/xdg", directoryHint: .isDirectory)])
+		}
+		#expect(layers("/home/someone/.config/app.plist").isStandard)
+		#expect(layers("/home/someone/.config/app.plist").folders.count == 1)
+		#expect(!layers("/home/someone/.config/group.plist").isStandard)
+		#expect(layers("/home/someone/.config/group.plist").folders.count == 1)
+		#expect(layers("/var/lib/app/settings.plist").folders.isEmpty)
+		#expect(!layers("/var/lib/app/settings.plist").isStandard)
+	}
+}
