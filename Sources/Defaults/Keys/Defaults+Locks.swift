@@ -56,6 +56,10 @@ extension Defaults {
 		case locked(file: String)
 		/// A `-key value` launch argument, for this run only.
 		case launchArgument
+		/// The environment variable `variable`, read because the app asked for its prefix
+		/// (``FileStore/readEnvironment(prefix:)``); also when its text does not read as the key's value, which is
+		/// reported, and the key then reads the layer beneath.
+		case environment(variable: String)
 		/// The user's value, stored in the key's store: the only layer writes change.
 		case stored
 		/// A system-wide default from `file` (`<name>.plist` in a folder of `$XDG_CONFIG_DIRS`).
@@ -77,6 +81,7 @@ extension Defaults {
 			switch layered.layer(ofKey: key.name) {
 			case .locked(let file): return .locked(file: file)
 			case .launchArgument: return .launchArgument
+			case .environment(let variable): return .environment(variable: variable)
 			case .stored: return .stored
 			case .system(let file): return .system(file: file)
 			case .defaultValue: return .defaultValue

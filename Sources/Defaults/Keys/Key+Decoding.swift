@@ -89,9 +89,23 @@ extension Defaults.Key {
 			return value
 		case .undecodable(let error):
 			(isOwnStore ? runtime : StoreRuntime.of(store)).reportFailure(error)
-			return defaultValue
+			return valueBeneathUnreadableOverride(in: store) ?? defaultValue
 		case .absent:
 			return defaultValue
+		}
+	}
+
+	/// A launch argument or environment variable that does not read as the key's value is skipped (it was reported):
+	/// the value of the layer beneath it, if that reads.
+	func valueBeneathUnreadableOverride(in store: any Defaults.Store) -> Value? {
+		guard let layered = store as? any LayeredStore, layered.overrideText(forKey: name) != nil,
+			let beneath = layered.valueBeneathOverrides(forKey: name)
+		else {
+			return nil
+		}
+		switch bridge.decode(beneath, orOlderForms: alsoReading, keyName: name) {
+		case .current(let value), .olderForm(let value, _): return value
+		case .absent, .undecodable: return nil
 		}
 	}
 
@@ -100,13 +114,14 @@ extension Defaults.Key {
 		try bridge.storedForm(of: value)
 	}
 
-	/// Decodes `stored` with the key's bridge, then with each further form; a launch argument's text that does not
-	/// decode as it is is read as `UserDefaults` reads it for a typed getter (see `argumentReadings(of:)`).
+	/// Decodes `stored` with the key's bridge, then with each further form; the text of a launch argument or an
+	/// environment variable that does not decode as it is is read as `UserDefaults` reads it for a typed getter, or
+	/// as JSON text of a string (see `argumentReadings(of:)`).
 	func decode(_ stored: Any, in store: (any Defaults.Store)? = nil) -> Defaults.StoredState<Value> {
 		let state = bridge.decode(stored, orOlderForms: alsoReading, keyName: name)
 		// Only on a failure, and only for text: the reads that decode pay nothing for this.
 		guard case .undecodable = state, let text = stored as? String,
-			let layered = (store ?? suite) as? any LayeredStore, layered.argumentText(forKey: name) == text
+			let layered = (store ?? suite) as? any LayeredStore, layered.overrideText(forKey: name) == text
 		else {
 			return state
 		}
@@ -122,8 +137,9 @@ extension Defaults.Key {
 		return state
 	}
 
-	/// What the text of a launch argument (`-counter 99`) may stand for besides itself, as `UserDefaults`' typed
-	/// getters read a string: an integer, a floating-point number, a Boolean (`YES`, `NO`, `true`, `false`).
+	/// What the text of a launch argument (`-counter 99`) or environment variable may stand for besides itself, as
+	/// `UserDefaults`' typed getters read a string: an integer, a floating-point number, a Boolean (`YES`, `NO`,
+	/// `true`, `false`); and the JSON text of the string, for keys stored as JSON text.
 	static func argumentReadings(of text: String) -> [Any] {
 		var readings: [Any] = []
 		if let integer = Int(text) {
@@ -136,6 +152,11 @@ extension Defaults.Key {
 		case "yes", "true": readings.append(true)
 		case "no", "false": readings.append(false)
 		default: break
+		}
+		// A `URL`, or a `Codable` value whose JSON is a string (an enum), is stored as JSON text: `https://a.example`
+		// stands for `"https://a.example"`.
+		if let json = try? JSONEncoder().encode(text) {
+			readings.append(String(decoding: json, as: UTF8.self))
 		}
 		return readings
 	}

@@ -1,18 +1,21 @@
 import Foundation
 
-/// A store that reads some keys from layers it never writes (launch arguments), above or beneath the values it
+/// A store that reads some keys from layers it never writes (locks, launch arguments, the environment, system-wide
+/// defaults), above or beneath the values it
 /// stores. The layers above Storage ask it for what only the stored values say, so that nothing of another layer is
 /// pushed by sync, recorded by a snapshot or moved by a migration.
 protocol LayeredStore: Defaults.Store {
 	/// The value the store keeps for `key` itself (the one a write replaces), without the other layers; `nil` when it
 	/// keeps none.
 	func ownValue(forKey key: String) -> Any?
-	/// The value `key` reads without the layers above the stored values (locks, launch arguments): what an update
-	/// starts from, since what it stores goes beneath them.
+	/// The value `key` reads without the layers above the stored values (locks, launch arguments, the environment):
+	/// what an update starts from, since what it stores goes beneath them, and what a key reads when the launch
+	/// argument or variable that sets it does not read as its value.
 	func valueBeneathOverrides(forKey key: String) -> Any?
-	/// The text of the launch argument that gives `key` the value it reads, when that argument is a plain string: a
-	/// key of another type reads it as `UserDefaults` would (a number, a Boolean).
-	func argumentText(forKey key: String) -> String?
+	/// The text of the launch argument or environment variable that gives `key` the value it reads, when it is a
+	/// plain string: a key of another type reads it as `UserDefaults` would (a number, a Boolean), or as the JSON text
+	/// of a string (a URL, a `Codable` value that is a string).
+	func overrideText(forKey key: String) -> String?
 	/// Whether an administrator locked `key`: it reads the locked value, and the store refuses writes of it.
 	func isLocked(_ key: String) -> Bool
 	/// Stores the user's `value` for `key` (removes it for `nil`) even when `key` is locked: the value goes beneath
@@ -29,6 +32,7 @@ protocol LayeredStore: Defaults.Store {
 enum StoreLayer: Equatable {
 	case locked(file: String)
 	case launchArgument
+	case environment(variable: String)
 	case stored
 	case system(file: String)
 	case defaultValue
@@ -73,15 +77,83 @@ extension Defaults.FileStore: LayeredStore {
 		store(value, forKey: key, beneathLocks: true)
 	}
 
-	func argumentText(forKey key: String) -> String? {
-		memory.withLock { $0.locked[key] == nil ? $0.arguments[key] as? String : nil }
+	func overrideText(forKey key: String) -> String? {
+		memory.withLock { $0.locked[key] == nil ? ($0.arguments[key] ?? $0.environment[key]) as? String : nil }
 	}
 
 	/// Sets the launch-argument domain, read above the stored values.
 	func setArguments(_ arguments: [String: Any]) {
 		memory.withLock { memory in
 			memory.arguments = arguments
-			memory.above = arguments.merging(memory.locked) { _, locked in locked }
+			memory.foldAbove()
+		}
+	}
+}
+
+// The environment: opt-in, by a prefix the app names. Read once per call, above the user's values and beneath launch
+// arguments and locks; never written, so that a deployment's setting never becomes the user's.
+extension Defaults.FileStore {
+	/// Reads each environment variable named `<prefix><key name>` as the value of that key, above the values the user
+	/// stored and beneath launch arguments and locked values, until the process ends or this is called again.
+	///
+	/// Nothing is read from the environment unless the app asks, and only variables with the prefix:
+	///
+	/// ```swift
+	/// // MYAPP_volume=8 MYAPP_theme=dark MYAPP_window='{"width":800,"height":600}' app
+	/// Defaults.FileStore.standard.readEnvironment(prefix: "MYAPP_")
+	/// ```
+	///
+	/// A variable's text reads as a launch argument's does: a number for a number key, `true`, `false`, `YES` or `NO`
+	/// for a Boolean key, the address for a `URL` key, JSON for a `Codable` value, a property list in text form
+	/// (`(a, b)`, `{ a = 1; }`) for a collection. Text that does not read as the key's value is reported once as a
+	/// ``Defaults/Failure`` and skipped: the key reads the user's value (or the next layer). Variables are never
+	/// written to the settings file, synced, recorded by snapshots or moved by migrations; ``Defaults/reset(_:)-(Keys...)``
+	/// removes the user's value, and the key then reads the variable. ``Defaults/layer(of:)`` names the variable.
+	///
+	/// An empty prefix is refused (reported as a ``Defaults/Failure``), since it would read every variable of the
+	/// process (`HOME`, `PATH`) as a setting.
+	public func readEnvironment(prefix: String) {
+		guard !prefix.isEmpty else {
+			Defaults.report(
+				storageFailure(
+					"readEnvironment(prefix:) was given an empty prefix, which would read every variable of the "
+						+ "process as a setting; nothing was read from the environment."))
+			return
+		}
+		setEnvironment(Self.environmentDomain(prefix: prefix, from: ProcessInfo.processInfo.environment))
+	}
+
+	/// The values of the variables of `environment` named `<prefix><key name>`, by key name, and the variable of each.
+	static func environmentDomain(
+		prefix: String, from environment: [String: String]
+	) -> (values: [String: Any], variables: [String: String]) {
+		var values: [String: Any] = [:]
+		var variables: [String: String] = [:]
+		for (variable, text) in environment where variable.hasPrefix(prefix) && variable.count > prefix.count {
+			let key = String(variable.dropFirst(prefix.count))
+			values[key] = argumentValue(text)
+			variables[key] = variable
+		}
+		return (values, variables)
+	}
+
+	/// Sets the environment layer and tells observers of the keys whose value changed for reads.
+	func setEnvironment(_ domain: (values: [String: Any], variables: [String: String])) {
+		let changed = memory.withLock { memory -> Set<String> in
+			let keys = Set(memory.environment.keys).union(domain.values.keys)
+			let before = keys.map { memory.read($0) }
+			memory.environment = domain.values
+			memory.environmentBy = domain.variables
+			memory.foldAbove()
+			var changed: Set<String> = []
+			for (key, old) in zip(keys, before) where !Defaults.PropertyList.isEqualOrBothAbsent(old, memory.read(key))
+			{
+				changed.insert(key)
+			}
+			return changed
+		}
+		if !changed.isEmpty {
+			reportOutsideChanges(changed)
 		}
 	}
 }
@@ -151,7 +223,7 @@ extension Defaults.FileStore {
 			memory.system = system
 			memory.beneath = memory.registered.merging(system) { _, system in system }
 			memory.locked = locked
-			memory.above = memory.arguments.merging(locked) { _, locked in locked }
+			memory.foldAbove()
 			// Only the keys that read differently: a key the user or a launch argument sets reads as it did.
 			var changed: Set<String> = []
 			for (key, old) in zip(keys, before) where !Defaults.PropertyList.isEqualOrBothAbsent(old, memory.read(key))
@@ -194,6 +266,15 @@ extension Defaults.FileStore.Memory {
 	func read(_ key: String) -> Any? {
 		above[key] ?? values[key] ?? beneath[key]
 	}
+
+	/// Folds the layers above the stored values into `above`: locked values over launch arguments over the
+	/// environment.
+	mutating func foldAbove() {
+		var folded = environment
+		folded.merge(arguments) { _, argument in argument }
+		folded.merge(locked) { _, locked in locked }
+		above = folded
+	}
 }
 
 // Locks: `<name>.locks.plist` beside the system-wide defaults, a dictionary of the keys an administrator fixes and
@@ -223,6 +304,9 @@ extension Defaults.FileStore {
 			}
 			if memory.arguments[key] != nil {
 				return .launchArgument
+			}
+			if let variable = memory.environmentBy[key] {
+				return .environment(variable: variable)
 			}
 			if memory.values[key] != nil {
 				return .stored

@@ -85,7 +85,9 @@ extension Defaults.FileStore {
 		return domain
 	}
 
-	private static func argumentValue(_ text: String) -> Any {
+	/// What the text of a launch argument or an environment variable stands for: a property list in text form, else
+	/// the text itself (which a number or Boolean key reads as `UserDefaults` does, see `Key.decode`).
+	static func argumentValue(_ text: String) -> Any {
 		(try? PropertyListFile.decodeValue(Data(text.utf8))) ?? text
 	}
 }

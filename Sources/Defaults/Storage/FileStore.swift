@@ -53,8 +53,9 @@ extension Defaults {
 			var values: [String: Any] = [:] {
 				didSet { changed() }
 			}
-			/// The layers read above the stored values (locked values over launch arguments), folded into one lookup; empty when there are
-			/// none, so that a read without them costs what it did before layers (see `FileStore+Layers.swift`).
+			/// The layers read above the stored values (locked values over launch arguments over environment variables),
+			/// folded into one lookup; empty when there are none, so that a read without them costs what it did before
+			/// layers (see `FileStore+Layers.swift`).
 			var above: [String: Any] = [:] {
 				didSet { changed() }
 			}
@@ -70,6 +71,10 @@ extension Defaults {
 			var registered: [String: Any] = [:]
 			/// The launch-argument domain (`FileStore+Layers.swift`).
 			var arguments: [String: Any] = [:]
+			/// The values of the environment variables the app asked for (``readEnvironment(prefix:)``), and the
+			/// variable that gave each.
+			var environment: [String: Any] = [:]
+			var environmentBy: [String: String] = [:]
 			/// The system-wide defaults: the files of `systemFiles`, the first one's value of a key winning.
 			var system: [String: Any] = [:]
 			/// The file that gave each system-wide default, for ``Defaults/layer(of:)``.

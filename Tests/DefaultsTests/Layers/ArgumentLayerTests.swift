@@ -1,3 +1,4 @@
+import DefaultsTestSupport
 import Foundation
 import Testing
 
@@ -79,6 +80,31 @@ import Testing
 		store.setArguments([name: "many"])
 		#expect(Defaults[Defaults.Key<Int>(name, default: 7, suite: store)] == 7)
 		#expect(FailureRecorder.failures(forKey: name).count == 1)
+	}
+
+	/// An argument that does not read as the key's value is reported once and skipped: the user's value reads.
+	@Test func anArgumentThatDoesNotReadIsSkipped() throws {
+		let name = uniqueKeyName("count")
+		FailureRecorder.start()
+		try store.write(5, forKey: name)
+		store.setArguments([name: "many"])
+		let count = Defaults.Key<Int>(name, default: 7, suite: store)
+		#expect(Defaults[count] == 5)
+		#expect(Defaults[count] == 5)
+		#expect(FailureRecorder.failures(forKey: name).count == 1)
+	}
+
+	@Test func anEmptyEnvironmentPrefixIsRefused() {
+		FailureRecorder.start()
+		store.readEnvironment(prefix: "")
+		#expect(FailureRecorder.failures(mentioning: "empty prefix").count >= 1)
+		#expect(store.memory.withLock { $0.environment.isEmpty })
+	}
+
+	@Test func aURLOrAStringEnumArgumentReadsFromItsText() {
+		store.setArguments(["home": "https://example.com/a", "letter": "beta"])
+		#expect(Defaults[Defaults.Key<URL?>("home", suite: store)] == URL(string: "https://example.com/a"))
+		#expect(Defaults[Defaults.Key<Letter>("letter", default: .alpha, suite: store)] == .beta)
 	}
 
 	@Test func aWriteOfAShadowedKeyReachesTheFileAndTheArgumentStillWins() throws {

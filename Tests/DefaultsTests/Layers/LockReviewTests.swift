@@ -135,7 +135,7 @@ import Testing
 			store.memory.withLock { memory in
 				memory.locked[name] = "stable"
 				memory.lockedBy[name] = "/etc/xdg/app.locks.plist"
-				memory.above = memory.arguments.merging(memory.locked) { _, locked in locked }
+				memory.foldAbove()
 			}
 		}
 		#expect(finished.wait(timeout: .now() + 20) == .success)

@@ -157,3 +157,70 @@ import Testing
 		#expect(!layers("/var/lib/app/settings.plist").isStandard)
 	}
 }
+
+/// The environment layer: opt-in by a prefix, typed text read through each key's bridge, above the user's values and
+/// beneath launch arguments and locks, never written. In a child process, since a variable set in the test process
+/// would reach every test running beside it.
+@Suite(.scaledTimeLimit(minutes: 1)) struct EnvironmentLayerTests {
+	let home: TemporaryDirectory
+	let system: TemporaryDirectory
+	let userFile: URL
+
+	init() throws {
+		home = try TemporaryDirectory()
+		system = try TemporaryDirectory()
+		userFile = home.file("DefaultsTestHelper.plist")
+		let user = try PropertyListSerialization.data(
+			fromPropertyList: ["bad": 5, "stored": "mine", "other": "kept"], format: .binary, options: 0)
+		try user.write(to: userFile)
+		let locks = try PropertyListSerialization.data(fromPropertyList: ["locked": 9], format: .xml, options: 0)
+		try locks.write(to: system.file("DefaultsTestHelper.locks.plist"))
+	}
+
+	func run(_ arguments: [String]) throws -> ChildProcess.Result {
+		let environment = home.configEnvironment.merging([
+			"XDG_CONFIG_DIRS": system.url.path(percentEncoded: false), "MYAPP_count": "42", "MYAPP_ratio": "1.5",
+			"MYAPP_flag": "true", "MYAPP_name": "hello world", "MYAPP_home": "https://example.com/a?b=c",
+			"MYAPP_point": #"{"x":1,"y":2}"#, "MYAPP_bad": "many", "MYAPP_shadowed": "1", "MYAPP_locked": "1",
+			"MYAPP_stored": "from the environment", "MYAPP_": "no key",
+		]) { _, new in new }
+		return try ChildProcess.run(["layers-environment"] + arguments, environment: environment)
+	}
+
+	@Test func variablesWithThePrefixReadAsTypedValuesInTheirPlace() throws {
+		let before = try Data(contentsOf: userFile)
+		let result = try run(["MYAPP_", "-shadowed", "2"])
+		#expect(result.status == 0, "\(result)")
+		let lockFile = SettingsFile(url: system.file("DefaultsTestHelper.locks.plist")).path
+		#expect(
+			result.lines == [
+				"count 42 environment(variable: \"MYAPP_count\")",
+				"ratio 1.5 environment(variable: \"MYAPP_ratio\")",
+				"flag true environment(variable: \"MYAPP_flag\")",
+				"name hello world environment(variable: \"MYAPP_name\")",
+				"home https://example.com/a?b=c environment(variable: \"MYAPP_home\")",
+				"point (1, 2) environment(variable: \"MYAPP_point\")",
+				// Reported once, and skipped: the user's value reads.
+				"failure bad",
+				"bad 5 environment(variable: \"MYAPP_bad\")",
+				"bad 5 environment(variable: \"MYAPP_bad\")",
+				"shadowed 2 launchArgument",
+				"locked 9 locked(file: \"\(lockFile)\")",
+				"stored from the environment environment(variable: \"MYAPP_stored\")",
+				"HOME  defaultValue",
+				"stored from the environment environment(variable: \"MYAPP_stored\")",
+			])
+		// Nothing of the environment reached the file: the reset removed the user's value, the write added its own.
+		#expect(before != (try Data(contentsOf: userFile)))
+		#expect(
+			try FileContents.values(of: userFile) as NSDictionary
+				== ["bad": 5, "other": "kept", "written": 1] as NSDictionary)
+	}
+
+	@Test func nothingIsReadUnlessTheAppAsks() throws {
+		let result = try run(["none"])
+		#expect(result.status == 0, "\(result)")
+		#expect(result.lines.first == "count 0 defaultValue")
+		#expect(result.lines.contains("stored  defaultValue"))
+	}
+}
