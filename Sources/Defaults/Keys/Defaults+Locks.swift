@@ -1,7 +1,7 @@
 import Foundation
 
-// Keys an administrator locked (`<name>.locks.plist` in a folder of `$XDG_CONFIG_DIRS`, see the article "The file
-// store"): what the app can ask, and the error of the writes that say so by throwing.
+// Keys an administrator locked (`<name>.locks.plist` in a folder of `$XDG_CONFIG_DIRS`, see the article "Layers"):
+// what the app can ask, and the error of the writes that say so by throwing.
 
 extension Defaults {
 	/// Whether an administrator locked `key`: it reads the value the administrator fixed, and a write of it changes
@@ -50,7 +50,7 @@ extension Defaults.Store {
 }
 
 extension Defaults {
-	/// Where a key's value comes from, highest first (see the article "The file store", "Domains").
+	/// Where a key's value comes from, highest first (see <doc:Layers>).
 	public enum Layer: Sendable, Equatable {
 		/// An administrator locked the key in `file` (`<name>.locks.plist` in a folder of `$XDG_CONFIG_DIRS`).
 		case locked(file: String)

@@ -107,7 +107,7 @@ extension Defaults.FileStore {
 	/// for a Boolean key, the address for a `URL` key, JSON for a `Codable` value, a property list in text form
 	/// (`(a, b)`, `{ a = 1; }`) for a collection. Text that does not read as the key's value is reported once as a
 	/// ``Defaults/Failure`` and skipped: the key reads the user's value (or the next layer). Variables are never
-	/// written to the settings file, synced, recorded by snapshots or moved by migrations; ``Defaults/reset(_:)-(Keys...)``
+	/// written to the settings file, synced, recorded by snapshots or moved by migrations; `Defaults.reset`
 	/// removes the user's value, and the key then reads the variable. ``Defaults/layer(of:)`` names the variable.
 	///
 	/// An empty prefix is refused (reported as a ``Defaults/Failure``), since it would read every variable of the
