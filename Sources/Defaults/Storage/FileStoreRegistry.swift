@@ -10,12 +10,16 @@ enum FileStoreRegistry {
 	/// any other file reads neither. `systemFolders` replaces the folders for a new store (tests).
 	static func store(at url: URL, systemFolders: [URL]? = nil) -> Defaults.FileStore {
 		let file = SettingsFile(url: url)
+		if let existing = stores.withLock({ $0[file.path] }) {
+			return existing
+		}
+		// Outside the lock: finding the configuration folder may report a failure, whose handler may open stores.
+		let layers = systemFolders.map { (folders: $0, isStandard: false) } ?? layers(of: file)
 		var failures: [Defaults.Failure] = []
 		let (store, isNew) = stores.withLock { stores in
 			if let existing = stores[file.path] {
 				return (existing, false)
 			}
-			let layers = systemFolders.map { (folders: $0, isStandard: false) } ?? layers(of: file)
 			// Created under the lock so that two threads opening one file cannot end up with two states.
 			let store = Defaults.FileStore(file: file, systemFolders: layers.folders, failures: &failures)
 			if layers.isStandard {
