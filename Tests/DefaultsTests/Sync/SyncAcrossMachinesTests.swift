@@ -24,6 +24,33 @@ import Testing
 		#expect(Date().timeIntervalSince(started) < 5)
 	}
 
+	/// A value another machine stored for a key this machine's administrator locked goes beneath the lock: the file
+	/// holds what the sync state records as applied, the key reads the locked value, and once the lock is gone the
+	/// received value reads (and nothing is pushed back over it).
+	@Test func aValueReceivedForALockedKeyIsStoredBeneathTheLock() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let first = try Machine(etcd: etcd, prefix: "/test/locked/")
+		let second = try Machine(etcd: etcd, prefix: "/test/locked/")
+		let system = try TemporaryDirectory()
+		let locks = try PropertyListSerialization.data(fromPropertyList: ["theme": "locked"], format: .xml, options: 0)
+		try locks.write(to: system.file("DefaultsTestHelper.locks.plist"))
+		#expect(try first.run("sync-write", ["theme=dark"]).lines == ["synced"])
+
+		let locked = try ChildProcess.run(
+			["sync-dump", etcd.endpoint, second.prefix, "theme"],
+			environment: second.environment.merging(["XDG_CONFIG_DIRS": system.url.path]) { _, new in new })
+		#expect(locked.lines == ["synced", "theme=locked"], "\(locked)")
+		#expect(
+			try FileContents.values(of: second.folder.file("DefaultsTestHelper.plist"))["theme"] as? String == "dark")
+		let empty = try TemporaryDirectory()
+		let unlocked = try ChildProcess.run(
+			["sync-dump", etcd.endpoint, second.prefix, "theme"],
+			environment: second.environment.merging(["XDG_CONFIG_DIRS": empty.url.path]) { _, new in new })
+		#expect(unlocked.lines == ["synced", "theme=dark"], "\(unlocked)")
+		#expect(try first.values(["theme"]) == (true, ["theme": "dark"]))
+	}
+
 	@Test func bothMachinesConvergeWithNothingLostWhenEtcdDiesWhileTheyWrite() async throws {
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }
