@@ -124,10 +124,16 @@ TIME_TARGETS = [
     # the throughput.
     ("Read Int, 2 threads vs 1: time per round (≤ 1.11x = ≥ 1.8x throughput)",
      "Read Int, 2 threads / Defaults (FileStore)", "Read Int, 1 threads / Defaults (FileStore)", "max", 1.11, "13"),
+    # Issue 30: a system-wide defaults file and a locks file cost a read at most 2x.
+    ("Read Int: FileStore with system file and lock vs without", "Read Int / Defaults (FileStore, system file and lock)",
+     "Read Int / Defaults (FileStore)", "max", 2, "30"),
+    ("Look up Int: FileStore with system file and lock vs without", "Look up Int / FileStore, system file and lock",
+     "Look up Int / FileStore", "max", 2, "30"),
 ]
 
 ALLOCATION_TARGETS = [
     ("Allocations, Read Int (FileStore)", "Read Int / Defaults (FileStore)"),
+    ("Allocations, Read Int (FileStore, system file and lock)", "Read Int / Defaults (FileStore, system file and lock)"),
     ("Allocations, Read Bool (FileStore)", "Read Bool / Defaults (FileStore)"),
     ("Allocations, Read Double (FileStore)", "Read Double / Defaults (FileStore)"),
     ("Allocations, cached Read struct (FileStore)", "Read struct / Defaults (FileStore)"),

@@ -26,6 +26,8 @@ public final class Workspace: Sendable {
 			let path = folder.path(percentEncoded: false)
 			setenv(Self.variable, path, 1)
 			setenv("XDG_CONFIG_HOME", path, 1)
+			// The system-wide defaults and locks of the workspace's stores, never the machine's `/etc/xdg`.
+			setenv("XDG_CONFIG_DIRS", folder.appending(path: "xdg").path(percentEncoded: false), 1)
 			// Foundation reads `XDG_CONFIG_HOME` once, when it loads: a `setenv` now would not move `UserDefaults`
 			// suites off the real `~/.config`. So the program starts again, with the same arguments, process id and
 			// open pipes to the harness, in an environment that has it from the start.
@@ -44,6 +46,14 @@ public final class Workspace: Sendable {
 	/// A file URL in the workspace.
 	public func file(_ name: String) -> URL {
 		folder.appending(path: name, directoryHint: .notDirectory)
+	}
+
+	/// A file URL in the workspace's system folder (`$XDG_CONFIG_DIRS`): the system-wide defaults and locks of the
+	/// store of the same name in the workspace.
+	public func systemFile(_ name: String) -> URL {
+		let system = folder.appending(path: "xdg", directoryHint: .isDirectory)
+		try! FileManager.default.createDirectory(at: system, withIntermediateDirectories: true)
+		return system.appending(path: name, directoryHint: .notDirectory)
 	}
 
 	/// A `UserDefaults` suite of a new, unique name in the workspace.
