@@ -161,9 +161,13 @@ extension Defaults {
 	/// Throws ``UpdateError`` with kind `.locked` when an administrator locked one of `keys`: every form of `update`,
 	/// the synced one included, refuses before it runs the closure.
 	static func refuseLockedKeys(_ keys: [Keys], in store: any Store) throws(UpdateError) {
-		for key in keys {
+		try refuseLockedKeys(names: keys.map(\.name), in: store)
+	}
+
+	static func refuseLockedKeys(names: [String], in store: any Store) throws(UpdateError) {
+		for name in names {
 			do {
-				try store.refuseLockedKey(key.name)
+				try store.refuseLockedKey(name)
 			} catch {
 				throw UpdateError(.locked, error.description)
 			}
@@ -192,6 +196,9 @@ extension Defaults.Store {
 					changes.append((name, value))
 				}
 			}
+			// Under the update's lock, as `Defaults.update` checks: the file must never take a value that memory, which
+			// refuses a locked key, would not.
+			try Defaults.refuseLockedKeys(names: changes.map(\.key), in: self)
 			return (changes, result)
 		} apply: { changes in
 			for change in changes {

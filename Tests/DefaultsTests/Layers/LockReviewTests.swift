@@ -150,6 +150,25 @@ import Testing
 		#expect(try FileContents.values(of: url)[name] == nil)
 	}
 
+	/// An update of stored forms (the `defaults` command's) refuses a locked key it would change, under the update's
+	/// lock: the file never takes a value memory refuses.
+	@Test func anUpdateOfStoredFormsRefusesALockedKey() throws {
+		let name = uniqueKeyName("channel")
+		try write([name: "stable"], to: "app.locks.plist")
+		let store = store()
+		do {
+			try store.updateStoredValues([name]) { $0[name] = "beta" }
+			Issue.record("the update of a locked key did not throw")
+		} catch let error as Defaults.UpdateError {
+			#expect(error.kind == .locked)
+		}
+		#expect(store.ownValue(forKey: name) == nil)
+		let inFile = FileManager.default.fileExists(atPath: url.path) ? try FileContents.values(of: url)[name] : nil
+		#expect(inFile == nil)
+		// Unchanged, a locked key is no write to refuse.
+		try store.updateStoredValues([name]) { _ in }
+	}
+
 	/// A change of the user's value beneath a lock changes nothing a read sees: its observers hear nothing, while the
 	/// same reload's change of another key is heard.
 	@Test func aChangeBeneathALockIsNotHeard() async throws {
