@@ -16,8 +16,14 @@ extension Defaults {
 	/// Observers of `key` hear exactly one change per update, even when `transform` leaves the value as it was. If
 	/// `transform` throws, nothing is stored, no observer hears anything, and the error is rethrown.
 	///
-	/// `transform` may run more than once (the asynchronous form retries it for a synced key when another machine
-	/// changed the value first), so it must have no side effects, and it must not read or write other keys through `Defaults` inside it: use
+	/// **Synced keys** are updated against the remote, as the asynchronous form describes, while this thread waits
+	/// (at most 20 seconds) and runs `transform`: on the main thread or a thread that runs no task. On a thread of
+	/// Swift's concurrency pool (a synchronous function called from async code) the update throws
+	/// ``SyncedUpdateError`` with reason `.needsAwait` instead: call it with `await` there. Top-level code in
+	/// `main.swift` compiles `try await Defaults.update(…)` to this form.
+	///
+	/// `transform` may run more than once (it is retried for a synced key when another machine changed the value
+	/// first), so it must have no side effects, and it must not read or write other keys through `Defaults` inside it: use
 	/// `update(_:_:_:transaction:)` to update several keys together. It runs while the store is held, so keep it short.
 	/// An update started inside `transform`, or inside an observer of the update's change, throws
 	/// ``UpdateError/Kind/nested``.
@@ -34,13 +40,16 @@ extension Defaults {
 	/// ```
 	///
 	/// - Throws: what `transform` throws, or ``UpdateError``: the file could not be locked, read or written, the new
-	///   value has no stored form, or the update is nested in another. Nothing was stored then.
+	///   value has no stored form, or the update is nested in another; for a synced key ``SyncedUpdateError``.
+	///   Nothing was stored then (see ``SyncedUpdateError/Reason-swift.enum/outcomeUnknown`` for the one exception).
 	@discardableResult
 	public static func update<Value: Serializable>(
 		_ key: Key<Value>, _ transform: (inout Value) throws -> Void
 	) throws -> Value {
-		try refuseSyncedKeys([key])
-		return try updateLocally(key, transform)
+		try updateWaitingForRemote([key]) { transaction in
+			try transform(&transaction[key])
+			return transaction[key]
+		}
 	}
 
 	/// Runs `transform` on the latest values of two or more keys of one store, and stores what it writes atomically:
@@ -69,8 +78,7 @@ extension Defaults {
 	public static func update<Result>(
 		_ first: Keys, _ second: Keys, _ others: Keys..., transaction transform: (inout Transaction) throws -> Result
 	) throws -> Result {
-		try refuseSyncedKeys([first, second] + others)
-		return try updateLocally([first, second] + others, transform)
+		try updateWaitingForRemote([first, second] + others, transform)
 	}
 
 	/// Runs `transform` on the latest values of `keys`, keys of one store, and stores what it writes atomically.
@@ -94,25 +102,56 @@ extension Defaults {
 	public static func update<Result>(
 		_ keys: [Keys], _ transform: (inout Transaction) throws -> Result
 	) throws -> Result {
-		try refuseSyncedKeys(keys)
-		return try updateLocally(keys, transform)
+		try updateWaitingForRemote(keys, transform)
 	}
 
-	/// Throws when a sync engine syncs one of `keys`: updated here without waiting for the remote, the key would be
-	/// atomic on this machine only, and another machine's update could still be lost.
-	static func refuseSyncedKeys(_ keys: [Keys]) throws(UpdateError) {
-		guard let store = keys.first?.suite else {
-			return
+	/// The synchronous update: in the store, or for keys a remote updater (a sync engine) updates, against the remote
+	/// while this thread waits, `transform` still running on this thread.
+	static func updateWaitingForRemote<Result>(
+		_ keys: [Keys], _ transform: (inout Transaction) throws -> Result
+	) throws -> Result {
+		guard let store = keys.first?.suite, keys.allSatisfy({ $0.suite === store }),
+			let updater = keys[0].runtime.remoteUpdater(ofAnyOf: keys.map(\.name))
+		else {
+			return try updateLocally(keys, transform)
 		}
-		let synced = keys[0].runtime.namesUpdatedRemotely(among: keys.lazy.filter { $0.suite === store }.map(\.name))
-		guard !synced.isEmpty else {
-			return
+		// Inside another update this thread holds its store, which the remote update may need to apply its value.
+		guard UpdateScope.current == nil else {
+			throw UpdateError(AtomicUpdateFailure.insideAnotherUpdate)
 		}
-		throw UpdateError(
-			.syncedKeyNeedsAwait,
-			"Nothing was updated: \(synced.map { "'\($0)'" }.joined(separator: ", ")) \(synced.count == 1 ? "is" : "are") "
-				+ "synced, and an atomic update of a synced key is a compare-and-swap against the remote, which only "
-				+ "the asynchronous form can wait for: call it as `try await Defaults.update(…)`.")
+		try refuseLockedKeys(keys, in: store)
+		var results: [Result] = []
+		let run = try updater.updateWaiting(keys.map(\.name), in: store) { storedForms in
+			try runTransaction(keys, in: store, on: storedForms, transform, results: &results)
+		}
+		guard let run else {
+			return try updateLocally(keys, transform)
+		}
+		return results[run]
+	}
+
+	/// One run of an update's closure on the remote's stored forms of `keys` (a name missing: nothing stored), for an
+	/// update against the remote: appends the closure's result to `results` and returns the stored forms it leaves.
+	/// The thread counts as updating `store` meanwhile, so an update started inside the closure throws
+	/// ``UpdateError/Kind/nested``, as it does in a local update.
+	static func runTransaction<Result>(
+		_ keys: [Keys], in store: any Store, on storedForms: [String: Any],
+		_ transform: (inout Transaction) throws -> Result, results: inout [Result]
+	) throws -> [String: Any] {
+		var transaction = Transaction(store: store, names: Set(keys.map(\.name)), storedForms: storedForms)
+		let outer = UpdateScope.current
+		UpdateScope.current = ObjectIdentifier(store)
+		defer { UpdateScope.current = outer }
+		let result = try transform(&transaction)
+		if let failure = transaction.failure {
+			throw failure
+		}
+		results.append(result)
+		var updated = storedForms
+		for change in transaction.changes {
+			updated[change.key] = change.value
+		}
+		return updated
 	}
 
 	/// The update of one key in its own store, whatever the key's sync: what every form of `update` does for a key

@@ -30,10 +30,6 @@ extension Defaults {
 			/// The stored value of a key the update read does not decode (the message says why): it is left as it
 			/// is rather than replaced by a value computed from the key's default.
 			case undecodableValue
-			/// A synced key was updated without `await`: an update of a synced key is a compare-and-swap against the
-			/// remote, which only the asynchronous form of `update` can wait for. (The store's runtime knows which
-			/// names a remote updater, such as a sync engine, registered; the update refuses them.)
-			case syncedKeyNeedsAwait
 			/// The store's file could not be locked, read or written.
 			case storage
 			/// An administrator locked one of the keys (``Defaults/isLocked(_:)``).

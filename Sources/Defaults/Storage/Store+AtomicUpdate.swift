@@ -27,6 +27,11 @@ struct AtomicUpdateFailure: Error {
 		self.kind = kind
 		self.message = message
 	}
+	/// The refusal of an update started inside another one on the same thread.
+	static let insideAnotherUpdate = AtomicUpdateFailure(
+		.nested,
+		"An update was started inside another update on the same thread (in its closure, or in an observer of its "
+			+ "change); nothing was changed by it.")
 }
 
 /// A store that makes its atomic updates itself, against other processes as well as other threads (the file store).
@@ -66,10 +71,7 @@ extension Defaults.Store {
 					+ "whether it runs inside another; nothing was changed.")
 		}
 		guard UpdateScope.current == nil else {
-			throw AtomicUpdateFailure(
-				.nested,
-				"An update was started inside another update on the same thread (in its closure, or in an observer of "
-					+ "its change); nothing was changed by it.")
+			throw AtomicUpdateFailure.insideAnotherUpdate
 		}
 		UpdateScope.current = ObjectIdentifier(self)
 		defer { UpdateScope.current = nil }

@@ -229,7 +229,7 @@ struct AtomicUpdateLoop {
 	}
 
 	/// A short, random wait: machines that conflicted do not try again in step.
-	mutating func backOff() async throws {
+	nonisolated(nonsending) mutating func backOff() async throws {
 		let limit: Int
 		if resolveDeadline != nil {
 			failures += 1

@@ -14,8 +14,9 @@ extension Defaults {
 	/// number of times). Machines updating one key lose none of each other's updates. The committed value is then
 	/// stored locally, and observers hear it as they hear any remote change. Such an update needs the remote: when it
 	/// cannot be reached, it throws ``SyncedUpdateError`` and changes nothing, locally or remotely (plain writes stay
-	/// offline-first). Only this asynchronous form updates a synced key; the synchronous one throws
-	/// ``UpdateError/Kind-swift.enum/syncedKeyNeedsAwait``.
+	/// offline-first). The update runs in the caller's isolation, so `transform` may use the state of a `@MainActor`
+	/// caller. (The synchronous form updates a synced key the same way, waiting on the calling thread; top-level code
+	/// compiles `try await Defaults.update` to it.)
 	///
 	/// ```swift
 	/// extension Defaults.Keys {
@@ -30,7 +31,7 @@ extension Defaults {
 	/// - Throws: what `transform` throws, ``UpdateError``, or for a synced key ``SyncedUpdateError``; nothing was
 	///   stored then (see ``SyncedUpdateError/Reason-swift.enum/outcomeUnknown`` for the one exception).
 	@discardableResult
-	public static func update<Value: Serializable>(
+	nonisolated(nonsending) public static func update<Value: Serializable>(
 		_ key: Key<Value>, _ transform: (inout Value) throws -> Void
 	) async throws -> Value {
 		try await update([key]) { transaction in
@@ -63,7 +64,7 @@ extension Defaults {
 	/// - Throws: what `transform` throws, ``UpdateError``, or for synced keys ``SyncedUpdateError``; nothing was
 	///   stored then.
 	@discardableResult
-	public static func update<Result>(
+	nonisolated(nonsending) public static func update<Result>(
 		_ first: Keys, _ second: Keys, _ others: Keys..., transaction transform: (inout Transaction) throws -> Result
 	) async throws -> Result {
 		try await update([first, second] + others, transform)
@@ -88,7 +89,7 @@ extension Defaults {
 	/// - Throws: what `transform` throws, ``UpdateError``, or for synced keys ``SyncedUpdateError``; nothing was
 	///   stored then.
 	@discardableResult
-	public static func update<Result>(
+	nonisolated(nonsending) public static func update<Result>(
 		_ keys: [Keys], _ transform: (inout Transaction) throws -> Result
 	) async throws -> Result {
 		guard let store = keys.first?.suite, keys.allSatisfy({ $0.suite === store }) else {
@@ -100,17 +101,7 @@ extension Defaults {
 		// answer lost and found later may be an earlier run than the last.
 		var results: [Result] = []
 		let outcome = try await SyncEngine.atomicUpdate(forKeys: keys.map(\.name), in: store) { storedForms in
-			var transaction = Transaction(store: store, names: Set(keys.map(\.name)), storedForms: storedForms)
-			let result = try transform(&transaction)
-			if let failure = transaction.failure {
-				throw failure
-			}
-			results.append(result)
-			var updated = storedForms
-			for change in transaction.changes {
-				updated[change.key] = change.value
-			}
-			return updated
+			try runTransaction(keys, in: store, on: storedForms, transform, results: &results)
 		}
 		switch outcome {
 		case .notSynced:

@@ -33,7 +33,7 @@ extension Defaults.SyncEngine {
 	///
 	/// - Returns: ``AtomicUpdateOutcome/notSynced`` when no engine syncs `name` in `store` (nothing was done).
 	/// - Throws: ``Defaults/SyncedUpdateError`` when the remote cannot be reached, keeps conflicting, or refuses.
-	package static func atomicUpdate(
+	nonisolated(nonsending) package static func atomicUpdate(
 		forKey name: String, in store: any Defaults.Store, _ transform: (Any?) throws -> Any?
 	) async throws -> AtomicUpdateOutcome {
 		let outcome = try await atomicUpdate(forKeys: [name], in: store) { values in
@@ -50,7 +50,7 @@ extension Defaults.SyncEngine {
 	/// Runs `transform` on the remote's latest stored forms of `names` (absent keys are missing from the dictionary)
 	/// and commits the result for every name in one transaction that compares every key's revision; keys missing
 	/// from the result are removed. The keys must all be synced by one engine of `store`.
-	package static func atomicUpdate(
+	nonisolated(nonsending) package static func atomicUpdate(
 		forKeys names: [String], in store: any Defaults.Store, _ transform: ([String: Any]) throws -> [String: Any]
 	) async throws -> AtomicUpdatesOutcome {
 		let names = Array(Set(names)).sorted()
@@ -74,7 +74,7 @@ extension Defaults.SyncEngine {
 		return .updated(values, run: run)
 	}
 
-	private func atomicUpdate(
+	nonisolated(nonsending) private func atomicUpdate(
 		_ names: [String], _ transform: ([String: Any]) throws -> [String: Any]
 	) async throws -> (values: [String: Any], run: Int) {
 		try await worker.prepareAtomicUpdate(of: names)
@@ -90,7 +90,7 @@ extension Defaults.SyncEngine {
 		}
 	}
 
-	private func compareAndSwapUntilCommitted(
+	nonisolated(nonsending) private func compareAndSwapUntilCommitted(
 		_ loop: inout AtomicUpdateLoop, _ transform: ([String: Any]) throws -> [String: Any]
 	) async throws -> (values: [String: Any], run: Int) {
 		while true {

@@ -33,6 +33,10 @@ extension Defaults {
 			/// A local change of the key, made before the update, could not be pushed first (it stays queued, as
 			/// plain writes do offline): nothing changed.
 			case localChangeNotPushed
+			/// The synchronous form of `Defaults.update` was called on a thread of Swift's concurrency pool (from a
+			/// synchronous function that async code called), where waiting for the remote could starve the pool:
+			/// nothing was started. Call it with `await` there.
+			case needsAwait
 		}
 
 		/// The names of the keys the update was for.

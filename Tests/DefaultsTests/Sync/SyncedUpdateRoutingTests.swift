@@ -53,15 +53,35 @@ import Testing
 		synced.expectUnchanged()
 	}
 
-	@Test func theSynchronousFormRefusesASyncedKeyAndChangesNothing() throws {
+	/// On a thread of Swift's concurrency pool (a synchronous function called from async code) the synchronous form
+	/// may not wait: the update would need that pool, which has as many threads as cores.
+	@Test func theSynchronousFormRefusesASyncedKeyOnAThreadOfThePoolAndChangesNothing() async throws {
 		let synced = Synced()
 		#expect {
-			try Defaults.update(synced.key) { $0 += 1 }
+			try Self.updateWithoutAwait(synced.key)
 		} throws: { error in
-			guard let error = error as? Defaults.UpdateError, error.kind == .syncedKeyNeedsAwait else {
+			guard let error = error as? Defaults.SyncedUpdateError, error.reason == .needsAwait else {
 				return false
 			}
-			return error.message.contains("'count'") && error.message.contains("try await Defaults.update")
+			return error.keyNames == ["count"] && error.message.contains("try await Defaults.update")
+		}
+		synced.expectUnchanged()
+	}
+
+	/// On a thread that runs no task the synchronous form waits for the engine's update: here the remote cannot be
+	/// reached, so it throws the engine's error, and nothing changed.
+	@Test func theSynchronousFormOnAThreadWithNoTaskSendsASyncedKeyToItsEngine() async throws {
+		let synced = Synced()
+		let key = synced.key
+		let outcome = await withCheckedContinuation { continuation in
+			Thread.detachNewThread {
+				continuation.resume(returning: Result { try Self.updateWithoutAwait(key) })
+			}
+		}
+		#expect {
+			try outcome.get()
+		} throws: { error in
+			(error as? Defaults.SyncedUpdateError)?.reason == .unreachable
 		}
 		synced.expectUnchanged()
 	}
