@@ -1,3 +1,4 @@
+import Defaults
 import Foundation
 
 #if canImport(Glibc)
@@ -20,7 +21,7 @@ enum Output {
 
 	/// Writes `data` to standard output as it is.
 	static func raw(_ data: Data) {
-		guard writeAll(data, to: STDOUT_FILENO) else {
+		guard data.withUnsafeBytes({ writeAll($0, to: STDOUT_FILENO) }) else {
 			exit(ExitStatus.ioError.rawValue)
 		}
 	}
@@ -32,24 +33,6 @@ enum Output {
 
 	/// Writes `text` to standard error as it is.
 	static func errorText(_ text: String) {
-		_ = writeAll(Data(text.utf8), to: STDERR_FILENO)
-	}
-
-	/// Writes every byte of `data` to `descriptor`; `false` when the descriptor refuses them.
-	private static func writeAll(_ data: Data, to descriptor: Int32) -> Bool {
-		data.withUnsafeBytes { buffer in
-			var offset = 0
-			while offset < buffer.count {
-				let count = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-				if count < 0 {
-					guard errno == EINTR else {
-						return false
-					}
-					continue
-				}
-				offset += count
-			}
-			return true
-		}
+		_ = Array(text.utf8).withUnsafeBytes { writeAll($0, to: STDERR_FILENO) }
 	}
 }

@@ -337,7 +337,7 @@ package struct SettingsFile: Sendable {
 			fchmod(descriptor, mode)
 			// A write as root (`sudo app`) must not take the file from its owner.
 			FileOwnership.keep(descriptor: descriptor, ownerOf: fileIsThere ? existing : nil, orFolderOf: anchor)
-			guard writeAll(data, to: descriptor) else {
+			guard data.withUnsafeBytes({ writeAll($0, to: descriptor) }) else {
 				throw WriteError.posix("write", temporaryPath)
 			}
 			guard fsync(descriptor) == 0 else {
@@ -438,24 +438,6 @@ package struct SettingsFile: Sendable {
 		}
 		fsync(descriptor)
 		close(descriptor)
-	}
-}
-
-/// Writes every byte of `data`; `false` with `errno` set if the system refuses.
-private func writeAll(_ data: Data, to descriptor: Int32) -> Bool {
-	data.withUnsafeBytes { buffer in
-		var offset = 0
-		while offset < buffer.count {
-			let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-			if written < 0 {
-				if errno == EINTR {
-					continue
-				}
-				return false
-			}
-			offset += written
-		}
-		return true
 	}
 }
 

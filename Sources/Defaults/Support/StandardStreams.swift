@@ -46,22 +46,7 @@ package func writeToStandardError(_ text: String) {
 	var previousMask = sigset_t()
 	pthread_sigmask(SIG_BLOCK, &pipeSignal, &previousMask)
 	defer { pthread_sigmask(SIG_SETMASK, &previousMask, nil) }
-	var isPipeBroken = false
-	let bytes = Array(text.utf8)
-	bytes.withUnsafeBytes { buffer in
-		var offset = 0
-		while offset < buffer.count {
-			let count = write(STDERR_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
-			if count < 0 {
-				guard errno == EINTR else {
-					isPipeBroken = errno == EPIPE
-					return
-				}
-				continue
-			}
-			offset += count
-		}
-	}
+	let isPipeBroken = Array(text.utf8).withUnsafeBytes { !writeAll($0, to: STDERR_FILENO) && errno == EPIPE }
 	if isPipeBroken, !wasPending {
 		#if os(Linux)
 			var noWait = timespec()
@@ -74,4 +59,25 @@ package func writeToStandardError(_ text: String) {
 			}
 		#endif
 	}
+}
+
+/// Writes every byte of `bytes` to `descriptor` with `write(2)`, again after a partial write or an interruption;
+/// `false`, with `errno` saying why, when the descriptor refuses them.
+///
+/// ```swift
+/// let isWritten = Array("done\n".utf8).withUnsafeBytes { writeAll($0, to: STDOUT_FILENO) }
+/// ```
+package func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> Bool {
+	var offset = 0
+	while offset < bytes.count {
+		let count = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+		if count < 0 {
+			guard errno == EINTR else {
+				return false
+			}
+			continue
+		}
+		offset += count
+	}
+	return true
 }
