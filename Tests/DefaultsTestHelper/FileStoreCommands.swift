@@ -73,6 +73,28 @@ let fileStoreCommands: [String: @Sendable ([String]) -> Int32] = [
 		}
 		return 1
 	},
+	// dispatch-timer-at-descriptor-limit: starts Dispatch as the package does (`DispatchStart`), uses up every
+	// descriptor, then arms a Dispatch timer: prints "fired" and exits 0 when it fires within 5 s, else prints "never
+	// fired" and exits 1. Dispatch makes its timer descriptor when it first arms a timer, so it must have armed one
+	// while descriptors were free.
+	"dispatch-timer-at-descriptor-limit": { _ in
+		guard DispatchStart.isStarted else {
+			FileHandle.standardOutput.write(Data("not started\n".utf8))
+			return 2
+		}
+		var limit = rlimit(rlim_cur: 64, rlim_max: 64)
+		setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+		var held: [Int32] = []
+		while case let descriptor = open("/dev/null", O_RDONLY), descriptor >= 0 {
+			held.append(descriptor)
+		}
+		let fired = DispatchSemaphore(value: 0)
+		DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) { fired.signal() }
+		let hasFired = fired.wait(timeout: .now() + .seconds(5)) == .success
+		held.forEach { close($0) }
+		FileHandle.standardOutput.write(Data((hasFired ? "fired\n" : "never fired\n").utf8))
+		return hasFired ? 0 : 1
+	},
 	// file-store-open <path>...: opens a file store on each file and prints how many keys it read: the fuzz test's
 	// child, which must never crash or hang whatever the files hold.
 	"file-store-open": { arguments in

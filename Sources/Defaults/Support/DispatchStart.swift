@@ -40,17 +40,33 @@ package enum DispatchStart {
 				guard hasFreeDescriptors(3) else {
 					return false
 				}
-				// A timer rather than `async`: `async` alone leaves the timerfd unmade, and a later `asyncAfter` at the
-				// limit would then never fire. The block runs once the timerfd is armed.
-				let ran = DispatchSemaphore(value: 0)
-				DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now()) { ran.signal() }
-				_ = ran.wait(timeout: .now() + .seconds(2))
+				startTimer()
 				started.store(true, ordering: .releasing)
 				return true
 			}
 		#else
 			return true
 		#endif
+	}
+
+	/// Arms a Dispatch timer and waits for it, so that libdispatch makes its timerfd now.
+	///
+	/// A timer rather than `async`: `async` alone leaves the timerfd unmade, and a later `asyncAfter` at the limit
+	/// would then never fire. The deadline must still lie ahead when `asyncAfter` looks at it: libdispatch queues a
+	/// block whose deadline has passed as a plain `async`, with no timer (which a deadline of `.now()` always is). So
+	/// the timer counts only when `asyncAfter` returned before its deadline; otherwise (this thread was held up past
+	/// it) it is tried again with a longer delay.
+	private static func startTimer() {
+		for attempt in 0..<8 {
+			let ran = DispatchSemaphore(value: 0)
+			let deadline = DispatchTime.now() + .milliseconds(1 << attempt)
+			DispatchQueue.global(qos: .utility).asyncAfter(deadline: deadline) { ran.signal() }
+			let isArmed = DispatchTime.now() < deadline
+			_ = ran.wait(timeout: .now() + .seconds(2))
+			if isArmed {
+				return
+			}
+		}
 	}
 
 	/// Whether `count` more descriptors can be opened now.
