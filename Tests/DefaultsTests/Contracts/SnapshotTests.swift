@@ -25,6 +25,17 @@ extension Defaults.Keys {
 	try Defaults.Snapshot.verify(store, against: snapshot, keys: keys)
 }
 
+/// The committed fixture records the keys it was written for (`Defaults.Snapshot.keys`), as every snapshot written
+/// now does: verified without naming keys, a key the app stores beside them (a migration's version) is no difference.
+@Test func theCommittedSnapshotNamesItsKeys() throws {
+	let store = Defaults.InMemoryStore()
+	store[.window] = Window(width: 640, height: 480, title: "Main")
+	store[.mime] = .json
+	store[.recent] = ["a.txt", "b.txt"]
+	try store.write(3, forKey: "DefaultsMigrationVersion")
+	try Defaults.Snapshot.verify(store, against: Fixtures.url("Snapshots/Settings.plist"))
+}
+
 /// A snapshot written for some keys is checked on those keys when `verify` names none: other keys of the store (a
 /// migration's version, a key added later) are not differences.
 @Test func aSnapshotOfSomeKeysIsVerifiedOnThoseKeysWhenNoneAreNamed() throws {
