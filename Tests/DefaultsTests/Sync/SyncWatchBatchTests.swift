@@ -53,21 +53,49 @@ import Testing
 			try await Task.sleep(for: .milliseconds(10))
 		}
 		try #require(remote.running.load(ordering: .relaxed) == 1, "the engine's pass is writing")
-		async let first = engine.synchronize()
-		async let second = engine.synchronize()
-		// The gate opens when a pass beside the engine's shows itself (a second write, or a read), else after 1 s,
-		// time for both calls to be on their way: the counts below decide, not the wait.
-		let besideDeadline = ContinuousClock.now + .seconds(1)
-		while remote.writes.load(ordering: .relaxed) < 2, remote.reads.load(ordering: .relaxed) < 2,
-			ContinuousClock.now < besideDeadline
-		{
-			try await Task.sleep(for: .milliseconds(10))
+		// The two calls run on an executor of the test's own, which runs their jobs only when the test says so. Once
+		// it has run every job they had, and the ones those enqueued, both calls are as far as they can go without
+		// the engine's pass: waiting for it, or in a read or write beside it, which the remote counts. The engine's
+		// worker is idle meanwhile (its pass is in the remote's write), so the calls' turns on it run here too.
+		let executor = HeldJobsExecutor()
+		let finished = LockedState(false)
+		let calls = Task(executorPreference: executor) {
+			async let first = engine.synchronize()
+			async let second = engine.synchronize()
+			_ = await (first, second)
+			finished.withLock { $0 = true }
 		}
+		executor.runWaitingJobs()
 		#expect(remote.readsWhileGated.load(ordering: .relaxed) == 0, "no pass read beside the engine's write")
+		#expect(remote.writes.load(ordering: .relaxed) == 1, "no pass wrote beside the engine's write")
 		remote.openGate()
-		_ = await (first, second)
+		while !finished.withLock({ $0 }), ContinuousClock.now < deadline {
+			executor.runWaitingJobs()
+			try await Task.sleep(for: .milliseconds(5))
+		}
+		try #require(finished.withLock { $0 }, "both calls ended")
+		await calls.value
 		#expect(remote.writes.load(ordering: .relaxed) >= 1)
 		#expect(remote.mostAtOnce.load(ordering: .relaxed) == 1, "one write of a key at a time")
+	}
+}
+
+/// A task executor that runs its jobs only when the test says so, on the test's thread: after ``runWaitingJobs()`` the
+/// tasks on it are all suspended.
+private final class HeldJobsExecutor: TaskExecutor, Sendable {
+	/// A pthread mutex, which the thread sanitizer models (jobs are enqueued from the engine's threads).
+	private let jobs = LockedState<[UnownedJob]>([])
+
+	func enqueue(_ job: consuming ExecutorJob) {
+		let job = UnownedJob(job)
+		jobs.withLock { $0.append(job) }
+	}
+
+	/// Runs the jobs waiting now and those they enqueue, on this thread.
+	func runWaitingJobs() {
+		while let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
+			job.runSynchronously(on: asUnownedTaskExecutor())
+		}
 	}
 }
 
