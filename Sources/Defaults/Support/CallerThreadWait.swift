@@ -142,9 +142,9 @@ package enum CallerThread {
 		Thread.isMainThread || isOnMainQueue || withUnsafeCurrentTask { $0 == nil }
 	}
 
-	/// Whether the calling code runs on Dispatch's main queue, the main actor's executor. Once a program has called
-	/// `dispatchMain()` (as an asynchronous `main` does), another thread drains that queue, so `Thread.isMainThread` is
-	/// `false` on the main actor.
+	/// Whether the calling code runs on Dispatch's main queue, the main actor's executor. Where a thread other than
+	/// the main one drains that queue (the test runner is such a process), `Thread.isMainThread` is `false` on the
+	/// main actor.
 	package static var isOnMainQueue: Bool {
 		DispatchQueue.getSpecific(key: mainQueueMark) == true
 	}
