@@ -16,17 +16,18 @@ public struct StoredFormSample: @unchecked Sendable {
 	private let mismatch: (any Defaults.Store) -> String?
 
 	init<Value: Defaults.Serializable & Equatable>(
-		_ family: String, _ name: String, _ value: Value, default defaultValue: Value
+		_ family: String, _ name: String, _ value: Value, default defaultValue: Value,
+		bridge: Defaults.AnyBridge<Value>? = nil
 	) {
 		precondition(value != defaultValue, "a sample's value must differ from its default")
 		self.family = family
 		self.name = name
 		self.removesKey = false
 		self.writeValue = { store in
-			store[Defaults.Key<Value>(name, default: defaultValue, suite: store)] = value
+			store[Defaults.Key<Value>(name, default: defaultValue, suite: store, bridge: bridge)] = value
 		}
 		self.mismatch = { store in
-			let read = store[Defaults.Key<Value>(name, default: defaultValue, suite: store)]
+			let read = store[Defaults.Key<Value>(name, default: defaultValue, suite: store, bridge: bridge)]
 			return read == value ? nil : "\(name): expected \(value), read \(read)"
 		}
 	}
@@ -147,5 +148,32 @@ extension StoredFormSample {
 			] as [String: Defaults.AnySerializable],
 			default: [:]),
 		.init("AnySerializable", "mixedArray", [1, "two", 3.5, false] as [Defaults.AnySerializable], default: []),
+
+		// Element bridges named on the key: each element in the pinned form.
+		.init("ElementBridges", "array", moneys, default: [], bridge: .array(of: moneyV2)),
+		.init("ElementBridges", "arrayOfRawValues", [Letter.alpha, .beta], default: [], bridge: .array(of: .rawValue)),
+		.init(
+			"ElementBridges", "arrayOfJSONData", [Window(width: 1, height: 2, title: "x")], default: [],
+			bridge: .array(of: .jsonData)),
+		.init(
+			"ElementBridges", "arrayOfOptionals", moneys.map { Optional($0) }, default: [],
+			bridge: .array(of: .optional(moneyV2))),
+		.init("ElementBridges", "set", Set(moneys), default: [], bridge: .set(of: moneyV2)),
+		.init("ElementBridges", "setOfRawValues", Set([Theme.dark, .light]), default: [], bridge: .set(of: .rawValue)),
+		.init(
+			"ElementBridges", "dictionary", ["price": moneys[0], "fee": moneys[1]], default: [:],
+			bridge: .dictionary(of: moneyV2)),
+		.init(
+			"ElementBridges", "dictionaryWithIntKeys", [1: moneys[0], 2: moneys[1]], default: [:],
+			bridge: .dictionary(of: moneyV2)),
+		.init(
+			"ElementBridges", "nested", ["shop": moneys, "market": [moneys[1]]], default: [:],
+			bridge: .dictionary(of: .array(of: moneyV2))),
 	]
+
+	/// Two amounts, one negative.
+	public static let moneys = [Money(cents: 1234, currency: "EUR"), Money(cents: -5, currency: "USD")]
+
+	/// The pinned element bridge of the element-bridge samples.
+	public static let moneyV2 = Defaults.AnyBridge(MoneyBridgeV2())
 }

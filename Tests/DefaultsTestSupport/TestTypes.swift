@@ -225,3 +225,47 @@ public struct Bag<Element: Defaults.Serializable>: Collection, Defaults.Collecti
 }
 
 extension Bag: Equatable where Element: Equatable {}
+
+/// An amount of money whose own bridge stores it as text, `"1234 EUR"` (``MoneyTextBridge``); keys that pin
+/// ``MoneyBridgeV2`` store it as a dictionary instead, and read the text as an older form.
+public struct Money: Hashable, Sendable, Defaults.Serializable {
+	public var cents: Int
+	public var currency: String
+
+	public init(cents: Int, currency: String) {
+		self.cents = cents
+		self.currency = currency
+	}
+
+	public static let bridge = MoneyTextBridge()
+}
+
+/// Stores ``Money`` as `"<cents> <currency>"`: the form of an app's first version.
+public struct MoneyTextBridge: Defaults.Bridge, Sendable {
+	public func serialize(_ value: Money?) -> String? {
+		value.map { "\($0.cents) \($0.currency)" }
+	}
+
+	public func deserialize(_ object: String?) -> Money? {
+		guard let parts = object?.split(separator: " "), parts.count == 2, let cents = Int(parts[0]) else {
+			return nil
+		}
+		return Money(cents: cents, currency: String(parts[1]))
+	}
+}
+
+/// Stores ``Money`` as `["cents": 1234, "currency": "EUR"]`: the form a later version pins on its keys.
+public struct MoneyBridgeV2: Defaults.Bridge, Sendable {
+	public init() {}
+
+	public func serialize(_ value: Money?) -> [String: Any]? {
+		value.map { ["cents": $0.cents, "currency": $0.currency] }
+	}
+
+	public func deserialize(_ object: [String: Any]?) -> Money? {
+		guard let cents = object?["cents"] as? Int, let currency = object?["currency"] as? String else {
+			return nil
+		}
+		return Money(cents: cents, currency: currency)
+	}
+}

@@ -17,7 +17,9 @@ extension Defaults {
 		case absent
 		/// The stored value decodes with the key's bridge.
 		case current(Value)
-		/// The stored value decodes with one of the key's further forms, named by `bridgeName`.
+		/// The stored value decodes with one of the key's further forms, named by `bridgeName`; for a key that names
+		/// its elements' bridge (``Defaults/AnyBridge/array(of:alsoReading:)`` …), also when an element decodes only
+		/// with one of the older forms listed for elements, which `bridgeName` then names.
 		case olderForm(Value, bridgeName: String)
 		/// The stored value does not decode; the key reads as its default.
 		case undecodable(DecodingError)
@@ -231,8 +233,13 @@ extension Defaults.AnyBridge {
 	func decode(
 		_ stored: Any, orOlderForms olderForms: [Defaults.AnyBridge<Value>], keyName: String
 	) -> Defaults.StoredState<Value> {
-		let current = decode(storedForm: stored)
+		let (current, olderElementForm) = reading(storedForm: stored)
 		if let value = current.value {
+			// A collection bridge that read an element through one of its elements' older forms: the value is not in
+			// the current form, so that rewrites and migrations convert it.
+			if let olderElementForm {
+				return .olderForm(value, bridgeName: olderElementForm)
+			}
 			return .current(value)
 		}
 		var alsoTried: [(bridgeName: String, reason: String)] = []

@@ -22,15 +22,27 @@ extension Defaults {
 		/// A short name for messages, such as `JSON text` or `RawRepresentableBridge<Mime>`.
 		package let name: String
 		private let encode: (Value) throws(SerializationError) -> Any?
-		private let decode: (Any) -> DecodeResult<Value>
+		private let read: (Any) -> Reading
+
+		/// What decoding a stored value gave, with the name of the older form a part of it was read in: an element
+		/// that a collection bridge (``array(of:alsoReading:)`` …) read through one of its elements' older forms.
+		/// `nil` when every part was in the current form.
+		typealias Reading = (result: DecodeResult<Value>, olderForm: String?)
 
 		init(
 			name: String, encode: @escaping (Value) throws(SerializationError) -> Any?,
 			decode: @escaping (Any) -> DecodeResult<Value>
 		) {
+			self.init(name: name, encode: encode, read: { (decode($0), nil) })
+		}
+
+		init(
+			name: String, encode: @escaping (Value) throws(SerializationError) -> Any?,
+			read: @escaping (Any) -> Reading
+		) {
 			self.name = name
 			self.encode = encode
-			self.decode = decode
+			self.read = read
 		}
 
 		/// Wraps any bridge for `Value`; its stored form goes through the normaliser like every other.
@@ -54,12 +66,17 @@ extension Defaults {
 
 		/// The value that `stored` stands for, or why it is not one.
 		func decode(storedForm stored: Any) -> DecodeResult<Value> {
-			decode(stored)
+			read(stored).result
+		}
+
+		/// The value that `stored` stands for, or why it is not one, and the older form a part of it was read in.
+		func reading(storedForm stored: Any) -> Reading {
+			read(stored)
 		}
 
 		/// The value that `stored` stands for, or `nil`.
 		func value(fromStoredForm stored: Any) -> Value? {
-			decode(stored).value
+			read(stored).result.value
 		}
 
 		/// Returns the stored form of `value`, or `nil` when it has none.
@@ -69,7 +86,7 @@ extension Defaults {
 
 		/// Returns the value that the stored form `object` stands for.
 		public func deserialize(_ object: Any?) -> Value? {
-			object.flatMap { decode($0).value }
+			object.flatMap { read($0).result.value }
 		}
 	}
 }
@@ -106,21 +123,6 @@ extension Defaults.AnyBridge where Value: NSObject & NSSecureCoding {
 extension Defaults.AnyBridge where Value == UUID {
 	/// The `uuidString`.
 	public static var uuidString: Self { Self(Defaults.UUIDBridge()) }
-}
-
-extension Defaults.AnyBridge {
-	/// `bridge` for the wrapped value of an optional; `nil` removes the key.
-	static func optional<Wrapped>(_ bridge: Defaults.AnyBridge<Wrapped>) -> Self where Value == Wrapped? {
-		Self(
-			name: bridge.name,
-			encode: { value throws(Defaults.SerializationError) in
-				guard let value else {
-					return nil
-				}
-				return try bridge.storedForm(of: value)
-			},
-			decode: { stored in bridge.decode(storedForm: stored).map { .some($0) } })
-	}
 }
 
 // MARK: Decoding once, with the reason a stored value does not decode

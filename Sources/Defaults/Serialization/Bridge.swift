@@ -62,7 +62,8 @@ extension Defaults {
 	/// The first rule that applies wins:
 	///
 	/// 1. A key that names a bridge (`Key(_:default:bridge:)`, see ``Defaults/AnyBridge``) stores through it, whatever
-	///    the type declares.
+	///    the type declares; one that names its elements' bridge (``Defaults/AnyBridge/array(of:alsoReading:)`` …)
+	///    stores each element through that.
 	/// 2. A type's own `static let bridge`, such as `UserBridge` above.
 	/// 3. The package's own conformances: `Bool`, `String`, `Data`, `Date`, the integer and floating-point types,
 	///    `URL` (JSON text), `UUID`, `Array`, `Set`, `Dictionary`, `Optional`, `Range` and `ClosedRange`.
