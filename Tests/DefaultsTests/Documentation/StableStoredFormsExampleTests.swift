@@ -10,6 +10,19 @@ import Testing
 
 private enum Mime: String, Codable, Defaults.Serializable { case json = "application/json", text = "text/plain" }
 private struct Window: Codable, Defaults.Serializable { var width = 800, height = 600 }
+private struct Money: Hashable, Codable, Defaults.Serializable { var cents: Int, currency: String }
+
+/// "1234 EUR": the form the app settles on. Money was stored as JSON text before, the form Codable gives it.
+private struct MoneyTextBridge: Defaults.Bridge {
+	func serialize(_ value: Money?) -> String? { value.map { "\($0.cents) \($0.currency)" } }
+
+	func deserialize(_ object: String?) -> Money? {
+		guard let parts = object?.split(separator: " "), parts.count == 2, let cents = Int(parts[0]) else { return nil }
+		return Money(cents: cents, currency: String(parts[1]))
+	}
+}
+
+private let money = Defaults.AnyBridge(MoneyTextBridge())
 
 extension Defaults.Keys {
 	// "application/json"
@@ -17,6 +30,15 @@ extension Defaults.Keys {
 	fileprivate static let pinnedWindow = Key<Window>("stableWindow", default: Window(), bridge: .json)  // JSON text
 	// Was stored as JSON data by another library; stored as JSON text from now on.
 	fileprivate static let layout = Key<Window>("stableLayout", default: Window(), alsoReading: [.jsonData])
+
+	fileprivate static let price = Key<Money>(
+		"stablePrice", default: Money(cents: 0, currency: "EUR"), bridge: money, alsoReading: [.json])
+	fileprivate static let prices = Key<[Money]>(
+		"stablePrices", default: [], bridge: .array(of: money, alsoReading: [.json]))
+	fileprivate static let pricesByShop = Key<[String: [Money]]>(
+		"stablePricesByShop", default: [:], bridge: .dictionary(of: .array(of: money, alsoReading: [.json])))
+	fileprivate static let slots = Key<[Money?]>(
+		"stableSlots", default: [], bridge: .array(of: .optional(money), alsoReading: [.optional(.json)]))
 }
 
 @Suite(.serialized) struct StableStoredFormsExampleTests {
@@ -62,6 +84,30 @@ extension Defaults.Keys {
 		case .absent, .olderForm, .undecodable: Issue.record("expected the current form")
 		case .current(let window): #expect(window.height == 20)
 		}
+	}
+
+	@Test func pinTheFormOfEveryElement() throws {
+		defer { Defaults.reset(.price, .prices, .pricesByShop, .slots) }
+		let store = Defaults.standardStore
+		let euros = Money(cents: 1234, currency: "EUR")
+		Defaults[.prices] = [euros]  // stored as ["1234 EUR"]
+		#expect(store.storedValue(forKey: "stablePrices") as? [String] == ["1234 EUR"])
+		Defaults[.price] = euros
+		#expect(store.storedValue(forKey: "stablePrice") as? String == "1234 EUR")
+
+		// Elements stored as JSON text before the bridge was pinned: read, and rewritten when asked.
+		let json = #"{"cents":5,"currency":"USD"}"#
+		try store.write(["shop": ["1234 EUR", json]], forKey: "stablePricesByShop")
+		try store.write([json], forKey: "stableSlots")
+		#expect(Defaults[.pricesByShop] == ["shop": [euros, Money(cents: 5, currency: "USD")]])
+		#expect(Defaults[.slots] == [Money(cents: 5, currency: "USD")])
+		guard case .olderForm = Defaults.storedState(of: .pricesByShop) else {
+			Issue.record("an element in JSON text is an older form")
+			return
+		}
+		#expect(Defaults.Keys.pricesByShop.rewriteInCurrentForm())
+		#expect(
+			store.storedValue(forKey: "stablePricesByShop") as? [String: [String]] == ["shop": ["1234 EUR", "5 USD"]])
 	}
 
 	@Test func migrations() throws {
