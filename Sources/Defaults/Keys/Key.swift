@@ -69,7 +69,7 @@ extension Defaults {
 	/// form has not changed does not decode it again. Reference types are therefore handed out shared: treat
 	/// them as immutable.
 	public final class Key<Value: Serializable>: Keys, @unchecked Sendable {
-		private let staticDefault: Value?
+		let staticDefault: Value?
 		private let dynamicDefault: DynamicDefault<Value>?
 
 		/// The bridge the key writes with, and reads with first.

@@ -23,7 +23,7 @@ import Testing
 
 	/// Sources/Defaults's folders, lowest layer first; folders in one group may name each other.
 	static let layers: [[String]] = [
-		["Support"], ["Storage"], ["Serialization"], ["Keys", "Observation"], ["Contracts"], ["Sync"],
+		["Support"], ["Storage"], ["Serialization"], ["Keys", "Observation"], ["Contracts"], ["Sync"], ["Schema"],
 	]
 	/// Names a layer owns without declaring them: Foundation's archiver is the serialization layer's tool.
 	static let ownedWithoutDeclaring: [String: String] = ["NSKeyedArchiver": "Serialization"]
@@ -41,7 +41,7 @@ import Testing
 		#expect(found.isEmpty, "\(found.joined(separator: "\n"))")
 	}
 
-	@Test(arguments: ["Support", "Keys", "Observation", "Contracts"])
+	@Test(arguments: ["Support", "Keys", "Observation", "Contracts", "Sync"])
 	func aFolderNamesNothingOfTheLayersAboveIt(_ folder: String) throws {
 		let found = try Self.violations(in: folder)
 		#expect(found.isEmpty, "\(found.joined(separator: "\n"))")

@@ -1,0 +1,170 @@
+import Foundation
+
+extension Defaults {
+	/// The keys of an app, listed once: a description of each, a schema file beside the settings file that tools such
+	/// as the `defaults` command read, and the list to reset or export.
+	///
+	/// ```swift
+	/// extension Defaults {
+	/// 	static let catalog = Catalog([Keys.theme, Keys.homepage, Keys.recentFiles])
+	/// }
+	///
+	/// try Defaults.catalog.writeSchema()                   // Settings.schema.plist beside Settings.plist
+	/// Defaults.reset(Defaults.catalog.keys)                 // every catalogued key
+	/// try Defaults.Snapshot.write(of: Defaults.standardStore, keys: Defaults.catalog.keys, to: exportURL)
+	/// ```
+	///
+	/// A catalog is kept complete by a test: a key is declared in its store when it is first used, so after the
+	/// tests that use the app's keys, ``uncataloguedKeys(in:)`` lists those the catalog misses.
+	public struct Catalog: Sendable {
+		/// The keys, in the order given.
+		public let keys: [Keys]
+
+		/// Creates a catalog of `keys`.
+		public init(_ keys: [Keys]) {
+			self.keys = keys
+		}
+
+		/// What the catalog says of one key.
+		public struct Entry: @unchecked Sendable {
+			/// The key's name.
+			public let name: String
+			/// The value type, as Swift spells it: `URL`, `Optional<String>`, `Array<Money>`.
+			public let valueType: String
+			/// The name of the bridge the key writes with.
+			public let bridgeName: String
+			/// The stored form of the key's default: `nil` for an optional key, whose default is `nil`, and for a
+			/// default computed at each read. A normalised property-list value (`String`, `Int`, `[String: Any]` …),
+			/// never changed after it is made.
+			public let storedDefault: Any?
+			/// Whether the key is synced (``Defaults/iCloud/add(_:)-(Defaults.Keys...)``).
+			public let isSynced: Bool
+			/// Whether an administrator locked the key (``Defaults/isLocked(_:)``), as the store reads it now.
+			public let isLocked: Bool
+		}
+
+		/// The description of each key, in the catalog's order.
+		public var entries: [Entry] {
+			schemaEntries.map { entry in
+				Entry(
+					name: entry.name, valueType: entry.type, bridgeName: entry.bridge,
+					storedDefault: entry.storedDefault?.value,
+					isSynced: entry.isSynced, isLocked: entry.isLocked)
+			}
+		}
+
+		/// Writes the schema of the catalog's keys to `url`, or, when `url` is `nil`, beside the settings file of
+		/// the store the keys live in (`Settings.schema.plist` beside `Settings.plist`), replacing the file.
+		///
+		/// The schema is an XML property list: a key's default is kept in its stored form, dates and data included,
+		/// as the settings file keeps it. `defaults` reads it when it is beside the settings file, to convert a
+		/// value it is given to what the key reads (or refuse it) and to list the keys.
+		///
+		/// - Returns: Where the schema was written.
+		/// - Throws: ``SchemaError`` when `url` is `nil` and the keys are not all in one file store, or when the file
+		///   cannot be written.
+		@discardableResult
+		public func writeSchema(to url: URL? = nil) throws(SchemaError) -> URL {
+			let destination: URL
+			if let url {
+				destination = url
+			} else {
+				let stores = keys.map(\.suite)
+				guard let file = stores.first as? any FileBackedStore, stores.allSatisfy({ $0 === file }) else {
+					throw SchemaError(
+						description:
+							"The schema has no settings file to go beside: the catalogued keys are not all in one file store. Name a file with writeSchema(to:)."
+					)
+				}
+				destination = SchemaFile.url(besideSettingsFile: file.url)
+			}
+			do {
+				let data = try SchemaFile(entries: schemaEntries).data()
+				try FileManager.default.createDirectory(
+					at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+				try data.write(to: destination, options: .atomic)
+			} catch {
+				throw SchemaError(
+					description:
+						"The schema \(destination.path(percentEncoded: false)) could not be written: \(error.localizedDescription)"
+				)
+			}
+			return destination
+		}
+
+		/// The names of the keys declared in `store` so far in this run that the catalog does not list, sorted.
+		///
+		/// A key is declared when it is first used, so call this after the code that uses the keys ran, in a test:
+		///
+		/// ```swift
+		/// @Test func theCatalogListsEveryKey() {
+		/// 	_ = AppSettings.allKeysTouchedAtLaunch()
+		/// 	#expect(Defaults.catalog.uncataloguedKeys().isEmpty)
+		/// }
+		/// ```
+		public func uncataloguedKeys(in store: any Store = Defaults.standardStore) -> [String] {
+			let catalogued = Set(keys.filter { $0.suite === store }.map(\.name))
+			let declared = StoreRuntime.of(store).declarations.withLock { Array($0.byName.keys) }
+			return declared.filter { !catalogued.contains($0) }.sorted()
+		}
+
+		/// A schema that could not be written.
+		public struct SchemaError: Error, CustomStringConvertible {
+			/// What went wrong, in a sentence.
+			public let description: String
+		}
+
+		var schemaEntries: [SchemaFile.Entry] {
+			keys.map { key in
+				guard let described = key as? any DescribedKey else {
+					// Every key is a `Key<Value>`; `Keys` is only their common base.
+					return SchemaFile.Entry(
+						name: key.name, type: "unknown", bridge: "unknown", input: nil, storedDefault: nil,
+						hasDynamicDefault: false, isSynced: Defaults.iCloud.isSynced(key),
+						isLocked: Defaults.isLocked(key))
+				}
+				return described.schemaEntry
+			}
+		}
+	}
+}
+
+/// A key that can describe itself for the schema: `Key<Value>`, whose type the catalog's list has erased.
+protocol DescribedKey {
+	var schemaEntry: SchemaFile.Entry { get }
+}
+
+extension Defaults.Key: DescribedKey {
+	var schemaEntry: SchemaFile.Entry {
+		SchemaFile.Entry(
+			name: name, type: String(describing: Value.self), bridge: bridge.name, input: schemaInput,
+			storedDefault: staticDefault.flatMap { try? bridge.storedForm(of: $0) },
+			hasDynamicDefault: hasDynamicDefault, isSynced: Defaults.iCloud.isSynced(self),
+			isLocked: Defaults.isLocked(self))
+	}
+
+	/// How text from a command line becomes what this key reads: for the scalars stored as they are and for URLs
+	/// and UUIDs, through the bridge their type picks (or, for a URL, JSON text named on the key, the same form).
+	private var schemaInput: SchemaFile.Input? {
+		let type = StoredForm.unwrappingOptional(Value.self)
+		let automatic = bridge.name == Defaults.AnyBridge<Value>.automatic.name
+		switch type {
+		case is String.Type: return automatic ? .string : nil
+		case is Bool.Type: return automatic ? .boolean : nil
+		case is any BinaryInteger.Type: return automatic ? .integer : nil
+		case is any BinaryFloatingPoint.Type: return automatic ? .real : nil
+		case is Date.Type: return automatic ? .date : nil
+		case is Data.Type: return automatic ? .data : nil
+		case is URL.Type: return automatic || bridge.name == "JSON text" ? .url : nil
+		case is UUID.Type: return automatic || bridge.name.contains("UUIDBridge") ? .uuid : nil
+		default: return nil
+		}
+	}
+}
+
+extension Defaults.iCloud {
+	/// Whether `key` was added to the synced keys (by `iCloud: true` or ``add(_:)-(Defaults.Keys...)``).
+	static func isSynced(_ key: Defaults.Keys) -> Bool {
+		registry.withLock { $0.keys.contains(key) }
+	}
+}

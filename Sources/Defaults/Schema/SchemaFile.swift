@@ -1,0 +1,162 @@
+import Foundation
+
+/// The schema file an app writes beside its settings file (`<name>.schema.plist`), and the one reader of it, which
+/// the `defaults` command uses: the format is defined here once.
+///
+/// A property list, like the settings file it describes: a key's default is kept in its stored form, dates and data
+/// included, which JSON could hold only in a form of its own; and the settings file's readers read it.
+///
+/// ```
+/// { format = "Defaults schema"; version = 1;
+///   keys = { homepage = { type = URL; bridge = "TopLevelCodableBridge<URL>"; input = url;
+///                         default = "\"https:\/\/example.com\""; synced = 0; locked = 0; }; }; }
+/// ```
+package struct SchemaFile: Sendable {
+	/// One key's description.
+	package struct Entry: Sendable, Equatable {
+		package var name: String
+		/// The value type, as Swift spells it (`URL`, `Optional<String>`, `Array<Money>`).
+		package var type: String
+		/// The name of the bridge the key writes with.
+		package var bridge: String
+		/// How a value typed on a command line becomes what the key reads, when the key is of a type whose text the
+		/// command can convert (``Input``); `nil` otherwise.
+		package var input: Input?
+		/// The stored form of the key's static default; `nil` for an optional key's `nil` or a computed default.
+		package var storedDefault: PropertyListValue?
+		/// Whether the key's default is computed at each read.
+		package var hasDynamicDefault: Bool
+		package var isSynced: Bool
+		package var isLocked: Bool
+
+		package init(
+			name: String, type: String, bridge: String, input: Input?, storedDefault: Any?, hasDynamicDefault: Bool,
+			isSynced: Bool, isLocked: Bool
+		) {
+			self.name = name
+			self.type = type
+			self.bridge = bridge
+			self.input = input
+			self.storedDefault = storedDefault.map(PropertyListValue.init)
+			self.hasDynamicDefault = hasDynamicDefault
+			self.isSynced = isSynced
+			self.isLocked = isLocked
+		}
+	}
+
+	/// The text forms a command line can give for a key, and the stored form each becomes.
+	package enum Input: String, Sendable, CaseIterable {
+		case string, integer, real, boolean, date, data
+		/// A URL, stored as the JSON text of its `Codable` form (``Defaults/URLBridge``).
+		case url
+		/// A UUID, stored as its upper-case `uuidString`.
+		case uuid
+	}
+
+	/// A stored form, compared as snapshots compare them.
+	package struct PropertyListValue: @unchecked Sendable, Equatable {
+		package let value: Any
+
+		init(_ value: Any) {
+			self.value = value
+		}
+
+		package static func == (lhs: Self, rhs: Self) -> Bool {
+			Defaults.Snapshot.isSameStoredForm(lhs.value, rhs.value)
+		}
+	}
+
+	/// Why a schema file cannot be read.
+	package struct ReadError: Error, CustomStringConvertible {
+		package let url: URL
+		package let reason: String
+		package var description: String { "The schema \(url.path(percentEncoded: false)) \(reason)" }
+	}
+
+	static let formatName = "Defaults schema"
+	static let version = 1
+
+	/// The entries, by name.
+	package var entries: [Entry]
+
+	package init(entries: [Entry]) {
+		self.entries = entries.sorted { $0.name < $1.name }
+	}
+
+	/// The schema file of the settings file at `settingsFile`: `<name>.schema.plist` beside `<name>.plist`.
+	package static func url(besideSettingsFile settingsFile: URL) -> URL {
+		let base = settingsFile.pathExtension == "plist" ? settingsFile.deletingPathExtension() : settingsFile
+		return base.deletingLastPathComponent().appending(path: base.lastPathComponent + ".schema.plist")
+	}
+
+	/// The file's bytes: an XML property list with sorted keys, readable in review.
+	package func data() throws -> Data {
+		var keys: [String: Any] = [:]
+		for entry in entries {
+			var fields: [String: Any] = [
+				"type": entry.type, "bridge": entry.bridge, "synced": entry.isSynced, "locked": entry.isLocked,
+			]
+			fields["input"] = entry.input?.rawValue
+			fields["default"] = entry.storedDefault?.value
+			if entry.hasDynamicDefault {
+				fields["dynamicDefault"] = true
+			}
+			keys[entry.name] = fields
+		}
+		let file: [String: Any] = ["format": Self.formatName, "version": Self.version, "keys": keys]
+		return try PropertyListSerialization.data(fromPropertyList: file, format: .xml, options: 0)
+	}
+
+	/// Reads the schema at `url`; a file that is not one is an error that says why, never a partial schema.
+	package init(contentsOf url: URL) throws(ReadError) {
+		let data: Data
+		do {
+			data = try Data(contentsOf: url)
+		} catch {
+			throw ReadError(url: url, reason: "could not be read: \(error.localizedDescription)")
+		}
+		let top: [String: Any]
+		do throws(PropertyListFile.Error) {
+			top = try PropertyListFile.decode(data)
+		} catch {
+			throw ReadError(url: url, reason: "is not a property list: \(error)")
+		}
+		guard top["format"] as? String == Self.formatName else {
+			throw ReadError(url: url, reason: "is not a Defaults schema (no format = \"\(Self.formatName)\")")
+		}
+		guard let version = top["version"] as? Int, version == Self.version else {
+			throw ReadError(
+				url: url,
+				reason: "has version \(top["version"].map { "\($0)" } ?? "none"), and this reads \(Self.version)")
+		}
+		guard let keys = top["keys"] as? [String: Any] else {
+			throw ReadError(url: url, reason: "has no dictionary of keys")
+		}
+		var entries: [Entry] = []
+		for (name, value) in keys {
+			guard let fields = value as? [String: Any], let type = fields["type"] as? String,
+				let bridge = fields["bridge"] as? String
+			else {
+				throw ReadError(url: url, reason: "describes the key '\(name)' without a type and a bridge")
+			}
+			var input: Input?
+			if let text = fields["input"] {
+				guard let known = (text as? String).flatMap(Input.init(rawValue:)) else {
+					throw ReadError(url: url, reason: "gives the key '\(name)' an input this does not know: \(text)")
+				}
+				input = known
+			}
+			entries.append(
+				Entry(
+					name: name, type: type, bridge: bridge, input: input, storedDefault: fields["default"],
+					hasDynamicDefault: fields["dynamicDefault"] as? Bool ?? false,
+					isSynced: fields["synced"] as? Bool ?? false, isLocked: fields["locked"] as? Bool ?? false))
+		}
+		self.init(entries: entries)
+	}
+
+	/// The entry of the key `name`, if the schema describes it.
+	package func entry(named name: String) -> Entry? {
+		entries.first { $0.name == name }
+	}
+}
