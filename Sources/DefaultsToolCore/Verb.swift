@@ -9,7 +9,7 @@ enum Verb: String, CaseIterable, Sendable {
 	case write, increment, delete, rename, lock, unlock, domains, find
 	case exportDomain = "export"
 	case importDomain = "import"
-	case watch, snapshot, verify
+	case watch, snapshot, verify, keys
 
 	/// What the verb takes, says and does.
 	var declaration: Declaration {
@@ -29,6 +29,7 @@ enum Verb: String, CaseIterable, Sendable {
 		case .watch: .watch
 		case .snapshot: .snapshot
 		case .verify: .verify
+		case .keys: .keys
 		}
 	}
 

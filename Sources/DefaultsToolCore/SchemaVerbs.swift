@@ -1,0 +1,142 @@
+import Defaults
+import Foundation
+
+// The schema an app writes beside its settings file (`Defaults.Catalog.writeSchema()`): `keys` lists what it
+// describes, and `write` converts a bare value to what the key reads, or refuses it with the flag to use.
+
+extension Verb.Declaration {
+	static let keys = Verb.Declaration(
+		synopsis: "<domain>",
+		summary: "list the app's keys from its schema",
+		details: """
+			Prints each key the app's schema describes (<name>.schema.plist beside the settings file, which
+			Defaults.Catalog.writeSchema() writes): its type, the bridge it is stored through, the stored form of
+			its default, and whether it is synced or locked. With --json, an object by key name.
+			While a schema is there, write converts a bare value to the key's type (a URL key takes
+			https://example.com as the app's Key<URL> stores it) or refuses it, naming the flag to use; a type
+			flag writes exactly what it says.
+			Exits 1 when the domain has no schema.
+			"""
+	) { arguments throws(ToolError) in
+		let domain = try arguments.takeDomainFile()
+		try arguments.finish()
+		guard let schema = try domain.schema() else {
+			throw .notFound(
+				"The domain \(domain.name) has no schema: the app writes one beside its settings file with "
+					+ "Defaults.Catalog.writeSchema().")
+		}
+		if arguments.isJSON {
+			var all: [String: Any] = [:]
+			for entry in schema.entries {
+				var fields: [String: Any] = [
+					"type": entry.type, "bridge": entry.bridge, "synced": entry.isSynced, "locked": entry.isLocked,
+				]
+				fields["default"] = entry.storedDefault?.value
+				all[entry.name] = fields
+			}
+			Output.line(JSONFormat.encode(all))
+			return .success
+		}
+		for entry in schema.entries {
+			var line = "\(entry.name): \(entry.type) through \(entry.bridge)"
+			if let value = entry.storedDefault?.value {
+				// A URL's default as the app reads it, not as the JSON text it is stored as.
+				let url = entry.input == .url ? try? StoredText.url(value, key: entry.name) : nil
+				line += ", default \(url ?? TextFormat.compact(value))"
+			} else if entry.hasDynamicDefault {
+				line += ", default computed by the app"
+			}
+			if entry.isSynced {
+				line += ", synced"
+			}
+			if entry.isLocked {
+				line += ", locked"
+			}
+			Output.line(line)
+		}
+		return .success
+	}
+}
+
+extension Domain {
+	/// The schema beside the domain's settings file, or `nil` when there is none; a file there that is not a schema
+	/// is an error, never silently ignored.
+	func schema() throws(ToolError) -> SchemaFile? {
+		let url = SchemaFile.url(besideSettingsFile: url)
+		guard FileManager.default.fileExists(atPath: url.path(percentEncoded: false)) else {
+			return nil
+		}
+		do {
+			return try SchemaFile(contentsOf: url)
+		} catch {
+			throw .badValue("\(error.description); remove it or let the app write it again.")
+		}
+	}
+}
+
+extension WriteRequest {
+	/// The value part of `write`, as ``init(tokens:)`` reads it, except a bare value for a key that `entry` (the
+	/// schema's) describes: converted to what the key reads, or refused with the flag that would write it.
+	init(tokens: [String], key: String, entry: SchemaFile.Entry?) throws(ToolError) {
+		guard let entry, tokens.count == 1, let text = tokens.first, !text.hasPrefix("-") || text == "-" else {
+			try self.init(tokens: tokens)
+			return
+		}
+		let what = "The key \(key) is a \(entry.type) (its app's schema says so)"
+		if let input = entry.input {
+			self = .set(try Self.converted(text, input: input, what: what))
+			return
+		}
+		let isPropertyListText = text.first(where: { !$0.isWhitespace }).map { "({<".contains($0) } ?? false
+		if !isPropertyListText {
+			if entry.bridge == "JSON text" || entry.bridge.hasPrefix("TopLevelCodableBridge") {
+				throw .badValue("\(what), stored as JSON text: write its JSON with -json; nothing was written.")
+			}
+			if let stored = entry.storedDefault?.value, !(stored is String) {
+				let flag = Self.flag(forStoredForm: stored)
+				throw .badValue(
+					"\(what), stored as a \(Defaults.PropertyList.typeName(of: stored)): write it with \(flag); "
+						+ "nothing was written.")
+			}
+		}
+		try self.init(tokens: tokens)
+	}
+
+	/// `text` as the stored form of a key whose schema names `input`.
+	private static func converted(_ text: String, input: SchemaFile.Input, what: String) throws(ToolError) -> Any {
+		let flag: TypeFlag
+		switch input {
+		case .string: return text
+		case .uuid:
+			guard let uuid = UUID(uuidString: text) else {
+				throw .badValue("\(what): \"\(text)\" is not a UUID; write other text with -string.")
+			}
+			return uuid.uuidString
+		case .integer: flag = .integer
+		case .real: flag = .float
+		case .boolean: flag = .boolean
+		case .date: flag = .date
+		case .data: flag = .data
+		case .url: flag = .url
+		}
+		do {
+			return try scalar(text, as: flag)
+		} catch {
+			throw .badValue("\(what): \(error.message) Nothing was written; write other text with -string.")
+		}
+	}
+
+	/// The flag that writes a value of the stored form's kind.
+	private static func flag(forStoredForm stored: Any) -> String {
+		switch stored {
+		case is Bool: TypeFlag.boolean.token
+		case is any BinaryInteger: TypeFlag.integer.token
+		case is any BinaryFloatingPoint: TypeFlag.float.token
+		case is Date: TypeFlag.date.token
+		case is Data: TypeFlag.data.token
+		case is [Any]: TypeFlag.array.token
+		case is [String: Any]: TypeFlag.dictionary.token
+		default: TypeFlag.string.token
+		}
+	}
+}

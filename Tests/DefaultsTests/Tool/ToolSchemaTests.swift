@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+
+@testable import Defaults
+
+/// With the schema an app wrote beside its settings file, `defaults write` converts a bare value to what the app's key
+/// reads, or refuses it with the flag to use, and `defaults keys` lists the keys.
+@Suite struct ToolSchemaTests {
+	struct Window: Codable, Equatable, Defaults.Serializable {
+		var width = 800
+		var height = 600
+	}
+
+	/// The app's catalog, written beside the domain `app` of `tool`; the keys live in a store of their own, so that
+	/// the file is read fresh after the tool wrote it.
+	static func writeSchema(for tool: ToolRunner) throws {
+		let store = Defaults.InMemoryStore()
+		let catalog = Defaults.Catalog([
+			Defaults.Key<URL>("homepage", default: URL(string: "https://example.org")!, suite: store),
+			Defaults.Key<Int>("count", default: 3, suite: store),
+			Defaults.Key<UUID?>("id", suite: store),
+			Defaults.Key<Window>("window", default: Window(), suite: store),
+			Defaults.Key<[String]>("tags", default: ["a"], suite: store),
+			Defaults.Key<String>("name", default: "", suite: store),
+		])
+		try catalog.writeSchema(to: SchemaFile.url(besideSettingsFile: tool.file("app")))
+	}
+
+	@Test func aBareURLIsWrittenAsTheAppsURLKeyReadsIt() throws {
+		let tool = try ToolRunner()
+		try Self.writeSchema(for: tool)
+		try tool.succeed("write", "app", "homepage", "https://example.com")
+		try tool.succeed("write", "app", "count", "12")
+		try tool.succeed("write", "app", "id", "e621e1f8-c36c-495a-93fc-0c247a3e6e5f")
+		try tool.succeed("write", "app", "name", "https://not-a-url-key.example")
+
+		let store = Defaults.FileStore.at(tool.file("app"))
+		#expect(
+			store[Defaults.Key<URL>("homepage", default: URL(string: "https://example.org")!, suite: store)]
+				== URL(string: "https://example.com"))
+		#expect(store[Defaults.Key<Int>("count", default: 3, suite: store)] == 12)
+		#expect(
+			store[Defaults.Key<UUID?>("id", suite: store)] == UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"))
+		#expect(try tool.contents(of: "app")["id"] as? String == "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")
+		#expect(try tool.contents(of: "app")["name"] as? String == "https://not-a-url-key.example")
+	}
+
+	@Test(arguments: [
+		(["count", "twelve"], "-string"),
+		(["window", "big"], "-json"),
+		(["tags", "x"], "-array"),
+		(["homepage", "not a url"], "is not a URL"),
+		(["id", "1234"], "is not a UUID"),
+	])
+	func aBareValueThatDoesNotFitIsRefusedWithTheFlagToUse(arguments: [String], expected: String) throws {
+		let tool = try ToolRunner()
+		try Self.writeSchema(for: tool)
+		let result = try tool.run(["write", "app"] + arguments)
+		#expect(result.status == 65, "\(result)")
+		#expect(result.standardError.contains(expected), "\(result.standardError)")
+		#expect(!FileManager.default.fileExists(atPath: tool.file("app").path), "nothing was written")
+	}
+
+	@Test func aTypeFlagWritesWhatItSaysDespiteTheSchema() throws {
+		let tool = try ToolRunner()
+		try Self.writeSchema(for: tool)
+		try tool.succeed("write", "app", "window", "-json", #"{"width":1,"height":2}"#)
+		try tool.succeed("write", "app", "count", "-string", "twelve")
+		#expect(try tool.contents(of: "app")["count"] as? String == "twelve")
+		let store = Defaults.FileStore.at(tool.file("app"))
+		#expect(store[Defaults.Key<Window>("window", default: Window(), suite: store)] == Window(width: 1, height: 2))
+	}
+
+	@Test func keysListsTheSchema() throws {
+		let tool = try ToolRunner()
+		let missing = try tool.run("keys", "app")
+		#expect(missing.status == 1, "\(missing)")
+		#expect(missing.standardError.contains("writeSchema"))
+
+		try Self.writeSchema(for: tool)
+		let lines = try tool.succeed("keys", "app").split(separator: "\n").map(String.init)
+		#expect(lines.count == 6)
+		#expect(lines.contains { $0.hasPrefix("count: Int through ") && $0.hasSuffix(", default 3") }, "\(lines)")
+		#expect(
+			lines.contains { $0.hasPrefix("homepage: URL through ") && $0.hasSuffix("default https://example.org") })
+		let json = try tool.succeed("--json", "keys", "app")
+		let parsed = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: [String: Any]]
+		#expect(parsed?["count"]?["default"] as? Int == 3)
+		#expect(parsed?["id"]?["type"] as? String == "Optional<UUID>")
+	}
+
+	@Test func aSchemaFileThatIsNotOneStopsAWrite() throws {
+		let tool = try ToolRunner()
+		try Data("not a schema".utf8).write(to: SchemaFile.url(besideSettingsFile: tool.file("app")))
+		let result = try tool.run("write", "app", "count", "12")
+		#expect(result.status == 65, "\(result)")
+		#expect(result.standardError.contains("schema"), "\(result.standardError)")
+	}
+}
