@@ -104,3 +104,25 @@ import Testing
 		#expect(store[other] == 6)
 	}
 }
+
+/// The flags of a description come from the key's store and sync: locked by an administrator, added to sync.
+@Suite(.scaledTimeLimit(minutes: 1)) struct CatalogFlagTests {
+	@Test func aLockedKeyAndASyncedKeyAreSaidToBe() throws {
+		let home = try TemporaryDirectory()
+		let system = try TemporaryDirectory()
+		let name = uniqueKeyName("channel")
+		let data = try PropertyListSerialization.data(fromPropertyList: [name: "stable"], format: .xml, options: 0)
+		try data.write(to: system.file("app.locks.plist"), options: .atomic)
+		let store = Defaults.FileStore.at(home.file("app.plist"), systemFolders: [system.url])
+		let channel = Defaults.Key<String>(name, default: "", suite: store)
+		let synced = Defaults.Key<Int>(uniqueKeyName("synced"), default: 0, suite: store, iCloud: true)
+		defer { Defaults.iCloud.remove(synced) }
+
+		let entries = Defaults.Catalog([channel, synced]).entries
+		#expect(entries[0].isLocked && !entries[0].isSynced)
+		#expect(entries[1].isSynced && !entries[1].isLocked)
+		let schema = try SchemaFile(contentsOf: try Defaults.Catalog([channel, synced]).writeSchema())
+		#expect(schema.entry(named: name)?.isLocked == true)
+		#expect(schema.entry(named: synced.name)?.isSynced == true)
+	}
+}
