@@ -11,7 +11,8 @@ extension Verb.Declaration {
 		details: """
 			Prints each key the app's schema describes (<name>.schema.plist beside the settings file, which
 			Defaults.Catalog.writeSchema() writes): its type, the bridge it is stored through, the stored form of
-			its default, and whether it is synced or locked. With --json, an object by key name.
+			its default, whether it is synced or locked, and, for a stored value that cannot be what the key reads
+			as far as the schema tells, why. With --json, an object by key name.
 			While a schema is there, write converts a bare value to the key's type (a URL key takes
 			https://example.com as the app's Key<URL> stores it) or refuses it, naming the flag to use; a type
 			flag writes exactly what it says.
@@ -25,6 +26,7 @@ extension Verb.Declaration {
 				"The domain \(domain.name) has no schema: the app writes one beside its settings file with "
 					+ "Defaults.Catalog.writeSchema().")
 		}
+		let stored = try domain.values(mustExist: false)
 		if arguments.isJSON {
 			var all: [String: Any] = [:]
 			for entry in schema.entries {
@@ -32,6 +34,7 @@ extension Verb.Declaration {
 					"type": entry.type, "bridge": entry.bridge, "synced": entry.isSynced, "locked": entry.isLocked,
 				]
 				fields["default"] = entry.storedDefault?.value
+				fields["misfit"] = stored[entry.name].flatMap { misfit($0, for: entry) }
 				all[entry.name] = fields
 			}
 			Output.line(JSONFormat.encode(all))
@@ -52,10 +55,46 @@ extension Verb.Declaration {
 			if entry.isLocked {
 				line += ", locked"
 			}
+			if let misfit = stored[entry.name].flatMap({ misfit($0, for: entry) }) {
+				line += "; the stored value does not fit: \(misfit)"
+			}
 			Output.line(line)
 		}
 		return .success
 	}
+}
+
+/// Why the stored `value` cannot be what the key of `entry` reads, as far as the schema tells (the kind of value its
+/// input or its default has); `nil` when it may be. The app's bridge alone decides the rest.
+private func misfit(_ value: Any, for entry: SchemaFile.Entry) -> String? {
+	let kind = withArticle(Defaults.PropertyList.typeName(of: value))
+	switch entry.input {
+	case .string: return value is String ? nil : "\(kind), not text"
+	case .integer: return value is any BinaryInteger ? nil : "\(kind), not an integer"
+	case .real: return value is any BinaryFloatingPoint || value is any BinaryInteger ? nil : "\(kind), not a number"
+	case .boolean: return value is Bool || value is any BinaryInteger ? nil : "\(kind), not a boolean"
+	case .date: return value is Date ? nil : "\(kind), not a date"
+	case .data: return value is Data ? nil : "\(kind), not data"
+	case .uuid: return (value as? String).flatMap(UUID.init(uuidString:)) != nil ? nil : "not a UUID"
+	case .url:
+		do {
+			_ = try StoredText.url(value, key: entry.name)
+			return nil
+		} catch {
+			return "not the JSON text of a URL, which a Key<URL> reads"
+		}
+	case nil:
+		guard let storedDefault = entry.storedDefault?.value else {
+			return nil
+		}
+		let expected = withArticle(Defaults.PropertyList.typeName(of: storedDefault))
+		return expected == kind ? nil : "\(kind), where the default is \(expected)"
+	}
+}
+
+/// `kind` (a property-list type name) with its article: "an integer", "a string".
+private func withArticle(_ kind: String) -> String {
+	("aeiou".contains(kind.first ?? "x") ? "an " : "a ") + kind
 }
 
 extension Domain {

@@ -89,6 +89,24 @@ import Testing
 		#expect(parsed?["id"]?["type"] as? String == "Optional<UUID>")
 	}
 
+	@Test func keysSaysWhichStoredValuesDoNotFit() throws {
+		let tool = try ToolRunner()
+		try Self.writeSchema(for: tool)
+		try tool.seed("app", ["homepage": "https://example.com", "count": 4, "tags": "x"])
+		let lines = try tool.succeed("keys", "app").split(separator: "\n").map(String.init)
+		let misfits = lines.filter { $0.contains("does not fit") }
+		#expect(misfits.count == 2, "\(lines)")
+		#expect(
+			misfits.contains {
+				$0.hasPrefix("homepage:") && $0.hasSuffix("not the JSON text of a URL, which a Key<URL> reads")
+			})
+		#expect(misfits.contains { $0.hasPrefix("tags:") && $0.hasSuffix("a string, where the default is an array") })
+		let json = try tool.succeed("--json", "keys", "app")
+		let parsed = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: [String: Any]]
+		#expect(parsed?["count"]?["misfit"] == nil)
+		#expect(parsed?["homepage"]?["misfit"] is String)
+	}
+
 	@Test func aSchemaFileThatIsNotOneStopsAWrite() throws {
 		let tool = try ToolRunner()
 		try Data("not a schema".utf8).write(to: SchemaFile.url(besideSettingsFile: tool.file("app")))
