@@ -36,6 +36,73 @@ import Testing
 		#expect(SyncedValueCoding.decode(SyncedValueCoding.tombstone) == nil)
 	}
 
+	/// The mark the version-2 fixtures carry: machine `01 02 … 10`, sequence 812.
+	static let fixtureMark = SyncedValueCoding.Mark(machine: Data(1...16), sequence: 812)
+
+	/// Version 2 carries the pushing machine's mark; pinned like version 1, value and removal.
+	@Test func theMarkedWireFormIsPinned() throws {
+		let fixtures = try Fixtures.dictionary(Self.wireForms)
+		let value = try SyncedValueCoding.pushedBytes(of: "world", mark: Self.fixtureMark)
+		let removal = try SyncedValueCoding.pushedBytes(of: nil, mark: Self.fixtureMark)
+		#expect(fixtures["string world v2"] as? Data == value)
+		#expect(fixtures["removal v2"] as? Data == removal)
+		guard case .value(let decoded, let mark) = SyncedValueCoding.contents(of: value) else {
+			Issue.record("version 2 does not decode")
+			return
+		}
+		#expect(decoded as? String == "world" && mark == Self.fixtureMark)
+		#expect(SyncedValueCoding.isRemoval(removal) && SyncedValueCoding.mark(of: removal) == Self.fixtureMark)
+		#expect(SyncedValueCoding.decode(removal) == nil && !SyncedValueCoding.isRemoval(value))
+	}
+
+	/// Version 1, as every machine wrote it before marks, still reads: a value without a mark, and a removal.
+	@Test func theFirstVersionStillReads() throws {
+		let fixtures = try Fixtures.dictionary(Self.wireForms)
+		let value = try #require(fixtures["string world"] as? Data)
+		guard case .value(let decoded, nil) = SyncedValueCoding.contents(of: value) else {
+			Issue.record("version 1 does not decode")
+			return
+		}
+		#expect(decoded as? String == "world")
+		guard case .removal(nil) = SyncedValueCoding.contents(of: try #require(fixtures["removal"] as? Data)) else {
+			Issue.record("a version-1 removal is not one")
+			return
+		}
+	}
+
+	/// What a machine still on version 1 does with version 2: its decoder (below, as it was) wants a root of one
+	/// entry, so a marked value and a marked removal are neither a value nor a removal for it, but unreadable: it
+	/// keeps its local value and reports the key, and pushes nothing over it.
+	@Test func aVersionOneReaderFindsVersionTwoUnreadable() throws {
+		let fixtures = try Fixtures.dictionary(Self.wireForms)
+		func decodeAsVersionOne(_ data: Data) -> Any? {
+			guard let root = SyncedValueCoding.value(ofBinaryPropertyList: data) as? [String: Any], root.count == 1
+			else {
+				return nil
+			}
+			return root["value"]
+		}
+		for name in ["string world v2", "removal v2"] {
+			let bytes = try #require(fixtures[name] as? Data)
+			#expect(decodeAsVersionOne(bytes) == nil && !bytes.isEmpty, "\(name)")
+		}
+		#expect(decodeAsVersionOne(try #require(fixtures["string world"] as? Data)) as? String == "world")
+	}
+
+	/// A version this package does not know, or a mark of the wrong shape, is unreadable, never a value.
+	@Test func aNewerVersionIsUnreadable() throws {
+		let newer = try BinaryPropertyList.encode(["by": Data(1...16), "seq": 1, "v": 3, "value": "x"])
+		let badMark = try BinaryPropertyList.encode(["by": "me", "seq": 1, "v": 2, "value": "x"])
+		let extra = try BinaryPropertyList.encode(["by": Data(1...16), "seq": 1, "v": 2, "value": "x", "more": 1])
+		for bytes in [newer, badMark, extra] {
+			guard case .unreadable = SyncedValueCoding.contents(of: bytes) else {
+				Issue.record("read as a value or removal")
+				continue
+			}
+			#expect(!SyncedValueCoding.isRemoval(bytes))
+		}
+	}
+
 	@Test func everyStoredFormTravels() throws {
 		let stored: [String: Any] = [
 			"list": [1, 2.5, "x"], "date": Date(timeIntervalSinceReferenceDate: 1), "ok": true,
