@@ -145,14 +145,13 @@ struct Domain {
 		return store
 	}
 
-	/// Changes `key` of `store` in one atomic update under the file's lock (recorded for sync first), and turns what
+	/// Changes `key` of `store` in one atomic update under the file's lock (recorded in its change journal, for sync), and turns what
 	/// fails into the tool's errors: a `ToolError` from `change` as it is, a file that could not be locked, read or
 	/// written as an I/O error, and any other error as `otherError` makes it.
 	func update<Result>(
 		_ key: String, in store: Defaults.FileStore, _ change: (inout [String: Any]) throws -> Result,
 		otherError: (any Error) -> ToolError
 	) throws(ToolError) -> Result {
-		recordSyncedChanges(of: [key])
 		do {
 			return try store.updateStoredValues([key], change)
 		} catch let error as ToolError {

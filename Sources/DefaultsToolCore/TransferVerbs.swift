@@ -69,7 +69,6 @@ extension Verb.Declaration {
 			}, in: domain)
 		let store = try domain.openStore()
 		let replaced = store.storedKeys()
-		domain.recordSyncedChanges(of: Set(replaced).union(normalized.keys))
 		for key in replaced where normalized[key] == nil {
 			store.removeValue(forKey: key)
 		}

@@ -90,7 +90,6 @@ extension Verb.Declaration {
 		}
 		let store = try domain.openStore()
 		let keys = key.map { [$0] } ?? store.storedKeys().sorted()
-		domain.recordSyncedChanges(of: keys)
 		for key in keys {
 			store.removeValue(forKey: key)
 		}
@@ -127,7 +126,6 @@ extension Verb.Declaration {
 		guard oldKey != newKey else {
 			return .success
 		}
-		domain.recordSyncedChanges(of: [oldKey, newKey])
 		do {
 			try store.write(value, forKey: newKey)
 		} catch {

@@ -10,6 +10,8 @@ struct DiskState {
 	/// The lock file's descriptor while the lock is held, else -1: it is opened and closed by each operation.
 	var lockDescriptor: Int32 = -1
 	var hasRemovedStaleTemporaryFiles = false
+	/// Whether a failure to append to the change journal was reported, since the last append that succeeded.
+	var isJournalFailureReported = false
 }
 
 /// What a store took from its file: the values, which version of the file they came from, and whether the store may

@@ -59,15 +59,49 @@ extension Defaults.FileStore {
 		return lost
 	}
 
+	func withFileLocked<T>(_ body: (_ values: [String: Any]) -> (received: [String: Any?], result: T)) -> T? {
+		if UpdateScope.isUpdating(self) {
+			return nil
+		}
+		var failures: [Defaults.Failure] = []
+		var result: T?
+		// Run before this returns: the optional parameter of `flushLocked` only looks escaping.
+		let (isWritten, changedKeys) = withoutActuallyEscaping(body) { body in
+			disk.withLock { disk in
+				flushLocked(disk: &disk, failures: &failures) { values in
+					let outcome = body(values)
+					result = outcome.result
+					return outcome.received
+				}
+			}
+		}
+		failures.forEach(Defaults.report)
+		if !changedKeys.isEmpty {
+			reportOutsideChanges(changedKeys)
+		}
+		if isWritten {
+			memory.withLock { $0.failedFlushes = 0 }
+		} else {
+			scheduleRetry()
+		}
+		return isWritten ? result : nil
+	}
+
+	/// Merges this process's changes into the file under its lock, recording their names in the change journal first.
+	///
+	/// - Parameter whileLocked: run under the lock once the file's values (with this process's changes) are known;
+	///   returns values received from elsewhere to write into the file, which are neither recorded nor pending here
+	///   (a key with a change of this process not yet written is left out).
 	func flushLocked(
-		disk: inout DiskState, failures: inout [Defaults.Failure], isLastTry: Bool = false
+		disk: inout DiskState, failures: inout [Defaults.Failure], isLastTry: Bool = false,
+		whileLocked: ((_ values: [String: Any]) -> [String: Any?])? = nil
 	) -> (Bool, Set<String>) {
 		let changes = memory.withLock { memory in
 			memory.isFlushScheduled = false
 			defer { memory.clearDirtyKeys() }
 			return memory.dirtyKeys.map { key in (key: key, value: memory.values[key]) }
 		}
-		guard !changes.isEmpty else {
+		guard !changes.isEmpty || whileLocked != nil else {
 			return (true, reloadLocked(disk: &disk, failures: &failures))
 		}
 		if let problem = file.createFolderIfMissing() {
@@ -109,6 +143,28 @@ extension Defaults.FileStore {
 			values[change.key] = change.value
 			changedOutside.remove(change.key)
 		}
+		// Recorded before the file changes: a crash in between leaves a name whose value did not change, which its
+		// reader finds unchanged, where the other order could lose the record of a change.
+		if !recordChanges(changes.map(\.key).sorted(), disk: &disk, failures: &failures) {
+			for original in replaced.reversed() {
+				values[original.key] = original.value
+			}
+			disk.persisted = values
+			restoreDirtyKeys(changes)
+			return (false, isReread ? install(values, changedKeys: changedOutside) : [])
+		}
+		var received: Set<String> = []
+		if let whileLocked {
+			let pending = memory.withLock { $0.dirtyKeys }
+			for (key, value) in whileLocked(values) where !pending.contains(key) {
+				values[key] = value
+				received.insert(key)
+			}
+		}
+		guard !changes.isEmpty || !received.isEmpty else {
+			disk.persisted = values
+			return (true, isReread ? install(values, changedKeys: changedOutside) : [])
+		}
 		do {
 			disk.version = .present(try file.replace(with: values))
 		} catch {
@@ -123,10 +179,31 @@ extension Defaults.FileStore {
 			return (false, isReread ? install(values, changedKeys: changedOutside) : [])
 		}
 		disk.persisted = values
-		if isReread {
-			changedOutside = install(values, changedKeys: changedOutside)
+		if isReread || !received.isEmpty {
+			changedOutside = install(values, changedKeys: changedOutside.union(received))
 		}
 		return (true, changedOutside)
+	}
+
+	/// Appends `names` to the change journal beside the file, if there is one; a failure is reported once until an
+	/// append succeeds again.
+	///
+	/// - Returns: whether the file may change: the names are recorded, or nothing keeps a journal.
+	func recordChanges(_ names: [String], disk: inout DiskState, failures: inout [Defaults.Failure]) -> Bool {
+		switch ChangeJournal(besideSettingsFile: file).append(names) {
+		case .success:
+			disk.isJournalFailureReported = false
+			return true
+		case .failure(let failure):
+			if !disk.isJournalFailureReported {
+				disk.isJournalFailureReported = true
+				failures.append(
+					storageFailure(
+						"\(failure.sentence) The changes of \(path) stay in memory and are tried again: a change of a synced key not recorded there would not be pushed."
+					))
+			}
+			return false
+		}
 	}
 
 	func restoreDirtyKeys(_ changes: [(key: String, value: Any?)]) {

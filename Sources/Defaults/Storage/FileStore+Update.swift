@@ -68,6 +68,11 @@ extension Defaults.FileStore: AtomicallyUpdatingStore {
 		for change in changes {
 			values[change.key] = change.value
 		}
+		var journalFailures: [Defaults.Failure] = []
+		guard recordChanges(changes.map(\.key).sorted(), disk: &disk, failures: &journalFailures) else {
+			throw AtomicUpdateFailure(
+				.storage, "Nothing was updated: " + journalFailures.map(\.message).joined(separator: " "))
+		}
 		do {
 			disk.version = .present(try file.replace(with: values))
 		} catch {

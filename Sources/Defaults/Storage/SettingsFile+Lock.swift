@@ -20,7 +20,8 @@ extension SettingsFile {
 	/// - Returns: `nil` once locked, else why not, as a sentence.
 	func lock(
 		_ descriptor: inout Int32, waitingAtMost limit: Duration,
-		outcomeOfTimeout: String = "the changes stay in memory and are written at the next try"
+		outcomeOfTimeout: String = "the changes stay in memory and are written at the next try",
+		onTimeout: (() -> Void)? = nil
 	) -> String? {
 		// Taking the lock comes before every change to the folder: the place to refuse changes root must not make.
 		if let sentence = changeRefusal() {
@@ -69,6 +70,7 @@ extension SettingsFile {
 				return "The lock file \(lockPath) could not be locked: \(reason)."
 			}
 			guard ContinuousClock.now < deadline else {
+				onTimeout?()
 				unlock(&descriptor)
 				return "The file \(path) stayed locked by another process for \(limit); \(outcomeOfTimeout)."
 			}

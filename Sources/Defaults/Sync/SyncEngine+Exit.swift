@@ -44,7 +44,7 @@ extension Defaults.SyncEngine {
 
 	private static func pushPendingAtExit() {
 		let engines = liveEngines.withLock { $0.values.compactMap(\.engine) }.filter {
-			$0.hasPendingChanges || $0.hasUnsavedState
+			$0.hasPendingChanges
 		}
 		guard !engines.isEmpty else {
 			return

@@ -4,26 +4,25 @@ import Foundation
 // where it keeps its state file, and Storage's binary property-list reader and writer for the bytes a synced value
 // travels as. Re-point these when the write primitive, the change hub or the reader moves.
 extension Defaults.SyncEngine {
-	/// Counts every change of the keys named `names` in `changes` and wakes the engine: writes in this process
-	/// through a commit tap of the store's runtime (the write bumps its key's counter directly; far cheaper than an
-	/// observation), outside changes through the runtime's outside listeners; by name only, nothing decoded.
+	/// Hears every change of the keys named `names` and wakes the engine: writes in this process through a commit
+	/// tap of the store's runtime (far cheaper than an observation; for a store without a settings file, the tap is
+	/// what records the change in the journal), outside changes through the runtime's outside listeners, which only
+	/// wake it (another process's change is in the journal if it was made on purpose); by name only, nothing decoded.
 	static func observeLocalChanges(
-		of names: [String], in store: any Defaults.Store, countingIn changes: LocalChanges, wake: WakeSignal
+		of names: [String], in store: any Defaults.Store, recordingIn intents: IntentLog, wake: WakeSignal
 	) -> LocalChangeObservation {
 		let watched = Set(names)
 		var handlers: [String: @Sendable () -> Void] = [:]
 		for name in watched {
-			let counter = changes.counter(for: name)
 			handlers[name] = {
-				counter.bump()
+				intents.noteWrite(name)
 				wake.signal()
 			}
 		}
 		let runtime = StoreRuntime.of(store)
 		let removeTaps = runtime.addCommitTaps(handlers)
 		let removeOutsideListener = runtime.addOutsideListener { keys in
-			for name in keys where watched.contains(name) {
-				changes.note(name)
+			if keys.contains(where: watched.contains) {
 				wake.signal()
 			}
 		}
@@ -50,34 +49,6 @@ extension Defaults.SyncEngine {
 		store.commit(stored, forKey: name, beneathLocks: true)
 	}
 
-	/// Puts the store's pending writes on disk, so that the sync state never records agreement on a value the
-	/// settings file does not hold yet (a machine killed in between would take its older value for a local edit).
-	///
-	/// - Returns: whether everything is on disk; always `true` for a store without a file.
-	static func makeLocalValuesDurable(in store: any Defaults.Store) -> Bool {
-		guard let fileStore = store as? any FileBackedStore else {
-			return true
-		}
-		return fileStore.flush()
-	}
-
-	/// Whether the store found its settings file gone, empty or unreadable (moved aside as corrupt, deleted,
-	/// truncated, its permissions changed) since the engine last put back what it lost: a store that reads empty for
-	/// that reason is not a wish to remove every key. It stays so after the store writes a sound file again.
-	static func isSettingsFileLost(for store: any Defaults.Store) -> Bool {
-		settingsFileLossMark(for: store) != 0
-	}
-
-	/// 0 when the store found no loss of its file since the last ``clearSettingsFileLoss(for:ifStill:)``.
-	static func settingsFileLossMark(for store: any Defaults.Store) -> Int {
-		(store as? any FileBackedStore)?.fileLossMark ?? 0
-	}
-
-	/// Forgets the losses up to `mark`, unless the store found another since.
-	static func clearSettingsFileLoss(for store: any Defaults.Store, ifStill mark: Int) {
-		(store as? any FileBackedStore)?.clearFileLoss(ifStill: mark)
-	}
-
 	/// The state file beside a file store's settings file (`<settings>.plist.sync.json`); `nil` for other stores,
 	/// whose queue then lives as long as the process.
 	static func defaultStateFile(for store: any Defaults.Store) -> URL? {
@@ -88,21 +59,85 @@ extension Defaults.SyncEngine {
 			path: fileStore.url.lastPathComponent + ".sync.json")
 	}
 
-	/// The state file beside the settings file at `settingsFile`, as Storage spells that file's path.
-	static func stateFile(besideSettingsFile settingsFile: URL) -> URL {
-		URL(filePath: SettingsFile(url: settingsFile).path + ".sync.json")
+	/// Reads the state, and for a store kept in a settings file makes the change journal beside it and the state if
+	/// neither is there, under the file's lock: from then on every flush of the file, in any process, records its
+	/// changes, and a state file missing beside a journal was lost (another process starting at the same time made
+	/// both at once).
+	static func loadState(from stateFile: URL?, for store: any Defaults.Store) -> SyncState.Loaded {
+		guard let fileStore = store as? any FileBackedStore else {
+			return SyncState.load(from: stateFile)
+		}
+		let journal = ChangeJournal(besideSettingsFile: SettingsFile(url: fileStore.url))
+		let loaded = fileStore.withFileLocked { _ -> (received: [String: Any?], result: SyncState.Loaded) in
+			guard case .missing = journal.read() else {
+				return ([:], SyncState.load(from: stateFile, hadState: true))
+			}
+			let loaded = SyncState.load(from: stateFile)
+			if case .none = loaded {
+				SyncState().save(to: stateFile)
+			}
+			_ = journal.replace(with: [])
+			return ([:], loaded)
+		}
+		return loaded ?? SyncState.load(from: stateFile)
 	}
 
-	/// Runs `body` holding the cross-process lock Storage keeps beside the file at `url` (waiting at most `limit`),
-	/// or, when it could not be taken, with the sentence saying why.
-	static func withFileLock<Result>(
-		of url: URL, waitingAtMost limit: Duration, _ body: (_ lockProblem: String?) -> Result
-	) -> Result {
-		let lockFile = SettingsFile(besideFileAt: url)
+	/// Whether `store` keeps its values in a settings file, beside which the change journal lives.
+	static func isKeptInSettingsFile(_ store: any Defaults.Store) -> Bool {
+		store is any FileBackedStore
+	}
+
+	/// The change journal beside `store`'s settings file; `nil` for a store without one.
+	static func journal(of store: any Defaults.Store) -> ChangeJournal? {
+		(store as? any FileBackedStore).map { ChangeJournal(besideSettingsFile: SettingsFile(url: $0.url)) }
+	}
+
+	/// What running a step under the settings file's lock did.
+	enum LockedStep<T> {
+		/// The store has no settings file.
+		case noFile
+		case done(T)
+		/// The file could not be locked, read or written (Storage reported it).
+		case failed
+	}
+
+	/// Runs `body` under `store`'s settings file lock (see `FileBackedStore.withFileLocked`).
+	static func withSettingsFileLocked<T>(
+		of store: any Defaults.Store, _ body: (_ values: [String: Any]) -> (received: [String: Any?], result: T)
+	) -> LockedStep<T> {
+		guard let fileStore = store as? any FileBackedStore else {
+			return .noFile
+		}
+		return fileStore.withFileLocked(body).map { .done($0) } ?? .failed
+	}
+
+	/// What trying the push lock of a settings file found.
+	enum PushLockAttempt {
+		case locked(Int32)
+		/// Another process (or engine) holds it.
+		case busy
+		/// No settings file, or a lock that cannot be used (reported by nobody: passes then overlap).
+		case unavailable
+	}
+
+	/// Tries, without waiting, the lock beside `store`'s settings file that one push pass of the file holds at a
+	/// time (`.<name>.plist.sync.push.lock`).
+	static func tryPushLock(of store: any Defaults.Store) -> PushLockAttempt {
+		guard let fileStore = store as? any FileBackedStore else {
+			return .unavailable
+		}
+		let lockFile = SettingsFile(besideFileAt: URL(filePath: SettingsFile(url: fileStore.url).path + ".sync.push"))
 		var descriptor: Int32 = -1
-		let lockProblem = lockFile.lock(&descriptor, waitingAtMost: limit)
-		defer { lockFile.unlock(&descriptor) }
-		return body(lockProblem)
+		var isBusy = false
+		guard lockFile.lock(&descriptor, waitingAtMost: .zero, onTimeout: { isBusy = true }) == nil else {
+			return isBusy ? .busy : .unavailable
+		}
+		return .locked(descriptor)
+	}
+
+	static func releasePushLock(_ descriptor: Int32) {
+		var descriptor = descriptor
+		SettingsFile(besideFileAt: URL(filePath: "/")).unlock(&descriptor)
 	}
 
 	/// The bytes of the file at `url` beside a settings file, read through Storage's one way (no link followed, the

@@ -31,7 +31,7 @@ extension Defaults {
 
 		let worker: SyncWorker
 		private let wake = WakeSignal()
-		private let localChanges: LocalChanges
+		private let intents: IntentLog
 		private let observations = LockedState<[LocalChangeObservation]>([])
 		private let loop = LockedState<Task<Void, Never>?>(nil)
 		private let statusBroadcast = StatusBroadcast()
@@ -63,12 +63,12 @@ extension Defaults {
 			self.storeReference = store
 			let stateFile = stateFile ?? Self.defaultStateFile(for: store)
 			self.stateFile = stateFile
-			let localChanges = LocalChanges()
-			self.localChanges = localChanges
+			let intents = IntentLog(isInMemory: !Self.isKeptInSettingsFile(store))
+			self.intents = intents
 			self.worker = SyncWorker(
-				remote: remote, prefix: prefix, store: StoreBox(store), loaded: SyncState.load(from: stateFile),
-				queue: SyncQueue.load(besideStateFile: stateFile), stateFile: stateFile, status: statusBroadcast,
-				conflicts: conflictBroadcast, localChanges: localChanges)
+				remote: remote, prefix: prefix, store: StoreBox(store),
+				loaded: Self.loadState(from: stateFile, for: store),
+				stateFile: stateFile, status: statusBroadcast, conflicts: conflictBroadcast, intents: intents)
 			Self.pushAtExit(self)
 			// A synchronous update of the store then refuses the engine's keys, and an asynchronous one finds it.
 			Self.registerAsRemoteUpdater(self)
@@ -90,11 +90,9 @@ extension Defaults {
 				return
 			}
 			let observation = Self.observeLocalChanges(
-				of: new, in: storeReference, countingIn: localChanges, wake: wake)
+				of: new, in: storeReference, recordingIn: intents, wake: wake)
 			observations.withLock { $0.append(observation) }
-			for name in new {
-				localDidChange(name)
-			}
+			wake.signal()
 		}
 
 		/// Stops syncing the keys named `names`; their local values stay as they are.
@@ -106,7 +104,7 @@ extension Defaults {
 			let replacement =
 				remaining.isEmpty
 				? nil
-				: Self.observeLocalChanges(of: remaining, in: storeReference, countingIn: localChanges, wake: wake)
+				: Self.observeLocalChanges(of: remaining, in: storeReference, recordingIn: intents, wake: wake)
 			let replaced = observations.withLock { observations in
 				defer { observations = replacement.map { [$0] } ?? [] }
 				return observations
@@ -132,8 +130,8 @@ extension Defaults {
 				guard loop == nil else {
 					return
 				}
-				loop = Task { [worker, wake, localChanges] in
-					await worker.run(wake: wake, localChanges: localChanges)
+				loop = Task { [worker, wake] in
+					await worker.run(wake: wake)
 				}
 			}
 		}
@@ -162,17 +160,12 @@ extension Defaults {
 		///   with the next pass).
 		@discardableResult
 		public func synchronize() async -> Bool {
-			await worker.synchronize(localChanges: localChanges)
+			await worker.synchronize()
 		}
 
-		/// Whether local changes wait to be pushed.
+		/// Whether local changes (written here, or recorded and not pushed at the last pass) wait to be pushed.
 		var hasPendingChanges: Bool {
-			localChanges.pendingCount > 0
-		}
-
-		/// Whether remote changes were applied and the state recording them is not written yet.
-		var hasUnsavedState: Bool {
-			worker.isStateSavePending.load(ordering: .relaxed)
+			intents.unsettled.load(ordering: .relaxed) > 0
 		}
 
 		/// Pushes what is pending, once, without reading the remote.
@@ -200,11 +193,6 @@ extension Defaults {
 		/// ```
 		public var conflicts: AsyncStream<SyncConflict> {
 			conflictBroadcast.stream()
-		}
-
-		private func localDidChange(_ name: String) {
-			localChanges.note(name)
-			wake.signal()
 		}
 	}
 }

@@ -6,24 +6,25 @@ import Foundation
 	import Darwin
 #endif
 
-// Where sync keeps what it agreed on and what it still has to push, and how those files reach the disk.
+// Where sync keeps what it agreed on, and how that file reaches the disk.
 extension SyncState {
 	/// What was found at the state file's place.
 	enum Loaded {
-		/// No file: a machine that never synced here (or whose queue file is gone too).
+		/// No file: a machine that never synced here.
 		case none
 		case state(SyncState)
-		/// The file is missing while the queue file beside it says it existed, or it does not decode.
+		/// The file is missing while the journal beside the settings file says it existed, or it does not decode.
 		case lost(reason: String)
 	}
 
-	static func load(from url: URL?) -> Loaded {
+	/// - Parameter hadState: whether something beside the file says a state was there (the change journal).
+	static func load(from url: URL?, hadState: Bool = false) -> Loaded {
 		guard let url else {
 			return .none
 		}
 		guard case .bytes(let data) = Defaults.SyncEngine.readFileBeside(at: url) else {
-			let hadState = FileManager.default.fileExists(atPath: SyncQueue.url(besideStateFile: url).path)
-			return hadState ? .lost(reason: "it is missing") : .none
+			let hadQueue = FileManager.default.fileExists(atPath: queueFile(besideStateFile: url).path)
+			return hadState || hadQueue ? .lost(reason: "it is missing") : .none
 		}
 		guard let state = try? JSONDecoder().decode(SyncState.self, from: data) else {
 			return .lost(reason: "it does not decode (\(data.count) bytes)")
@@ -38,31 +39,57 @@ extension SyncState {
 	/// - Returns: whether the state is on disk.
 	@discardableResult
 	func save(to url: URL?) -> Bool {
-		guard let url, let data = try? JSONEncoder().encode(self) else {
+		let encoder = JSONEncoder()
+		encoder.outputFormatting = .sortedKeys
+		guard let url, let data = try? encoder.encode(self) else {
 			return url == nil
 		}
 		return DurableFile.write(data, to: url)
 	}
-}
 
-extension SyncQueue {
-	/// `<state file>` with `.queue.json` in place of `.json` (or added).
-	static func url(besideStateFile stateFile: URL) -> URL {
+	// MARK: The first form
+
+	/// Where the first form kept the keys waiting to be pushed: `<state file>` with `.queue.json` for `.json`.
+	static func queueFile(besideStateFile stateFile: URL) -> URL {
 		let path = stateFile.path
 		let base = path.hasSuffix(".json") ? String(path.dropLast(".json".count)) : path
 		return URL(filePath: base + ".queue.json")
 	}
 
-	static func load(besideStateFile stateFile: URL?) -> SyncQueue {
-		// A missing or unreadable queue file starts an empty queue (the engine replaces an unreadable one when it
-		// next writes the queue).
-		guard let stateFile, case .queue(var queue) = read(at: url(besideStateFile: stateFile)) else {
-			return SyncQueue()
+	/// The first form's queue file: the names it held, changed here or by `defaults`, not yet pushed.
+	private struct Queue: Decodable {
+		var names: Set<String> = []
+		var recordedElsewhere: Set<String>?
+	}
+
+	/// Brings a state of the first form to this one: a machine id, nothing settled, and the names of the first
+	/// form's queue file, which the caller records in the journal as changes to push (the queue file is removed).
+	///
+	/// - Returns: the names that waited to be pushed, sorted; empty for a state already of this form.
+	mutating func migrate(besideStateFile stateFile: URL?) -> [String] {
+		guard format != Self.currentFormat else {
+			return []
 		}
-		// What `defaults` recorded while no engine ran is queued like this machine's own changes.
-		queue.names.formUnion(queue.recordedElsewhere ?? [])
-		queue.recordedElsewhere = nil
-		return queue
+		format = Self.currentFormat
+		machine = machine ?? Self.newMachineID()
+		settled = settled ?? [:]
+		guard let stateFile else {
+			return []
+		}
+		let url = Self.queueFile(besideStateFile: stateFile)
+		guard case .bytes(let data) = Defaults.SyncEngine.readFileBeside(at: url),
+			let queue = try? JSONDecoder().decode(Queue.self, from: data)
+		else {
+			return []
+		}
+		return queue.names.union(queue.recordedElsewhere ?? []).sorted()
+	}
+
+	/// Removes the first form's queue file, once its names are in the journal.
+	static func removeQueueFile(besideStateFile stateFile: URL?) {
+		if let stateFile {
+			try? FileManager.default.removeItem(at: queueFile(besideStateFile: stateFile))
+		}
 	}
 }
 

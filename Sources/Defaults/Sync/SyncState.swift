@@ -1,9 +1,8 @@
 import Foundation
 
-/// What a machine last agreed with the remote on, per key, and the revision the watch resumes after.
-///
-/// It is not the offline queue: which keys wait to be pushed is recorded on its own (``SyncQueue``), when the change
-/// happens, so that a lost settings file or a lost state file never reads as the user removing every key.
+/// What a machine last agreed with the remote on, per key, the revision the watch resumes after, and which changes
+/// recorded in the journal beside the settings file (`ChangeJournal`) are pushed: shared by every process of the
+/// file, and changed only under the settings file's lock.
 struct SyncState: Codable, Equatable {
 	struct Record: Codable, Equatable {
 		/// The remote's bytes for the key (`nil`: the key does not exist remotely; empty: a removal's tombstone, which
@@ -70,9 +69,47 @@ struct SyncState: Codable, Equatable {
 		var expectedModRevision: Int64? = nil
 	}
 
+	/// 2 for this form; absent in the first form, which had no `machine` nor `settled` and kept its pending keys
+	/// in a queue file.
+	var format: Int? = Self.currentFormat
+	/// The id every process of this settings file pushes under: 16 random bytes, made with the state.
+	var machine: Data? = Self.newMachineID()
 	/// The remote revision everything up to which has been applied; the watch resumes after it.
 	var revision: Int64 = 0
 	var records: [String: Record] = [:]
+	/// The highest journal sequence of each key whose push is decided (written, lost, or found needless): a key is
+	/// pending while the journal holds a line of it with a higher one.
+	var settled: [String: Int]? = [:]
+
+	static let currentFormat = 2
+
+	static func newMachineID() -> Data {
+		Data((0..<16).map { _ in UInt8.random(in: 0...255) })
+	}
+
+	/// The highest sequence of `name` whose push is decided.
+	func settledSequence(of name: String) -> Int {
+		settled?[name] ?? 0
+	}
+
+	/// Marks the lines of `name` up to `sequence` as decided.
+	mutating func settle(_ name: String, upTo sequence: Int) {
+		var settled = self.settled ?? [:]
+		settled[name] = max(settled[name] ?? 0, sequence)
+		self.settled = settled
+	}
+
+	/// The highest sequence of each name in `names` with a line in `lines` that is not settled.
+	func pending(in lines: [ChangeJournal.Line], among names: Set<String>) -> [String: Int] {
+		var pending: [String: Int] = [:]
+		for line in lines {
+			guard let name = line.k, names.contains(name), line.s > settledSequence(of: name) else {
+				continue
+			}
+			pending[name] = max(pending[name] ?? 0, line.s)
+		}
+		return pending
+	}
 
 	/// How many unconfirmed pushes a key remembers; more than a few means etcd has been unreachable for long, and the
 	/// oldest is the least likely to be the one committed.
@@ -97,14 +134,4 @@ struct SyncState: Codable, Equatable {
 		let bytes = record.isUnreadable || record.isHeldLocally == true ? record.keptLocalValue : record.value
 		return bytes.flatMap(SyncedValueCoding.decode)
 	}
-}
-
-/// The synced keys with a local change made on purpose (a write or a removal through the package, or a change another
-/// process wrote to a readable settings file) that the remote has not taken yet. Recorded when the engine hears the
-/// change, in a file of its own beside the state file, so that a lost state file does not drop it.
-struct SyncQueue: Codable, Equatable {
-	var names: Set<String> = []
-	/// Names another process (`defaults`) changed on purpose in the settings file, not yet taken into `names` by an
-	/// engine. Optional, so that older queue files still decode.
-	var recordedElsewhere: Set<String>? = nil
 }

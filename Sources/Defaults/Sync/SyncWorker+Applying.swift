@@ -1,6 +1,9 @@
 import Foundation
 
 // Remote to local: full reads of the prefix, the watch's events, and what a machine whose state file was lost takes.
+// Every value is applied under the settings file's lock, with the state every process of the file shares: a value
+// at a revision the state already holds (another process applied it, or something newer) is not applied again, so
+// the file never goes back.
 extension SyncWorker {
 	func readEverything() async throws {
 		// Forgotten only once read and applied: a read that fails leaves them for the next try.
@@ -22,26 +25,67 @@ extension SyncWorker {
 			seen.insert(name)
 			events.append(.put(entry))
 		}
-		let storedNames = Set(store.store.storedKeys())
-		if let stateLoss {
-			rebuildLostState(from: snapshot, synced: synced, storedNames: storedNames, reason: stateLoss)
+		let applied: Void? = locked { local in
+			if let stateLoss {
+				rebuildLostState(from: snapshot, synced: synced, local: &local, reason: stateLoss)
+			}
+			// Deleted while this machine was not watching, with the deletion compacted away.
+			for (name, record) in state.records
+			where record.value != nil && !seen.contains(name) && synced.contains(name) {
+				events.append(.delete(key: prefix + name, modRevision: snapshot.revision))
+			}
+			apply(events, local: &local)
+			state.revision = max(state.revision, snapshot.revision)
+			// A key synced for the first time, which the remote does not hold: its local value goes out.
+			for name in reading.sorted()
+			where state.records[name] == nil && local.value(of: name) != nil && !isPending(name, in: local) {
+				local.recorded.append(name)
+			}
+			putBackOutsideEdits(synced: synced, local: &local)
 		}
-		// Deleted while this machine was not watching, with the deletion compacted away.
-		for (name, record) in state.records where record.value != nil && !seen.contains(name) && synced.contains(name) {
-			events.append(.delete(key: prefix + name, modRevision: snapshot.revision))
+		guard applied != nil else {
+			throw Defaults.RemoteServiceError.unreachable(
+				"the settings file could not be locked or written, so nothing received was applied")
 		}
-		apply(events, storedNames: storedNames)
-		state.revision = max(state.revision, snapshot.revision)
-		saveState()
 		names.withLock { $0.unread.subtract(reading) }
+		// Keys newly synced may have gone into the journal, and lines of other processes may wait.
+		wakeToPushAgain()
 		publish()
 	}
 
+	/// A synced key whose local value is not the agreed one, with no change recorded: not an edit of this machine
+	/// (a text editor, a restored or lost settings file). It is never pushed; it gets the agreed value back, and a
+	/// report says how to keep such a change.
+	private func putBackOutsideEdits(synced: Set<String>, local: inout LocalSide) {
+		var putBack: [String] = []
+		for (name, record) in state.records.sorted(by: { $0.key < $1.key })
+		where synced.contains(name) && !isPending(name, in: local) && heldBackRemoteChanges[name] == nil
+			&& record.isHeldLocally != true && !record.isUnreadable
+		{
+			let value = local.value(of: name)
+			let agreed = state.agreedLocalValue(forKey: name)
+			guard !Defaults.PropertyList.isEqualOrBothAbsent(value, agreed) else {
+				continue
+			}
+			local.received[name] = .some(agreed)
+			putBack.append(name)
+		}
+		guard !putBack.isEmpty else {
+			return
+		}
+		Defaults.report(
+			Defaults.Failure(
+				keyName: prefix, reason: .storage,
+				message:
+					"The synced keys \(putBack.joined(separator: ", ")) of '\(prefix)' were changed in the settings file without Defaults or the defaults command (an editor, a restored or lost file), so the change was not pushed and their synced values were put back. Write them through Defaults or `defaults write` to change them everywhere."
+			))
+	}
+
 	/// The state file is gone: the machine rejoins as a new one would (it takes the remote's values, also the
-	/// absence of a key another machine removed), except for the keys its queue says were changed here and not
+	/// absence of a key another machine removed), except for the keys the journal says were changed here and not
 	/// pushed, which are pushed against the remote's current revision, so that the edit is not dropped.
 	private func rebuildLostState(
-		from snapshot: Defaults.RemoteSnapshot, synced: Set<String>, storedNames: Set<String>, reason: String
+		from snapshot: Defaults.RemoteSnapshot, synced: Set<String>, local: inout LocalSide, reason: String
 	) {
 		var current: [String: Defaults.RemoteEntry] = [:]
 		for entry in snapshot.entries {
@@ -51,16 +95,15 @@ extension SyncWorker {
 		}
 		var kept: [String] = []
 		for name in synced.sorted() {
-			if queue.names.contains(name) {
+			if isPending(name, in: local) {
 				let entry = current[name]
 				state.records[name] = .init(value: entry?.value, modRevision: entry?.modRevision ?? 0)
-				noteLocalChange(name)
 				kept.append(name)
 				continue
 			}
 			// Agreed on the local value, so that `apply` replaces it with the remote's like any remote change.
-			let local = localValue(of: name, storedNames: storedNames)
-			state.records[name] = .init(value: try? local.map { try SyncedValueCoding.encode($0) }, modRevision: 0)
+			state.records[name] = .init(
+				value: try? local.value(of: name).map { try SyncedValueCoding.encode($0) }, modRevision: 0)
 		}
 		stateLoss = nil
 		Defaults.report(
@@ -83,68 +126,84 @@ extension SyncWorker {
 		compactedInARow = 0
 		// Only events under the prefix move the revision: a gateway that sends others must not make a later resume
 		// skip history.
-		let mine = events.filter { name(ofRemoteKey: $0.key) != nil && $0.revision > 0 }
-		apply(mine, storedNames: Set(store.store.storedKeys()))
-		for event in mine {
-			state.revision = max(state.revision, event.revision)
+		receivedEvents += events.filter { name(ofRemoteKey: $0.key) != nil && $0.revision > 0 }
+		// A burst of messages is applied in one step under the lock (one write of the state and of the settings
+		// file), a moment after its first message.
+		guard !isApplyScheduled else {
+			return
 		}
-		scheduleStateSave()
+		isApplyScheduled = true
+		Task {
+			try? await Task.sleep(for: Self.receiveDelay)
+			self.applyReceivedEvents()
+		}
+	}
+
+	/// How long the watch's messages gather before they are applied.
+	static let receiveDelay: Duration = .milliseconds(10)
+
+	func applyReceivedEvents() {
+		isApplyScheduled = false
+		let events = receivedEvents
+		receivedEvents = []
+		// Not applied (the settings file could not be written): a later resume of the watch delivers them again.
+		locked { local in
+			apply(events, local: &local)
+			for event in events {
+				state.revision = max(state.revision, event.revision)
+			}
+		}
 		publish()
 	}
 
-	func apply(_ events: [Defaults.RemoteEvent], storedNames: Set<String>) {
+	/// Applies remote changes (inside ``locked(_:)``): a key with a change recorded and not pushed keeps it, and its
+	/// push decides (the remote change is held back for it); any other key takes the remote value.
+	func apply(_ events: [Defaults.RemoteEvent], local: inout LocalSide) {
 		let synced = currentNames
-		// Kept current as values are applied: a batch may change one key twice, and the second change must see the
-		// first as stored, or it takes it for a local edit and pushes it back (an echo, reported as a lost conflict).
-		var storedNames = storedNames
 		for event in events {
 			let (key, value, revision) = (event.key, event.value, event.revision)
 			guard let name = name(ofRemoteKey: key), synced.contains(name) else {
 				continue
 			}
 			let record = state.records[name]
-			// Seen already: this machine's own push coming back, or an older event.
+			// Seen already: this machine's own push coming back, an older event, or one another process of this
+			// settings file applied.
 			if let record, record.modRevision >= revision {
 				continue
 			}
-			let local = localValue(of: name, storedNames: storedNames)
 			// One of this machine's own pushes whose reply was lost, committed after all: agreed on it. A newer local
 			// change goes out next, against this revision, instead of losing to this machine's own older write.
 			if let record, record.isUnconfirmedPush(of: value, intervening: heldBackRemoteChanges[name]) {
 				state.records[name] = .init(value: value, modRevision: revision)
 				heldBackRemoteChanges[name] = nil
-				if !Defaults.PropertyList.isEqualOrBothAbsent(local, value.flatMap(SyncedValueCoding.decode)) {
-					noteLocalChange(name)
-				}
 				continue
 			}
-			// Changed here since the last agreement: its push (a compare-and-swap against the old revision) decides.
-			if !isAgreed(local, forKey: name) {
+			// Changed here and not pushed: its push (a compare-and-swap against the old revision) decides.
+			if isPending(name, in: local) {
 				heldBackRemoteChanges[name] = event
 				continue
 			}
 			heldBackRemoteChanges[name] = nil
+			let current = local.value(of: name)
 			// Removed: deleted, or a tombstone, whose bytes the record keeps so that the next push names its revision.
 			guard let value, !SyncedValueCoding.isRemoval(value) else {
 				state.records[name] = .init(value: value, modRevision: revision)
-				if local != nil {
-					Defaults.SyncEngine.applyRemoteValue(nil, forKey: name, in: store.store)
-					storedNames.remove(name)
+				if current != nil {
+					local.received[name] = .some(nil)
 				}
 				continue
 			}
 			guard let stored = SyncedValueCoding.decode(value) else {
 				state.records[name] = .init(
 					value: value, modRevision: revision,
-					keptLocalValue: local.flatMap { try? SyncedValueCoding.encode($0) },
+					keptLocalValue: current.flatMap { try? SyncedValueCoding.encode($0) },
 					isUnreadable: true)
 				reportUnreadable(name: name, key: key, revision: revision)
 				continue
 			}
 			state.records[name] = .init(value: value, modRevision: revision)
-			if !Defaults.PropertyList.isEqualOrBothAbsent(local, stored) {
-				Defaults.SyncEngine.applyRemoteValue(stored, forKey: name, in: store.store)
-				storedNames.insert(name)
+			if !Defaults.PropertyList.isEqualOrBothAbsent(current, stored) {
+				local.received[name] = stored
 			}
 		}
 	}
@@ -160,54 +219,17 @@ extension SyncWorker {
 		return Defaults.PropertyList.isEqual(local, stored)
 	}
 
-	/// The values `name` held remotely after revision `revision` and before `last` (`nil`: removed), from the watch's
-	/// history: what a push that lost to the change at `last` is checked against, since a local value among them is
-	/// one this machine received, not an edit of its own that lost (its settings file reached the disk before its
-	/// state file did, and it was killed in between). Empty when the history cannot be read within
-	/// ``historyReadLimit`` (compacted, no answer): the loss is then reported.
-	func remoteHistory(of name: String, after revision: Int64, before last: Int64) async -> [Data?] {
-		guard revision > 0, last > revision + 1 else {
-			return []
-		}
-		let key = prefix + name
-		return await withTaskGroup(of: [Data?].self) { group in
-			group.addTask { [remote] in
-				var values: [Data?] = []
-				do {
-					for try await events in remote.watch(prefix: key, fromRevision: revision + 1) {
-						for event in events where event.key == key && event.revision < last {
-							values.append(event.value)
-						}
-						if events.contains(where: { $0.revision >= last }) {
-							return values
-						}
-					}
-				} catch {}
-				return []
-			}
-			group.addTask {
-				try? await Task.sleep(for: Self.historyReadLimit)
-				return []
-			}
-			defer { group.cancelAll() }
-			return await group.next() ?? []
-		}
-	}
-
-	/// How long a lost push waits for the key's history (``remoteHistory(of:after:before:)``).
-	static let historyReadLimit: Duration = .seconds(1)
-
-	/// Once a key's record has moved (a push written, a conflict settled, a lost value put back): the remote change
-	/// held back for it, if it is newer, is applied now like any remote change, since the watch will not deliver it
-	/// again. An older one is already covered by the record.
-	func applyHeldBackRemoteChange(of name: String) {
+	/// Once a key's record has moved (a push written, a conflict settled): the remote change held back for it, if it
+	/// is newer, is applied now like any remote change, since the watch will not deliver it again. An older one is
+	/// already covered by the record.
+	func applyHeldBackRemoteChange(of name: String, local: inout LocalSide) {
 		guard let event = heldBackRemoteChanges.removeValue(forKey: name) else {
 			return
 		}
 		guard event.revision > state.records[name]?.modRevision ?? 0 else {
 			return
 		}
-		apply([event], storedNames: Set(store.store.storedKeys()))
+		apply([event], local: &local)
 	}
 
 	private func reportUnreadable(name: String, key: String, revision: Int64) {

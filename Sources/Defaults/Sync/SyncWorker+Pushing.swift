@@ -4,20 +4,17 @@ import Foundation
 extension SyncWorker {
 	struct Push {
 		let name: String
-		let generation: Int
+		/// The journal's highest line of the key when the pass read it: what the push settles once decided.
+		let sequence: Int
 		/// The local value's bytes, or ``SyncedValueCoding/tombstone`` for a removal.
 		let bytes: Data
 		let expectedModRevision: Int64
-		/// Whether the local value may be one this machine received rather than an edit: a change the engine found by
-		/// itself (not written through Defaults here, not in the queue, not recorded by `defaults`), as at a start
-		/// after a kill that left the settings file newer than the state file. If it loses, the key's history tells.
-		var mayBeReceived = false
 	}
 
 	/// What a push pass left undone, for ``SyncWorker/synchronize(localChanges:)``.
 	struct PushPassOutcome {
 		/// Changes that wait, still pending, without an error from the remote: the settings file could not be
-		/// written (reported), or the sync state is lost and not rebuilt yet.
+		/// locked or written (reported), or the sync state is lost and not rebuilt yet.
 		var waits = false
 		/// A value too large for the remote, kept on this machine only (reported); it is no longer pending.
 		var keptLocally = false
@@ -34,12 +31,6 @@ extension SyncWorker {
 	static let pushBatchSize = 100
 	/// Well under etcd's default request limit (1.5 MiB) and its gRPC message limit (2 MiB).
 	static let pushBatchBytes = 512 << 10
-	/// How many synced keys may be found gone at once, without a removal through the package here or in the queue,
-	/// and still be pushed as removals (`defaults delete` of a key or two while the app did not run). More at once is
-	/// taken for a settings file that lost them: nothing is pushed, the keys get their synced values back, and a
-	/// failure names them.
-	static let inferredRemovalLimit = 2
-
 	/// `pushes` in transactions of at most ``pushBatchSize`` keys and ``pushBatchBytes`` bytes of values.
 	static func batches(of pushes: [Push]) -> [ArraySlice<Push>] {
 		var batches: [ArraySlice<Push>] = []
@@ -65,11 +56,12 @@ extension SyncWorker {
 	/// The session's loop, `synchronize()` and the exit push all call it, and the actor lets them interleave at every
 	/// `await`. Two passes pushing one key against one revision would race: the second would meet the first's commit,
 	/// take it for another machine's, and drop a local change made since as lost. A caller that finds a pass under way
-	/// waits for it, then runs a pass of its own, so that what it wrote before calling still goes out.
+	/// waits for it, then runs a pass of its own, so that what it wrote before calling still goes out. Passes of
+	/// other processes of the settings file are waited for through the push lock.
 	///
 	/// - Returns: what the pass left undone.
 	@discardableResult
-	func pushPending(localChanges: LocalChanges) async throws -> PushPassOutcome {
+	func pushPending() async throws -> PushPassOutcome {
 		// A pass waited for here may keep a value that was pending when the caller came on this machine only (too
 		// large for the remote): the caller's outcome says so too.
 		var keptLocallyMeanwhile = false
@@ -81,7 +73,7 @@ extension SyncWorker {
 				pushPassInFlight = nil
 			}
 		}
-		let pass = Task { try await self.pushPendingPass(localChanges: localChanges) }
+		let pass = Task { try await self.pushPendingPass() }
 		pushPassInFlight = pass
 		defer {
 			if pushPassInFlight == pass {
@@ -97,137 +89,81 @@ extension SyncWorker {
 		return outcome
 	}
 
-	private func pushPendingPass(localChanges: LocalChanges) async throws -> PushPassOutcome {
-		let changes = localChanges.pendingChanges()
+	/// One pass: the keys with a line in the journal that is not settled, each pushed against the revision this
+	/// machine last agreed on (what the edit was made over: a received value is applied only to a key with nothing
+	/// pending). Only recorded changes go out: a local value that differs from the agreed one with no line is not
+	/// an edit of this machine.
+	private func pushPendingPass() async throws -> PushPassOutcome {
+		let pushLock = await takePushLock()
+		defer { releasePushLock(pushLock) }
 		// Nothing goes out before a lost state is rebuilt from the remote: the revisions to compare against are gone.
-		guard !changes.isEmpty, stateLoss == nil else {
-			updatePendingCount(stateLoss == nil ? 0 : localChanges.pendingCount)
-			return PushPassOutcome(waits: !changes.isEmpty)
-		}
-		// The values about to be pushed reach the settings file first: a machine killed after the push must not
-		// restart with an older local value and take it for a newer edit. Nothing goes out while they cannot.
-		guard localValuesAreDurable() else {
-			updatePendingCount(localChanges.pendingCount)
-			return PushPassOutcome(waits: true)
+		guard stateLoss == nil else {
+			let waiting = locked { local in state.pending(in: local.lines, among: currentNames).count }
+			updatePendingCount(waiting ?? pendingCount)
+			return PushPassOutcome(waits: (waiting ?? 1) > 0)
 		}
 		let synced = currentNames
-		let storedNames = Set(store.store.storedKeys())
-		var pushes: [Push] = []
-		var inferredRemovals: [(name: String, generation: Int)] = []
-		// Changed, but not written through Defaults here nor queued: another process's change, or a value this machine
-		// may have received (``Push/mayBeReceived``). The queue file says which another process made on purpose.
-		var foundHere: Set<String> = []
-		for (name, change) in changes.sorted(by: { $0.key < $1.key }) {
-			guard synced.contains(name) else {
-				localChanges.forget(name, upTo: change.generation)
-				continue
-			}
-			let local = localValue(of: name, storedNames: storedNames)
-			let agreed = state.agreedLocalValue(forKey: name)
-			if Defaults.PropertyList.isEqualOrBothAbsent(local, agreed) && heldBackRemoteChanges[name] == nil {
-				localChanges.forget(name, upTo: change.generation)
-				queue.names.remove(name)
-				continue
-			}
-			let isFoundHere = !change.isWrittenHere && !queue.names.contains(name)
-			if isFoundHere {
-				foundHere.insert(name)
-			}
-			if local == nil, agreed != nil, isFoundHere {
-				inferredRemovals.append((name, change.generation))
-				continue
-			}
-			pushes.append(
-				push(name, generation: change.generation, bytes: try SyncedValueCoding.pushedBytes(of: local)))
-		}
-		// One read of the queue file for both: removals another process (`defaults delete`) made on purpose, and found
-		// values that are edits made with `defaults write`, not values received.
-		let recordedElsewhere = foundHere.isEmpty ? [] : namesRecordedElsewhere(among: foundHere)
-		for index in pushes.indices where foundHere.contains(pushes[index].name) {
-			pushes[index].mayBeReceived = !recordedElsewhere.contains(pushes[index].name)
-		}
-		for removal in inferredRemovals where recordedElsewhere.contains(removal.name) {
-			pushes.append(push(removal.name, generation: removal.generation, bytes: SyncedValueCoding.tombstone))
-		}
-		inferredRemovals.removeAll { recordedElsewhere.contains($0.name) }
-		if !inferredRemovals.isEmpty {
-			if inferredRemovals.count > Self.inferredRemovalLimit
-				|| Defaults.SyncEngine.isSettingsFileLost(for: store.store)
-			{
-				restoreLostValues(inferredRemovals, localChanges: localChanges)
-			} else {
-				pushes += inferredRemovals.map {
-					push($0.name, generation: $0.generation, bytes: SyncedValueCoding.tombstone, mayBeReceived: true)
+		let collected: [Push]? = locked { local in
+			var pushes: [Push] = []
+			for (name, sequence) in state.pending(in: local.lines, among: synced).sorted(by: { $0.key < $1.key }) {
+				let value = local.value(of: name)
+				// Written back to the agreed value, or a crash between the line and the file: nothing to push, unless
+				// a remote change was held back meanwhile (its push must meet it, and take it).
+				if state.records[name] != nil, isAgreed(value, forKey: name), heldBackRemoteChanges[name] == nil {
+					state.settle(name, upTo: sequence)
+					continue
 				}
+				guard let bytes = try? SyncedValueCoding.pushedBytes(of: value) else {
+					state.settle(name, upTo: sequence)
+					continue
+				}
+				let push = Push(
+					name: name, sequence: sequence, bytes: bytes,
+					expectedModRevision: state.records[name]?.expectedModRevision ?? 0)
+				// Recorded before the request goes out, so that etcd committing it with its reply lost is known as
+				// this machine's own.
+				state.notePushSent(push.bytes, expectedModRevision: push.expectedModRevision, forKey: name)
+				pushes.append(push)
 			}
+			return pushes
 		}
-		clearSettingsFileLossOnceRestored(synced: synced)
+		guard let pushes = collected else {
+			return PushPassOutcome(waits: true)
+		}
 		// Before any request: offline, this is the count a status line shows.
 		updatePendingCount(pushes.count)
 		guard !pushes.isEmpty else {
-			saveQueue()
 			return PushPassOutcome()
 		}
-		// Recorded before the requests go out: the queue, so that a lost state file does not drop these changes, and
-		// each push as unconfirmed, so that etcd committing one whose reply is lost is recognised as this machine's.
-		queue.names.formUnion(pushes.map(\.name))
-		for push in pushes {
-			state.notePushSent(push.bytes, expectedModRevision: push.expectedModRevision, forKey: push.name)
-		}
-		saveState()
 		var outcome = PushPassOutcome()
 		for batch in Self.batches(of: pushes) {
 			// All at once when none conflicts (the common case: many keys written at once); else one by one, so that
 			// each conflict is settled on its own.
 			if batch.count > 1, let revision = try await pushAll(batch) {
-				for push in batch {
-					didWrite(push, at: revision, localChanges: localChanges)
+				locked { local in
+					for push in batch {
+						didWrite(push, at: revision, local: &local)
+					}
 				}
 			} else {
 				for push in batch {
-					try await pushOne(push, localChanges: localChanges, outcome: &outcome)
+					try await pushOne(push, outcome: &outcome)
 				}
 			}
-			saveState()
 		}
-		updatePendingCount(localChanges.pendingCount)
+		let remaining = locked { local in state.pending(in: local.lines, among: currentNames).count }
+		updatePendingCount(remaining ?? pendingCount)
 		return outcome
 	}
 
-	/// A push of `bytes` for `name`, against the revision this machine last agreed on.
-	private func push(_ name: String, generation: Int, bytes: Data, mayBeReceived: Bool = false) -> Push {
-		Push(
-			name: name, generation: generation, bytes: bytes,
-			expectedModRevision: state.records[name]?.expectedModRevision ?? 0, mayBeReceived: mayBeReceived)
-	}
-
-	/// Keys gone from the store without anyone removing them here: the settings file lost them. The remote keeps
-	/// them and so does this machine again, from what it last agreed on (a newer remote value follows as usual).
-	private func restoreLostValues(_ removals: [(name: String, generation: Int)], localChanges: LocalChanges) {
-		for removal in removals {
-			Defaults.SyncEngine.applyRemoteValue(
-				state.agreedLocalValue(forKey: removal.name), forKey: removal.name, in: store.store)
-			localChanges.forget(removal.name, upTo: removal.generation)
-			// A remote change held back while the key looked changed here is newer than what was put back.
-			applyHeldBackRemoteChange(of: removal.name)
-		}
-		let names = removals.map(\.name).joined(separator: ", ")
-		Defaults.report(
-			Defaults.Failure(
-				keyName: prefix, reason: .storage,
-				message:
-					"\(removals.count) synced keys of '\(prefix)' were gone from the local store at once without being removed through Defaults (\(names)): the settings file looks lost or replaced, so no removal was pushed and their synced values were put back. Remove them through Defaults to remove them everywhere."
-			))
-	}
-
-	private func didWrite(_ push: Push, at revision: Int64, localChanges: LocalChanges) {
+	private func didWrite(_ push: Push, at revision: Int64, local: inout LocalSide) {
 		heardFromRemote()
-		state.records[push.name] = .init(value: push.bytes, modRevision: revision)
-		if localChanges.forget(push.name, upTo: push.generation) {
-			queue.names.remove(push.name)
+		if (state.records[push.name]?.modRevision ?? 0) < revision {
+			state.records[push.name] = .init(value: push.bytes, modRevision: revision)
 		}
+		state.settle(push.name, upTo: push.sequence)
 		// Another machine's change the watch delivered while this push was on its way is newer than the write.
-		applyHeldBackRemoteChange(of: push.name)
+		applyHeldBackRemoteChange(of: push.name, local: &local)
 	}
 
 	/// The batch in one transaction; `nil` when a key conflicts or the remote refuses the whole (too large, or a key it
@@ -248,115 +184,98 @@ extension SyncWorker {
 		}
 	}
 
-	private func pushOne(_ push: Push, localChanges: LocalChanges, outcome: inout PushPassOutcome) async throws {
+	private func pushOne(_ push: Push, outcome: inout PushPassOutcome) async throws {
 		let result: Defaults.RemoteWriteResult
 		do {
 			result = try await remote.compareAndSwap(
 				key: prefix + push.name, value: push.bytes, expectedModRevision: push.expectedModRevision)
 		} catch Defaults.RemoteServiceError.valueTooLarge(let reason) {
-			try await holdLocally(push, reason: reason, localChanges: localChanges)
+			try await holdLocally(push, reason: reason)
 			outcome.keptLocally = true
 			return
 		}
 		switch result {
 		case .written(let revision):
-			didWrite(push, at: revision, localChanges: localChanges)
+			locked { local in didWrite(push, at: revision, local: &local) }
 		case .conflict(let current):
-			// A push of a value that may have been received, lost against the revision it named (not its own lost
-			// push coming back): what the key held between that revision and the winner tells.
-			var received: [Data?] = []
-			if push.mayBeReceived, let current, let record = state.records[push.name],
-				record.expectedModRevision == push.expectedModRevision,
-				!record.isUnconfirmedPush(of: current.value, intervening: heldBackRemoteChanges[push.name])
-			{
-				// Up to the winner settling uses: the watch may have delivered a change newer than the reply's.
-				let winner = max(current.modRevision, heldBackRemoteChanges[push.name]?.revision ?? 0)
-				received = await remoteHistory(of: push.name, after: record.modRevision, before: winner)
-			}
-			if try !settleConflict(of: push, current: current, received: received, localChanges: localChanges) {
+			let isDecided = locked { local in settleConflict(of: push, current: current, local: &local) }
+			if isDecided != true {
 				outcome.goesOutAgain = true
 			}
 		}
 	}
 
-	/// The push's compare-and-swap failed: `current` is the key's remote record when etcd ran it; `received`, values
-	/// the key held remotely between this machine's record and `current`.
+	/// The push's compare-and-swap failed: `current` is the key's remote record when etcd ran it.
 	///
-	/// - Returns: `false` when the conflict decided nothing and the local value, not the agreed one, goes out again at
-	///   the next pass.
-	private func settleConflict(
-		of push: Push, current: Defaults.RemoteEntry?, received: [Data?], localChanges: LocalChanges
-	) throws -> Bool {
+	/// - Returns: `false` when the conflict decided nothing and the local value goes out again at the next pass.
+	private func settleConflict(of push: Push, current: Defaults.RemoteEntry?, local: inout LocalSide) -> Bool {
 		let record = state.records[push.name]
+		// Settled meanwhile by another pass of this settings file.
+		if state.settledSequence(of: push.name) >= push.sequence {
+			return true
+		}
 		// The agreement moved on while the push was on its way (the watch delivered this machine's own earlier push,
 		// committed though its reply was lost): the push compared against a revision this machine no longer holds, so
-		// it decided nothing. The local value goes out again at the next pass, against the new revision.
+		// it decided nothing. The line stays pending and goes out again, against the new revision.
 		if (record?.expectedModRevision ?? 0) != push.expectedModRevision {
-			noteLocalChange(push.name)
-			return isLocalValueAgreedNow(push.name)
+			wakeToPushAgain()
+			return isAgreed(local.value(of: push.name), forKey: push.name)
 		}
-		// This machine's own earlier push, committed though its reply was lost: agreed on it, and the newer local
-		// value goes out against its revision at the next pass.
+		// This machine's own earlier push, committed though its reply was lost: agreed on it, and the line goes out
+		// again against its revision (or is settled, when the local value is that push's).
 		if let record,
 			record.isUnconfirmedPush(of: current?.value, intervening: heldBackRemoteChanges[push.name])
 		{
 			state.records[push.name] = .init(
 				value: current?.value, modRevision: current?.modRevision ?? max(1, state.revision))
-			noteLocalChange(push.name)
-			applyHeldBackRemoteChange(of: push.name)
-			return isLocalValueAgreedNow(push.name)
+			wakeToPushAgain()
+			applyHeldBackRemoteChange(of: push.name, local: &local)
+			return isAgreed(local.value(of: push.name), forKey: push.name)
 		}
 		// Made without knowing the latest remote value: the remote value wins here too. The winner is the newest
 		// remote change this machine knows of: the reply's, or one the watch delivered while the push was on its way
 		// (the reply may describe an older state, and the watch does not deliver a change twice).
-		let storedNames = Set(store.store.storedKeys())
-		let local = localValue(of: push.name, storedNames: storedNames)
+		let discarded = local.value(of: push.name)
 		let heldBack = heldBackRemoteChanges.removeValue(forKey: push.name)
 		var winner: Defaults.RemoteEvent =
 			current.map { .put($0) } ?? .delete(key: prefix + push.name, modRevision: max(1, state.revision))
 		if let heldBack, current == nil || heldBack.revision >= current?.modRevision ?? 0 {
 			winner = heldBack
 		}
-		localChanges.forget(push.name, upTo: nil)
-		queue.names.remove(push.name)
-		// Taking the local value as agreed lets `apply` replace it like any remote change.
-		state.records[push.name] = .init(
-			value: try local.map { try SyncedValueCoding.encode($0) }, modRevision: 0)
-		apply([winner], storedNames: storedNames)
-		// A value this machine received and never agreed on (its state file lagged its settings file) lost nothing.
-		// Only for a change the engine found by itself: an edit made here is reported even when the key held its
-		// value in between (a Bool edited to true loses to a false that came after a true).
-		if push.mayBeReceived, received.contains(where: { Self.isSameValue(local, asRemote: $0) }) {
-			return true
+		state.settle(push.name, upTo: push.sequence)
+		// A change recorded after this push was read goes out next, against the winner: it was made later.
+		if isPending(push.name, in: local) {
+			state.records[push.name] = .init(value: winner.value, modRevision: winner.revision)
+			wakeToPushAgain()
+		} else {
+			// Taking the local value as agreed lets `apply` replace it like any remote change.
+			state.records[push.name] = .init(
+				value: try? discarded.map { try SyncedValueCoding.encode($0) }, modRevision: 0)
+			apply([winner], local: &local)
 		}
 		reportLostConflict(
-			name: push.name, discarded: local,
+			name: push.name, discarded: discarded,
 			winner: winner.value.map { .init(key: winner.key, value: $0, modRevision: winner.revision) })
 		return true
-	}
-
-	/// Whether the local value of `name`, read now, is the agreed one: a change noted again then has nothing to push,
-	/// and the next pass only forgets it.
-	private func isLocalValueAgreedNow(_ name: String) -> Bool {
-		isAgreed(localValue(of: name, storedNames: Set(store.store.storedKeys())), forKey: name)
 	}
 
 	/// This value will never fit: say so and let the others through. The local value stays as it is, held against
 	/// the remote's current record, so that the key syncs again as soon as either side changes it (a later remote
 	/// change replaces it, like any later change; a later local change is pushed).
-	private func holdLocally(_ push: Push, reason: String, localChanges: LocalChanges) async throws {
+	private func holdLocally(_ push: Push, reason: String) async throws {
 		let key = prefix + push.name
 		let snapshot = try await remote.read(prefix: key)
 		let current = snapshot.entries.first { $0.key == key }
-		localChanges.forget(push.name, upTo: push.generation)
-		queue.names.remove(push.name)
-		// Unless the watch delivered something newer while this read ran: then the key stays marked stale, and its
-		// next push settles it as a conflict.
-		if snapshot.revision >= state.revision {
-			state.records[push.name] = .init(
-				value: current?.value, modRevision: current?.modRevision ?? 0, keptLocalValue: push.bytes,
-				isHeldLocally: true)
-			heldBackRemoteChanges[push.name] = nil
+		locked { _ in
+			state.settle(push.name, upTo: push.sequence)
+			// Unless the watch delivered something newer while this read ran: then the key's next push settles it as
+			// a conflict.
+			if snapshot.revision >= state.revision {
+				state.records[push.name] = .init(
+					value: current?.value, modRevision: current?.modRevision ?? 0, keptLocalValue: push.bytes,
+					isHeldLocally: true)
+				heldBackRemoteChanges[push.name] = nil
+			}
 		}
 		Defaults.report(
 			Defaults.Failure(

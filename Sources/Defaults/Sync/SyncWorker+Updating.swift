@@ -18,7 +18,7 @@ extension SyncWorker {
 			guard !unpushedLocalChanges(of: keyNames).isEmpty else {
 				return
 			}
-			try await pushPending(localChanges: localChanges)
+			try await pushPending()
 		} catch let error as Defaults.RemoteServiceError {
 			didDisconnect(error)
 			throw Defaults.SyncedUpdateError(
@@ -37,48 +37,39 @@ extension SyncWorker {
 		}
 	}
 
-	/// The keys whose local value differs from what this machine last agreed on with the remote.
+	/// The keys with a change recorded in the journal and not pushed (or whose settings file cannot be read now).
 	private func unpushedLocalChanges(of keyNames: [String]) -> [String] {
-		let storedNames = Set(store.store.storedKeys())
-		return keyNames.filter { name in
-			queue.names.contains(name) || heldBackRemoteChanges[name] != nil
-				|| !isAgreed(localValue(of: name, storedNames: storedNames), forKey: name)
+		let pending = locked { local in
+			keyNames.filter { isPending($0, in: local) || heldBackRemoteChanges[$0] != nil }
 		}
+		return pending ?? keyNames
 	}
 
 	/// The remote committed `writes` at `revision`: agreed on, and applied to the local store as a remote change is
-	/// (observers hear one change per key; no push follows, since the local value is then the agreed one).
+	/// (observers hear one change per key; nothing is recorded, so no push follows).
 	///
-	/// A key the watch already brought to `revision` or later is left alone. A key written locally while the update
-	/// ran keeps that write, which counts as made after the update: it is pushed against `revision`.
+	/// A key another process of this settings file, or the watch, already brought to `revision` or later is left
+	/// alone. A key with a change recorded while the update ran keeps that change, which counts as made after the
+	/// update: it is pushed against `revision`.
 	func agreeOnAtomicUpdate(_ writes: [AtomicUpdateLoop.Write], at revision: Int64) {
 		heardFromRemote()
-		var storedNames = Set(store.store.storedKeys())
-		for write in writes {
-			if let record = state.records[write.name], record.modRevision >= revision {
-				continue
-			}
-			let local = localValue(of: write.name, storedNames: storedNames)
-			let isChangedLocally = !isAgreed(local, forKey: write.name)
-			state.records[write.name] = .init(value: write.bytes, modRevision: revision)
-			// A local write made while the update ran stays: its commit tap counted it, and the next pass pushes it
-			// against `revision`.
-			if !isChangedLocally {
-				let stored = write.bytes.flatMap(SyncedValueCoding.decode)
-				if !Defaults.PropertyList.isEqualOrBothAbsent(local, stored) {
-					Defaults.SyncEngine.applyRemoteValue(stored, forKey: write.name, in: store.store)
-					if stored == nil {
-						storedNames.remove(write.name)
-					} else {
-						storedNames.insert(write.name)
+		locked { local in
+			for write in writes {
+				if let record = state.records[write.name], record.modRevision >= revision {
+					continue
+				}
+				state.records[write.name] = .init(value: write.bytes, modRevision: revision)
+				if !isPending(write.name, in: local) {
+					let stored = write.bytes.flatMap(SyncedValueCoding.decode)
+					if !Defaults.PropertyList.isEqualOrBothAbsent(local.value(of: write.name), stored) {
+						local.received[write.name] = .some(stored)
 					}
 				}
+				// Another machine's change the watch delivered meanwhile and held back is applied if it is newer
+				// than the commit, or held back again for a local change made while the update ran.
+				applyHeldBackRemoteChange(of: write.name, local: &local)
 			}
-			// Another machine's change the watch delivered meanwhile and held back (the key looked changed here) is
-			// applied if it is newer than the commit, or held back again for a local write made while the update ran.
-			applyHeldBackRemoteChange(of: write.name)
 		}
-		saveState()
 		publish()
 	}
 }

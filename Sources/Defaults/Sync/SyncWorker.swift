@@ -9,11 +9,9 @@ actor SyncWorker {
 	let store: StoreBox
 	let stateFile: URL?
 	let status: StatusBroadcast
-	let localChanges: LocalChanges
+	let intents: IntentLog
 	let conflicts: ConflictBroadcast
 	var state: SyncState
-	/// The keys with a local change the remote has not taken, as last written to disk.
-	var queue: SyncQueue
 	/// Why the state file was lost, until the first full read has rebuilt the state from the remote.
 	var stateLoss: String?
 	var isConnected = false
@@ -26,19 +24,19 @@ actor SyncWorker {
 	/// change itself is kept, not only the key's name: the conflict reply of a push may describe an older remote state
 	/// than the watch already delivered, and a change the watch delivered is never delivered again.
 	var heldBackRemoteChanges: [String: Defaults.RemoteEvent] = [:]
-	/// Whether the settings file's failure to reach the disk was reported, since it last reached it.
-	var isUndurableReported = false
+	/// Whether a failure to read the journal or to write the state was reported, since the last success.
+	var isJournalProblemReported = false
+	var isStateSaveFailureReported = false
 	/// Watches ended at once with "compacted", in a row: more than one means the remote keeps saying so, and the
 	/// engine waits between tries instead of reading the prefix in a loop.
 	var compactedInARow = 0
-	/// The push pass under way, if any (``pushPending(localChanges:)``: one at a time).
+	/// The push pass under way, if any (``pushPending()``: one at a time).
 	var pushPassInFlight: Task<PushPassOutcome, any Error>?
-	/// What the queue file holds; `nil` before the first write.
-	var queueOnDisk: SyncQueue?
+	/// The watch's events heard and not yet applied, and whether their application is scheduled.
+	var receivedEvents: [Defaults.RemoteEvent] = []
+	var isApplyScheduled = false
 	/// The background loop's wake-up, once it runs.
 	var wake: WakeSignal?
-	/// Whether the state holds remote changes not yet written (``scheduleStateSave()``).
-	nonisolated let isStateSavePending = Atomic<Bool>(false)
 
 	struct Names {
 		var synced: Set<String> = []
@@ -50,8 +48,7 @@ actor SyncWorker {
 
 	init(
 		remote: any Defaults.RemoteKeyValueService, prefix: String, store: StoreBox, loaded: SyncState.Loaded,
-		queue: SyncQueue, stateFile: URL?, status: StatusBroadcast, conflicts: ConflictBroadcast,
-		localChanges: LocalChanges
+		stateFile: URL?, status: StatusBroadcast, conflicts: ConflictBroadcast, intents: IntentLog
 	) {
 		self.remote = remote
 		self.prefix = prefix
@@ -65,10 +62,9 @@ actor SyncWorker {
 			self.state = SyncState()
 			self.stateLoss = reason
 		}
-		self.queue = queue
 		self.stateFile = stateFile
 		self.status = status
-		self.localChanges = localChanges
+		self.intents = intents
 		self.conflicts = conflicts
 	}
 
@@ -110,7 +106,7 @@ actor SyncWorker {
 		return .seconds(1)
 	}
 
-	func run(wake: WakeSignal, localChanges: LocalChanges) async {
+	func run(wake: WakeSignal) async {
 		self.wake = wake
 		var delay = Self.firstRetryDelay
 		// Resumes the watch from the saved revision when it can; new keys or no revision yet need a full read.
@@ -125,7 +121,7 @@ actor SyncWorker {
 				}
 				// Connected once the remote answers: the watch's first reply, or a push (`heardFromRemote`). Not
 				// before, so that a session refused at once backs off and reports its outage once.
-				try await session(wake: wake, localChanges: localChanges)
+				try await session(wake: wake)
 			} catch is CancellationError {
 				return
 			} catch is NewKeysToRead {
@@ -162,47 +158,21 @@ actor SyncWorker {
 		}
 	}
 
-	/// Waits `delay` before the next try, writing the queue at every local change meanwhile: no push pass runs while
-	/// the remote is unreachable, and a change made offline must be on disk as one this machine made on purpose before
-	/// a signal can end the program (else a removal comes back at the next start as a lost file's key).
+	/// Waits `delay` before the next try, or less when a local change wakes the loop.
 	func waitToRetry(for delay: Duration, wake: WakeSignal) async {
-		// Also before waiting: a change whose wake-up the failed session took (its push loop, cancelled with it)
-		// would otherwise reach the queue only at the next one.
-		recordQueuedChanges(localChanges.pendingChanges())
-		saveQueue()
-		let deadline = ContinuousClock.now + delay
-		while !Task.isCancelled, ContinuousClock.now < deadline {
-			let woken = await withTaskGroup(of: Bool.self) { group in
-				group.addTask {
-					await wake.wait()
-					return true
-				}
-				group.addTask {
-					try? await Task.sleep(until: deadline)
-					return false
-				}
-				defer { group.cancelAll() }
-				return await group.next() ?? false
+		await withTaskGroup(of: Void.self) { group in
+			group.addTask {
+				await wake.wait()
 			}
-			guard woken else {
-				return
+			group.addTask {
+				try? await Task.sleep(for: delay)
 			}
-			recordQueuedChanges(localChanges.pendingChanges())
-			saveQueue()
+			defer { group.cancelAll() }
+			await group.next()
 		}
 	}
 
-	/// Adds to the queue the synced keys with a change written or removed through the package in this process: a
-	/// wish, whatever the remote says later. Changes heard by name (another process's, a key newly synced) are left
-	/// to the push pass, which tells a lost settings file from a removal and a new key from an edit.
-	func recordQueuedChanges(_ changes: [String: (generation: Int, isWrittenHere: Bool)]) {
-		let synced = currentNames
-		for (name, change) in changes where change.isWrittenHere && synced.contains(name) {
-			queue.names.insert(name)
-		}
-	}
-
-	func session(wake: WakeSignal, localChanges: LocalChanges) async throws {
+	func session(wake: WakeSignal) async throws {
 		let watchFrom = state.revision + 1
 		try await withThrowingTaskGroup(of: Void.self) { group in
 			group.addTask { [remote, prefix] in
@@ -214,7 +184,7 @@ actor SyncWorker {
 			}
 			group.addTask {
 				while true {
-					try await self.pushPending(localChanges: localChanges)
+					try await self.pushPending()
 					if self.names.withLock({ !$0.unread.isEmpty }) {
 						throw NewKeysToRead()
 					}
@@ -230,24 +200,23 @@ actor SyncWorker {
 	/// One push of what is pending, as at exit; a failure leaves the changes queued.
 	func pushOnce() async {
 		do {
-			try await pushPending(localChanges: localChanges)
+			try await pushPending()
 		} catch {
 			didDisconnect(error)
 		}
-		saveStateIfPending()
 	}
 
-	func synchronize(localChanges: LocalChanges) async -> Bool {
+	func synchronize() async -> Bool {
 		do {
-			var keptLocally = try await pushPending(localChanges: localChanges).keptLocally
+			var keptLocally = try await pushPending().keptLocally
 			try await readEverything()
-			var outcome = try await pushPending(localChanges: localChanges)
+			var outcome = try await pushPending()
 			keptLocally = keptLocally || outcome.keptLocally
 			// A push that decided nothing goes out again at once; a few passes settle it unless the key keeps moving.
 			var extraPasses = 0
 			while outcome.goesOutAgain, !outcome.waits, extraPasses < Self.extraSynchronizePasses {
 				extraPasses += 1
-				outcome = try await pushPending(localChanges: localChanges)
+				outcome = try await pushPending()
 				keptLocally = keptLocally || outcome.keptLocally
 			}
 			didConnect()
@@ -260,11 +229,6 @@ actor SyncWorker {
 	}
 
 	// MARK: Helpers
-
-	func localValue(of name: String, storedNames: Set<String>) -> Any? {
-		// The store's own value: a launch argument that shadows it is this run's, never pushed.
-		storedNames.contains(name) ? store.store.ownValue(forKey: name) : nil
-	}
 
 	/// Whether `local`, the local value of `name`, is the value this machine last agreed on with the remote: not a
 	/// local change to push.
@@ -307,37 +271,34 @@ actor SyncWorker {
 		publish()
 	}
 
-	/// Counts a change of `name` the engine itself found (the local value must go out again) and wakes the loop: no
-	/// local write may come to wake it.
-	func noteLocalChange(_ name: String) {
-		localChanges.note(name)
+	/// Wakes the loop for a change the engine itself left to push (no local write may come to wake it).
+	func wakeToPushAgain() {
 		wake?.signal()
 	}
 
 	func updatePendingCount(_ count: Int) {
 		pendingCount = count
+		intents.unsettled.store(count, ordering: .relaxed)
 		publish()
 	}
 
-	/// Saves the state once the local values it agrees on are on disk; when they cannot be written, the state on
-	/// disk stays as it was, and the next save tries again.
+	/// Writes the state (under the settings file's lock, see ``locked(_:)``); a failure is reported once until a
+	/// write succeeds again.
 	func saveState() {
-		guard Defaults.SyncEngine.makeLocalValuesDurable(in: store.store) else {
+		guard state.save(to: stateFile) else {
+			if !isStateSaveFailureReported {
+				isStateSaveFailureReported = true
+				lastError = "The sync state file \(stateFile?.path ?? "") could not be written."
+				Defaults.report(
+					Defaults.Failure(
+						keyName: prefix, reason: .storage,
+						message:
+							"The sync state file \(stateFile?.path ?? "") could not be written: what '\(prefix)' agreed on with the remote is kept in memory, and written at the next change."
+					))
+			}
 			return
 		}
-		isStateSavePending.store(false, ordering: .relaxed)
-		state.save(to: stateFile)
-		saveQueue()
-	}
-
-	/// Writes the queue when it changed (and once at first, so that a state file lost later is noticed as lost).
-	func saveQueue() {
-		guard stateFile != nil, queue != queueOnDisk else {
-			return
-		}
-		if writeSharedQueue() {
-			queueOnDisk = queue
-		}
+		isStateSaveFailureReported = false
 	}
 
 	func publish() {

@@ -224,7 +224,7 @@ struct FileStoreRootTests {
 		// A link at a sync file's own name is neither read nor written through: it is replaced.
 		try FileManager.default.removeItem(at: queue)
 		try plant(queue.lastPathComponent, to: victim)
-		guard case .unreadable = SyncQueue.read(at: queue) else {
+		guard case .refused = SettingsFile(besideFileAt: queue).readBesideFile() else {
 			Issue.record("root read the sync queue through the user's link")
 			return
 		}

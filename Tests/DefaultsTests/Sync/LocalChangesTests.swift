@@ -3,43 +3,68 @@ import Testing
 
 @testable import Defaults
 
-/// The count of local changes a push uses to forget only what it pushed.
+/// The journal of intent: which changes were made on purpose, recorded by whoever writes the settings file.
 @Suite(.scaledTimeLimit(minutes: 1)) struct LocalChangesTests {
-	@Test func aNameIsForgottenOnlyIfNoChangeCameAfterWhatWasPushed() {
-		let changes = LocalChanges()
-		let theme = changes.counter(for: "theme")
-		theme.bump()
-		theme.bump()
-		changes.note("font")
-		#expect(changes.pending() == ["theme": 2, "font": 1])
-
-		// Pushed at change 2, and a third change came in meanwhile: still pending.
-		theme.bump()
-		changes.forget("theme", upTo: 2)
-		#expect(changes.pending() == ["theme": 3, "font": 1])
-		changes.forget("theme", upTo: 3)
-		changes.forget("font", upTo: nil)
-		#expect(changes.pending().isEmpty)
-		#expect(changes.pendingCount == 0)
-
-		// A push that finishes late cannot make an older count win.
-		theme.bump()
-		changes.forget("theme", upTo: 2)
-		#expect(changes.pending() == ["theme": 4])
+	/// A flush appends one line per key it writes, once the journal exists, with sequences that only go up; a store
+	/// with no journal beside its file records nothing (no engine syncs it).
+	@Test func aFlushRecordsEveryKeyItWritesOnceTheJournalExists() throws {
+		let folder = try TemporaryDirectory()
+		var failures: [Defaults.Failure] = []
+		let settings = SettingsFile(url: folder.file("app.plist"))
+		let store = Defaults.FileStore(file: settings, failures: &failures)
+		let journal = ChangeJournal(besideSettingsFile: settings)
+		try store.write(1, forKey: "before")
+		#expect(store.flush())
+		guard case .missing = journal.read() else {
+			Issue.record("a flush made a journal")
+			return
+		}
+		#expect(journal.replace(with: []) == nil)
+		try store.write(2, forKey: "b")
+		try store.write(3, forKey: "a")
+		#expect(store.flush())
+		store.removeValue(forKey: "a")
+		#expect(store.flush())
+		guard case .lines(let lines) = journal.read() else {
+			Issue.record("no journal")
+			return
+		}
+		#expect(lines.map(\.k) == ["a", "b", "a"])
+		#expect(lines.map(\.s) == [1, 2, 3])
+		#expect(lines.allSatisfy { $0.p == getpid() })
 	}
 
-	@Test func concurrentWritesAreAllCounted() async {
-		let changes = LocalChanges()
-		let counter = changes.counter(for: "k")
-		await withTaskGroup(of: Void.self) { group in
-			for _ in 0..<4 {
-				group.addTask {
-					for _ in 0..<10_000 {
-						counter.bump()
-					}
-				}
-			}
+	/// A last line a crash cut short is not a line; the next append starts a line of its own after it, and a line
+	/// with no name carries the sequence on after the journal was emptied.
+	@Test func aTornLastLineIsIgnoredAndSequencesGoOn() throws {
+		let folder = try TemporaryDirectory()
+		let settings = SettingsFile(url: folder.file("app.plist"))
+		let journal = ChangeJournal(besideSettingsFile: settings)
+		#expect(journal.replace(with: [ChangeJournal.Line(s: 40, k: nil, p: nil)]) == nil)
+		let handle = try FileHandle(forWritingTo: URL(filePath: journal.file.path))
+		try handle.seekToEnd()
+		try handle.write(contentsOf: Data(#"{"k":"half","s":4"#.utf8))
+		try handle.close()
+		guard case .success(let appended) = journal.append(["x"]), case .lines(let lines) = journal.read() else {
+			Issue.record("the journal could not be appended to or read")
+			return
 		}
-		#expect(changes.pending() == ["k": 40_000])
+		#expect(appended.map(\.s) == [41])
+		#expect(lines.map(\.k) == [nil, "x"])
+	}
+
+	/// For a store without a settings file the journal is in memory, fed by the commit taps; values the engine
+	/// applies are not recorded.
+	@Test func theInMemoryJournalRecordsWritesButNotReceivedValues() {
+		let intents = IntentLog(isInMemory: true)
+		intents.noteWrite("theme")
+		IntentLog.$isApplyingReceived.withValue(true) {
+			intents.noteWrite("font")
+		}
+		intents.noteWrite("theme")
+		#expect(intents.memoryLines.map(\.k) == ["theme", "theme"])
+		#expect(intents.memoryLines.map(\.s) == [1, 2])
+		intents.compact { _ in true }
+		#expect(intents.memoryLines == [ChangeJournal.Line(s: 2, k: nil, p: nil)])
 	}
 }

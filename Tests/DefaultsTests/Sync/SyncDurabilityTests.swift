@@ -29,7 +29,9 @@ import Testing
 		defer { etcd.stop() }
 		let machine = try Machine(etcd: etcd, prefix: "/test/mode/")
 		#expect(try machine.run("sync-write", ["secret=value"]).lines == ["synced"])
-		for file in [machine.stateFile, SyncQueue.url(besideStateFile: machine.stateFile)] {
+		let journal = URL(
+			filePath: machine.stateFile.path.replacingOccurrences(of: ".sync.json", with: ".sync.intents"))
+		for file in [machine.stateFile, journal] {
 			let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
 			#expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600, "\(file.lastPathComponent)")
 		}

@@ -75,9 +75,11 @@ import Testing
 		#expect(try second.values(["k*4"]).values.count == 4)
 	}
 
-	/// One key removed from a readable settings file while the app did not run (`defaults delete`) is a removal
-	/// someone made: it reaches the other machine.
-	@Test func oneKeyRemovedFromAReadableFileWhileTheAppWasStoppedIsRemovedEverywhere() async throws {
+	/// One key removed from a readable settings file while the app did not run, by a program that does not record
+	/// it (an editor, a file copied over): no journal line, so not an edit of this machine. It is put back and
+	/// reported, and the other machine keeps it. (Before the journal, up to two keys gone were taken for removals
+	/// and pushed; `defaults delete` records its removal, see `aDefaultsDeleteOfKeysIsRemovedEverywhere`.)
+	@Test func oneKeyRemovedFromAReadableFileWithoutARecordIsPutBack() async throws {
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }
 		let first = try Machine(etcd: etcd, prefix: "/test/one-removed/")
@@ -86,8 +88,28 @@ import Testing
 		#expect(try second.values(["gone", "kept"]).values.count == 2)
 		let remaining = try PropertyListSerialization.data(fromPropertyList: ["kept": "2"], format: .xml, options: 0)
 		try remaining.write(to: first.settingsFile)
-		#expect(try first.values(["gone", "kept"]) == (true, ["kept": "2"]))
-		#expect(try second.values(["gone", "kept"]).values == ["kept": "2"])
+		let result = try first.run("sync-dump", ["gone", "kept"])
+		#expect(result.lines == ["synced", "gone=1", "kept=2"], "\(result)")
+		#expect(result.standardError.contains("gone"), "\(result)")
+		#expect(try second.values(["gone", "kept"]).values == ["gone": "1", "kept": "2"])
+	}
+
+	/// Three keys removed with `defaults delete` while the app did not run: the command records them in the journal,
+	/// so they are removals someone made, pushed however many there are.
+	@Test func aDefaultsDeleteOfKeysIsRemovedEverywhere() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let first = try Machine(etcd: etcd, prefix: "/test/tool-removed/")
+		let second = try Machine(etcd: etcd, prefix: "/test/tool-removed/")
+		#expect(try first.run("sync-write", ["a=1", "b=2", "c=3", "kept=4"]).lines == ["synced"])
+		#expect(try second.values(["a", "b", "c", "kept"]).values.count == 4)
+		for key in ["a", "b", "c"] {
+			let deleted = try ChildProcess.run(
+				["delete", first.settingsFile.path, key], executable: "defaults", environment: first.environment)
+			#expect(deleted.status == 0, "\(deleted)")
+		}
+		#expect(try first.values(["a", "b", "c", "kept"]) == (true, ["kept": "4"]))
+		#expect(try second.values(["a", "b", "c", "kept"]).values == ["kept": "4"])
 	}
 
 	/// The state file is lost: a key another machine deleted meanwhile is not created again, and an edit made

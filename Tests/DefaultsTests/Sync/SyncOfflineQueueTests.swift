@@ -4,28 +4,32 @@ import Testing
 
 @testable import Defaults
 
-/// A change made while the remote cannot be reached is recorded as this machine's wish at once, not at the next push
-/// pass (none runs offline): a program ended by a signal before etcd answers must not find its removals undone at the
-/// next start, as a lost file's keys would be. Failed before the fix: the queue file was never written offline.
+/// A change made while the remote cannot be reached is recorded as this machine's wish when it reaches the settings
+/// file, not at the next push pass (none runs offline): the flush appends it to the journal beside the file before
+/// the file changes, so a program ended by a signal before etcd answers finds it there at the next start. (The first
+/// form recorded it in a queue file the engine wrote; this test asserted that file.)
 @Suite(.scaledTimeLimit(minutes: 1)) struct SyncOfflineQueueTests {
-	@Test func aRemovalMadeOfflineIsInTheQueueFileBeforeAnyPush() async throws {
-		let folder = FileManager.default.temporaryDirectory.appending(path: "offline-queue-\(UUID().uuidString)")
-		try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-		defer { try? FileManager.default.removeItem(at: folder) }
-		let stateFile = folder.appending(path: "settings.plist.sync.json")
-		let store = try Defaults.InMemoryStore(values: ["theme": "dark", "font": "mono"])
+	@Test func aRemovalMadeOfflineIsInTheJournalBeforeAnyPush() async throws {
+		let folder = try TemporaryDirectory()
+		var failures: [Defaults.Failure] = []
+		let settings = SettingsFile(url: folder.file("settings.plist"))
+		let store = Defaults.FileStore(file: settings, failures: &failures)
+		try store.write("dark", forKey: "theme")
+		try store.write("mono", forKey: "font")
+		#expect(store.flush())
 		let remote = UnreachableRemote()
-		let engine = Defaults.SyncEngine(remote: remote, prefix: "/p/", store: store, stateFile: stateFile)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: "/p/", store: store)
 		engine.add(["theme", "font"])
 		engine.start()
 		defer { engine.stop() }
 
 		Defaults.reset(Defaults.Key<String>("theme", default: "light", suite: store))
-		let deadline = ContinuousClock.now + .seconds(20)
-		while !SyncQueue.load(besideStateFile: stateFile).names.contains("theme"), ContinuousClock.now < deadline {
-			try await Task.sleep(for: .milliseconds(20))
+		#expect(store.flush())
+		guard case .lines(let lines) = ChangeJournal(besideSettingsFile: settings).read() else {
+			Issue.record("no journal beside the settings file")
+			return
 		}
-		#expect(SyncQueue.load(besideStateFile: stateFile).names == ["theme"])
+		#expect(lines.map(\.k) == ["theme"])
 		#expect(remote.writes.load(ordering: .relaxed) == 0, "nothing reached the remote")
 	}
 }

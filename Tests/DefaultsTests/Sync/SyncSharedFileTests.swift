@@ -8,10 +8,10 @@ import Testing
 /// Several processes of one app sharing one settings file (a daemon and its command-line tool, cron jobs), through a
 /// real etcd: the set-up of issue 28, which the fault suite never ran.
 ///
-/// Both tests fail on the engine of today: it takes values another process wrote into the shared file for local edits
-/// of its own and pushes them, and a program that exits while its engine writes the state file leaves that write's
-/// temporary file. Until the redesign of issue 28 ("sync from recorded intent") lands, their checks are recorded as a
-/// known issue; the fix removes the `withKnownIssue` wrappers, and nothing else. A run with the five processes on
+/// Both tests failed on the engine before the journal of intent (issue 28): it took values another process wrote into
+/// the shared file for local edits of its own and pushed them, and a program that exits while its engine writes the
+/// state file leaves that write's temporary file. The second is still recorded as a known issue until the redesign's
+/// exit step lands; its fix removes that `withKnownIssue` wrapper, and nothing else. A run with the five processes on
 /// five files of their own (`layout = [0, 1, 2, 3, 4]`) finds nothing: the checks do not fault what is right.
 @Suite(.serialized, .requiresEtcd, .scaledTimeLimit(minutes: 2)) struct SyncSharedFileTests {
 	static let prefix = "/test/shared/"
@@ -100,10 +100,8 @@ import Testing
 			"\(reports.flatMap(\.acknowledged).count) acknowledged, etcd \(Self.initialCounter) → "
 			+ "\(finalCounter.map(String.init) ?? "-"), \(reports.flatMap(\.failedUpdates).count) failed, "
 			+ "\(reports.flatMap(\.failures).filter { $0.contains("lost a sync conflict") }.count) conflicts reported"
-		withKnownIssue("issue 28: processes sharing a settings file push each other's values", isIntermittent: true) {
-			if !violations.isEmpty {
-				Issue.record("\(figures):\n\(violations.joined(separator: "\n"))")
-			}
+		if !violations.isEmpty {
+			Issue.record("\(figures):\n\(violations.joined(separator: "\n"))")
 		}
 	}
 

@@ -1,0 +1,234 @@
+import Foundation
+import Synchronization
+
+/// The changes made on purpose to an engine's keys (the journal of intent), and a few counts the engine reads
+/// without its actor.
+///
+/// For a store kept in a settings file, the journal is the file beside it (`ChangeJournal`), which every process's
+/// flush appends to under the file's lock; here are only the names heard written since the last push pass. For
+/// other stores (one process each), the lines live here, appended by the commit taps.
+final class IntentLog: Sendable {
+	/// Whether the journal is this object's (a store without a settings file).
+	let isInMemory: Bool
+	private let lines = LockedState<[ChangeJournal.Line]>([])
+	/// Writes heard through the commit taps since the last push pass began, and pending names after it: what the
+	/// exit push and `hasPendingChanges` look at.
+	let unsettled = Atomic<Int>(0)
+
+	init(isInMemory: Bool) {
+		self.isInMemory = isInMemory
+	}
+
+	/// Set while the engine applies received values, so that the commit taps do not record them.
+	@TaskLocal static var isApplyingReceived = false
+
+	/// A write of `name` through the package in this process.
+	func noteWrite(_ name: String) {
+		unsettled.add(1, ordering: .relaxed)
+		guard isInMemory, !Self.isApplyingReceived else {
+			return
+		}
+		lines.withLock { lines in
+			lines.append(ChangeJournal.Line(s: (lines.last?.s ?? 0) + 1, k: name, p: nil))
+		}
+	}
+
+	/// Records `names` as changed on purpose (a key newly synced whose local value goes out, a first form's queue).
+	func record(_ names: [String]) {
+		lines.withLock { lines in
+			for name in names {
+				lines.append(ChangeJournal.Line(s: (lines.last?.s ?? 0) + 1, k: name, p: nil))
+			}
+		}
+	}
+
+	var memoryLines: [ChangeJournal.Line] {
+		lines.withLock { $0 }
+	}
+
+	/// Drops the lines `isSettled` says are decided, keeping the last sequence.
+	func compact(_ isSettled: (ChangeJournal.Line) -> Bool) {
+		lines.withLock { lines in
+			guard let last = lines.last else {
+				return
+			}
+			lines.removeAll(where: isSettled)
+			if lines.isEmpty {
+				lines = [ChangeJournal.Line(s: last.s, k: nil, p: nil)]
+			}
+		}
+	}
+}
+
+// Every step that reads or changes the state, the journal and the synced local values takes the settings file's
+// lock and reads the state afresh, so that the processes of one settings file act as one machine.
+extension SyncWorker {
+	/// What a locked step sees of the local side.
+	struct LocalSide {
+		var lines: [ChangeJournal.Line]
+		/// The settings file's values; `nil` for a store without one (its values are asked from it).
+		let fileValues: [String: Any]?
+		let store: StoreBox
+		/// Values received from the remote to apply (a `nil` inside: remove the key).
+		var received: [String: Any?] = [:]
+		/// Names to record in the journal as changed here (a newly synced key whose local value goes out).
+		var recorded: [String] = []
+
+		/// The store's own value of `name` (a launch argument that shadows it is this run's, never pushed), with
+		/// what this step received.
+		func value(of name: String) -> Any? {
+			if let received = received[name] {
+				return received
+			}
+			if let fileValues {
+				return fileValues[name]
+			}
+			return store.store.storedKeys().contains(name) ? store.store.ownValue(forKey: name) : nil
+		}
+	}
+
+	/// Runs `body` under the settings file's lock with the state as every process of the file left it, writes the
+	/// state when `body` changed it, then the values it received into the store.
+	///
+	/// - Returns: `nil` when the settings file could not be locked or written (Storage reported it); nothing of
+	///   `body` is kept then.
+	@discardableResult
+	func locked<T>(_ body: (inout LocalSide) -> T) -> T? {
+		let saved = state
+		let step = Defaults.SyncEngine.withSettingsFileLocked(of: store.store) { values in
+			reloadState()
+			let before = state
+			let journal = Defaults.SyncEngine.journal(of: store.store)
+			var local = LocalSide(lines: journal.map(readJournal) ?? [], fileValues: values, store: store)
+			migrateIfNeeded(&local)
+			let result = body(&local)
+			if let journal, !local.recorded.isEmpty, case .success(let lines) = journal.append(local.recorded) {
+				local.lines += lines
+			}
+			if let journal {
+				compactJournal(journal, lines: local.lines)
+			}
+			if state != before {
+				saveState()
+			}
+			return (local.received, result)
+		}
+		switch step {
+		case .done(let result):
+			return result
+		case .failed:
+			state = saved
+			return nil
+		case .noFile:
+			break
+		}
+		let before = state
+		var local = LocalSide(lines: intents.memoryLines, fileValues: nil, store: store)
+		migrateIfNeeded(&local)
+		let result = body(&local)
+		intents.record(local.recorded)
+		if local.lines.count >= Self.journalCompactionLines {
+			intents.compact { line in line.k.map { state.settledSequence(of: $0) >= line.s } ?? true }
+		}
+		if state != before {
+			saveState()
+		}
+		IntentLog.$isApplyingReceived.withValue(true) {
+			for (name, value) in local.received.sorted(by: { $0.key < $1.key }) {
+				Defaults.SyncEngine.applyRemoteValue(value, forKey: name, in: store.store)
+			}
+		}
+		return result
+	}
+
+	/// The journal's lines; a missing journal is made (empty), so that every flush from now on records.
+	private func readJournal(_ journal: ChangeJournal) -> [ChangeJournal.Line] {
+		switch journal.read() {
+		case .lines(let lines):
+			return lines
+		case .missing:
+			_ = journal.replace(with: [])
+			return []
+		case .refused(let reason):
+			if !isJournalProblemReported {
+				isJournalProblemReported = true
+				Defaults.report(
+					Defaults.Failure(
+						keyName: prefix, reason: .storage,
+						message:
+							"The sync journal \(journal.file.path) could not be read (\(reason)): changes of '\(prefix)' are not pushed until it can."
+					))
+			}
+			return []
+		}
+	}
+
+	/// Takes the state the file holds: another process of this settings file may have moved it on.
+	private func reloadState() {
+		guard case .state(let onDisk) = SyncState.load(from: stateFile) else {
+			return
+		}
+		state = onDisk
+	}
+
+	/// A state of the first form: its queue's names become journal lines, pushed as this machine's changes.
+	private func migrateIfNeeded(_ local: inout LocalSide) {
+		guard state.format != SyncState.currentFormat else {
+			return
+		}
+		let queued = state.migrate(besideStateFile: stateFile)
+		local.recorded += queued.filter { state.pending(in: local.lines, among: [$0]).isEmpty }
+		SyncState.removeQueueFile(besideStateFile: stateFile)
+	}
+
+	/// Empties the journal once every line of a synced key is decided, keeping its last sequence: a state file lost
+	/// later then finds only the changes it had not pushed (with a line settled long ago, a lost state would push an
+	/// old value as an edit).
+	private func compactJournal(_ journal: ChangeJournal, lines: [ChangeJournal.Line]) {
+		guard lines.contains(where: { $0.k != nil }), let last = lines.last,
+			state.pending(in: lines, among: currentNames).isEmpty
+		else {
+			return
+		}
+		_ = journal.replace(with: [ChangeJournal.Line(s: last.s, k: nil, p: nil)])
+	}
+
+	/// How many lines the in-memory journal holds before the settled ones are dropped.
+	static let journalCompactionLines = 64
+
+	/// Whether `name` has a change recorded and not pushed.
+	func isPending(_ name: String, in local: LocalSide) -> Bool {
+		!state.pending(in: local.lines, among: [name]).isEmpty || local.recorded.contains(name)
+	}
+
+	// MARK: One pusher at a time
+
+	/// Takes the push lock of the settings file (`.<name>.plist.sync.push.lock`), waiting for another process's
+	/// push pass to end (at most ``pushLockWait``): two passes of one file pushing one change would each take the
+	/// other's commit for another machine's. `nil` for a store without a file, or when the lock cannot be used.
+	func takePushLock() async -> Int32? {
+		let deadline = ContinuousClock.now + Self.pushLockWait
+		while true {
+			switch Defaults.SyncEngine.tryPushLock(of: store.store) {
+			case .locked(let descriptor):
+				return descriptor
+			case .unavailable:
+				return nil
+			case .busy:
+				guard ContinuousClock.now < deadline, !Task.isCancelled else {
+					return nil
+				}
+				try? await Task.sleep(for: .milliseconds(5))
+			}
+		}
+	}
+
+	func releasePushLock(_ descriptor: Int32?) {
+		if let descriptor {
+			Defaults.SyncEngine.releasePushLock(descriptor)
+		}
+	}
+
+	/// Longer than a push pass takes when the remote answers.
+	static let pushLockWait = Duration.seconds(10)
+}

@@ -1,0 +1,90 @@
+import DefaultsEtcd
+import Foundation
+import Testing
+
+@testable import Defaults
+
+/// The journal of intent (issue 28) with an engine and a real etcd: what is pushed is what was recorded.
+@Suite(.serialized, .requiresEtcd, .scaledTimeLimit(minutes: 1)) struct SyncJournalTests {
+	typealias Edge = SyncSettingsFileEdgeTests
+
+	/// A state file of the first form (no format, no machine, no settled sequences) and its queue file, read by this
+	/// version: the queued key is pushed as an edit, a key that differs from the agreement with no record is not
+	/// (it is put back), and the state is rewritten in format 2 with a machine id, the queue file removed.
+	@Test func aFirstFormStateAndItsQueueAreMigrated() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("migrate"))/"
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		let stateFile = folder.file("app.plist.sync.json")
+		do {
+			let store = try Edge.freshStore(at: settings)
+			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+			engine.add(["a", "b"])
+			try store.write("1", forKey: "a")
+			try store.write("1", forKey: "b")
+			#expect(await engine.synchronize())
+			#expect(store.flush())
+		}
+		// As the first form left them: the state without what format 2 added, a queue naming `a`, no journal; and
+		// both keys changed in the settings file while nothing ran.
+		var state = try #require(
+			try JSONSerialization.jsonObject(with: Data(contentsOf: stateFile)) as? [String: Any])
+		state["format"] = nil
+		state["machine"] = nil
+		state["settled"] = nil
+		try JSONSerialization.data(withJSONObject: state).write(to: stateFile)
+		try Data(#"{"names":["a"]}"#.utf8).write(to: folder.file("app.plist.sync.queue.json"))
+		try FileManager.default.removeItem(at: folder.file("app.plist.sync.intents"))
+		try PropertyListSerialization.data(fromPropertyList: ["a": "2", "b": "2"], format: .xml, options: 0)
+			.write(to: settings)
+
+		let store = try Edge.freshStore(at: settings)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add(["a", "b"])
+		#expect(await engine.synchronize())
+		#expect(try await Edge.value(of: prefix + "a", in: remote) == "2", "the queued edit went out")
+		#expect(try await Edge.value(of: prefix + "b", in: remote) == "1", "the unrecorded change stayed local")
+		#expect(store.storedValue(forKey: "b") as? String == "1", "and was put back")
+		guard case .state(let migrated) = SyncState.load(from: stateFile) else {
+			Issue.record("no state after the migration")
+			return
+		}
+		#expect(migrated.format == 2 && migrated.machine?.count == 16)
+		#expect(!FileManager.default.fileExists(atPath: folder.file("app.plist.sync.queue.json").path))
+	}
+
+	/// Section 4's rule while the engine runs: an editor changes a synced key in the settings file (no journal
+	/// line). The store takes the change in, the engine wakes, and nothing is pushed; the next full read puts the
+	/// synced value back and names the key.
+	@Test func anEditorsEditOfASyncedKeyIsNotPushed() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("editor"))/"
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		let store = try Edge.freshStore(at: settings)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add(["level"])
+		try store.write("1", forKey: "level")
+		#expect(await engine.synchronize())
+		engine.start()
+		defer { engine.stop() }
+
+		try PropertyListSerialization.data(fromPropertyList: ["level": "edited"], format: .xml, options: 0)
+			.write(to: settings)
+		let deadline = ContinuousClock.now + .seconds(10)
+		while store.storedValue(forKey: "level") as? String != "edited", ContinuousClock.now < deadline {
+			try await Task.sleep(for: .milliseconds(20))
+		}
+		#expect(store.storedValue(forKey: "level") as? String == "edited", "the store took the edit in")
+		#expect(await engine.synchronize())
+		#expect(try await Edge.value(of: prefix + "level", in: remote) == "1")
+		#expect(store.storedValue(forKey: "level") as? String == "1")
+		#expect(!FailureRecorder.failures(mentioning: "level").isEmpty)
+	}
+}
