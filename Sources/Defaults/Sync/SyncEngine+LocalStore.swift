@@ -73,10 +73,15 @@ extension Defaults.SyncEngine {
 				return ([:], SyncState.load(from: stateFile, hadState: true))
 			}
 			let loaded = SyncState.load(from: stateFile)
-			if case .none = loaded {
+			switch loaded {
+			case .none:
 				SyncState().save(to: stateFile)
+				_ = journal.replace(with: [])
+			case .state(let state):
+				_ = journal.replace(with: state.sequenceFloor)
+			case .lost:
+				_ = journal.replace(with: [])
 			}
-			_ = journal.replace(with: [])
 			return ([:], loaded)
 		}
 		return loaded ?? SyncState.load(from: stateFile)

@@ -63,11 +63,15 @@ extension Defaults {
 			self.storeReference = store
 			let stateFile = stateFile ?? Self.defaultStateFile(for: store)
 			self.stateFile = stateFile
-			let intents = IntentLog(isInMemory: !Self.isKeptInSettingsFile(store))
+			let loaded = Self.loadState(from: stateFile, for: store)
+			var settled = 0
+			if case .state(let state) = loaded {
+				settled = state.sequenceFloor.first?.s ?? 0
+			}
+			let intents = IntentLog(isInMemory: !Self.isKeptInSettingsFile(store), settled: settled)
 			self.intents = intents
 			self.worker = SyncWorker(
-				remote: remote, prefix: prefix, store: StoreBox(store),
-				loaded: Self.loadState(from: stateFile, for: store),
+				remote: remote, prefix: prefix, store: StoreBox(store), loaded: loaded,
 				stateFile: stateFile, status: statusBroadcast, conflicts: conflictBroadcast, intents: intents)
 			Self.pushAtExit(self)
 			// A synchronous update of the store then refuses the engine's keys, and an asynchronous one finds it.

@@ -99,6 +99,13 @@ struct SyncState: Codable, Equatable {
 		self.settled = settled
 	}
 
+	/// The first lines of a journal made anew beside this state: a line that carries the highest settled sequence on,
+	/// so that no new line is taken for a settled one.
+	var sequenceFloor: [ChangeJournal.Line] {
+		let highest = settled?.values.max() ?? 0
+		return highest > 0 ? [ChangeJournal.Line(s: highest, k: nil, p: nil)] : []
+	}
+
 	/// The highest sequence of each name in `names` with a line in `lines` that is not settled.
 	func pending(in lines: [ChangeJournal.Line], among names: Set<String>) -> [String: Int] {
 		var pending: [String: Int] = [:]

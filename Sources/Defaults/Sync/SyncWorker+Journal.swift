@@ -15,8 +15,11 @@ final class IntentLog: Sendable {
 	/// exit push and `hasPendingChanges` look at.
 	let unsettled = Atomic<Int>(0)
 
-	init(isInMemory: Bool) {
+	/// - Parameter settled: the highest sequence the state says is settled: the in-memory journal's lines start
+	///   after it, so that a state kept in a file from an earlier run never takes a new line for a settled one.
+	init(isInMemory: Bool, settled: Int = 0) {
 		self.isInMemory = isInMemory
+		lines.withLock { $0 = settled > 0 ? [ChangeJournal.Line(s: settled, k: nil, p: nil)] : [] }
 	}
 
 	/// Set while the engine applies received values, so that the commit taps do not record them.
@@ -113,6 +116,7 @@ extension SyncWorker {
 			}
 			return (local.received, result)
 		}
+		defer { sendReportsAfterApplying() }
 		switch step {
 		case .done(let result):
 			return result
@@ -141,13 +145,21 @@ extension SyncWorker {
 		return result
 	}
 
+	private func sendReportsAfterApplying() {
+		let reports = lostConflictsToReport
+		lostConflictsToReport = []
+		for report in reports {
+			reportLostConflict(name: report.name, discarded: report.discarded, winner: report.winner)
+		}
+	}
+
 	/// The journal's lines; a missing journal is made (empty), so that every flush from now on records.
 	private func readJournal(_ journal: ChangeJournal) -> [ChangeJournal.Line] {
 		switch journal.read() {
 		case .lines(let lines):
 			return lines
 		case .missing:
-			_ = journal.replace(with: [])
+			_ = journal.replace(with: state.sequenceFloor)
 			return []
 		case .refused(let reason):
 			if !isJournalProblemReported {

@@ -253,9 +253,11 @@ extension SyncWorker {
 				value: try? discarded.map { try SyncedValueCoding.encode($0) }, modRevision: 0)
 			apply([winner], local: &local)
 		}
-		reportLostConflict(
-			name: push.name, discarded: discarded,
-			winner: winner.value.map { .init(key: winner.key, value: $0, modRevision: winner.revision) })
+		// Told once the winner is in the store, so that a listener that reads the key finds it.
+		let winnerEntry = winner.value.map {
+			Defaults.RemoteEntry(key: winner.key, value: $0, modRevision: winner.revision)
+		}
+		lostConflictsToReport.append((push.name, discarded, winnerEntry))
 		return true
 	}
 

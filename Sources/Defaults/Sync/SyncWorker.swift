@@ -32,6 +32,8 @@ actor SyncWorker {
 	var compactedInARow = 0
 	/// The push pass under way, if any (``pushPending()``: one at a time).
 	var pushPassInFlight: Task<PushPassOutcome, any Error>?
+	/// Reports a locked step makes once the values it received are in the store (a lost conflict's winner).
+	var lostConflictsToReport: [(name: String, discarded: Any?, winner: Defaults.RemoteEntry?)] = []
 	/// The watch's events heard and not yet applied, and whether their application is scheduled.
 	var receivedEvents: [Defaults.RemoteEvent] = []
 	var isApplyScheduled = false

@@ -106,7 +106,7 @@ import Testing
 		#expect(try await Defaults.update(key) { $0 = nil } == nil)
 		#expect(store[key] == nil)
 		let tombstone = try #require(try await remote.read(prefix: "/test/update-removal/note").entries.first)
-		#expect(tombstone.value.isEmpty)
+		#expect(SyncedValueCoding.isRemoval(tombstone.value))
 		#expect(try await Defaults.update(key) { $0 = ($0 ?? "nothing") + ", then second" } == "nothing, then second")
 		#expect(store[key] == "nothing, then second")
 		#expect(await engine.synchronize())

@@ -87,4 +87,25 @@ import Testing
 		#expect(store.storedValue(forKey: "level") as? String == "1")
 		#expect(!FailureRecorder.failures(mentioning: "level").isEmpty)
 	}
+
+	/// A store without a settings file keeps its journal in memory, and its state file outlives the process: a new
+	/// run's lines start after the sequences the state already settled, so its first write is not taken for a
+	/// settled one (before that, the second run's first write of a key was never pushed).
+	@Test func aNewRunOfAnInMemoryStoreWithAStateFilePushesItsWrites() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("memory-runs"))/"
+		let folder = try TemporaryDirectory()
+		let stateFile = folder.file("sync.json")
+		for value in ["1", "2"] {
+			let store = Defaults.InMemoryStore()
+			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store, stateFile: stateFile)
+			engine.add(["level"])
+			#expect(await engine.synchronize())
+			try store.write(value, forKey: "level")
+			#expect(await engine.synchronize())
+			#expect(try await Edge.value(of: prefix + "level", in: remote) == value)
+		}
+	}
 }

@@ -171,7 +171,7 @@ import Testing
 		store.removeValue(forKey: "theme")
 		#expect(await engine.synchronize())
 		let tombstone = try #require(try await remote.read(prefix: prefix + "theme").entries.first)
-		#expect(tombstone.value.isEmpty)
+		#expect(SyncedValueCoding.isRemoval(tombstone.value))
 		#expect(tombstone.modRevision > written.modRevision)
 		let newcomerStore = Defaults.InMemoryStore()
 		try newcomerStore.write("stale", forKey: "theme")

@@ -55,7 +55,7 @@ import Testing
 		let deadline = ContinuousClock.now + .seconds(10)
 		// Removed: each key left as a tombstone (no bytes).
 		func isEveryKeyRemoved() async throws -> Bool {
-			try await remote.read(prefix: prefix).entries.allSatisfy { $0.value.isEmpty }
+			try await remote.read(prefix: prefix).entries.allSatisfy { SyncedValueCoding.isRemoval($0.value) }
 		}
 		while try await !isEveryKeyRemoved(), ContinuousClock.now < deadline {
 			try await Task.sleep(for: .milliseconds(20))

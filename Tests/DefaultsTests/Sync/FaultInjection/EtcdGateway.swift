@@ -54,7 +54,7 @@ enum EtcdGateway {
 		return (value as? NSNumber)?.int64Value
 	}
 
-	/// The string value a machine synced, from etcd's bytes (a binary property list `{"value": <stored form>}`), the
+	/// The string value a machine synced, from etcd's bytes (a binary property list `{"value": <stored form>}`, marked or not), the
 	/// raw bytes described when it is something else, or `nil` for a removal's tombstone (no bytes, which the gateway
 	/// leaves out).
 	static func syncedString(_ base64: String?) -> String? {
@@ -71,6 +71,10 @@ enum EtcdGateway {
 			// A counter's history, read by the tests of processes sharing a settings file.
 			if let value = wrapper["value"] as? Int {
 				return String(value)
+			}
+			// A marked removal (the second wire form, `{by, seq, v}`).
+			if wrapper["v"] != nil, wrapper["value"] == nil {
+				return nil
 			}
 		}
 		return "<not a synced string: \(data.count) bytes>"
