@@ -128,19 +128,25 @@ extension SyncWorker {
 		// skip history.
 		receivedEvents += events.filter { name(ofRemoteKey: $0.key) != nil && $0.revision > 0 }
 		// A burst of messages is applied in one step under the lock (one write of the state and of the settings
-		// file), a moment after its first message.
+		// file): once no message came for a moment, and at most a little after the first.
 		guard !isApplyScheduled else {
 			return
 		}
 		isApplyScheduled = true
 		Task {
-			try? await Task.sleep(for: Self.receiveDelay)
+			let started = ContinuousClock.now
+			var count = -1
+			while count != self.receivedEvents.count, ContinuousClock.now - started < Self.receiveDelayLimit {
+				count = self.receivedEvents.count
+				try? await Task.sleep(for: Self.receiveDelay)
+			}
 			self.applyReceivedEvents()
 		}
 	}
 
-	/// How long the watch's messages gather before they are applied.
-	static let receiveDelay: Duration = .milliseconds(10)
+	/// How long the watch's messages gather before they are applied, after the last one and after the first.
+	static let receiveDelay: Duration = .milliseconds(50)
+	static let receiveDelayLimit: Duration = .milliseconds(500)
 
 	func applyReceivedEvents() {
 		isApplyScheduled = false
@@ -171,10 +177,12 @@ extension SyncWorker {
 			if let record, record.modRevision >= revision {
 				continue
 			}
-			// One of this machine's own pushes whose reply was lost, committed after all: agreed on it. A newer local
-			// change goes out next, against this revision, instead of losing to this machine's own older write.
-			if let record, record.isUnconfirmedPush(of: value, intervening: heldBackRemoteChanges[name]) {
+			// A push of this settings file, by its mark, whose reply was lost (or is on its way): agreed on it, and the
+			// changes it carried are settled. A newer recorded change goes out next, against this revision, instead
+			// of losing to this machine's own older write.
+			if let mark = SyncedValueCoding.mark(of: value), mark.machine == state.machine {
 				state.records[name] = .init(value: value, modRevision: revision)
+				state.settle(name, upTo: mark.sequence)
 				heldBackRemoteChanges[name] = nil
 				continue
 			}

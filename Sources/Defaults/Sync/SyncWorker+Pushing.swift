@@ -113,17 +113,17 @@ extension SyncWorker {
 					state.settle(name, upTo: sequence)
 					continue
 				}
-				guard let bytes = try? SyncedValueCoding.pushedBytes(of: value) else {
+				// Marked as this settings file's, so that the push is known as its own when it comes back, also
+				// through another process of the file or after its reply was lost.
+				let mark = state.machine.map { SyncedValueCoding.Mark(machine: $0, sequence: sequence) }
+				guard let bytes = try? SyncedValueCoding.pushedBytes(of: value, mark: mark) else {
 					state.settle(name, upTo: sequence)
 					continue
 				}
-				let push = Push(
-					name: name, sequence: sequence, bytes: bytes,
-					expectedModRevision: state.records[name]?.expectedModRevision ?? 0)
-				// Recorded before the request goes out, so that etcd committing it with its reply lost is known as
-				// this machine's own.
-				state.notePushSent(push.bytes, expectedModRevision: push.expectedModRevision, forKey: name)
-				pushes.append(push)
+				pushes.append(
+					Push(
+						name: name, sequence: sequence, bytes: bytes,
+						expectedModRevision: state.records[name]?.expectedModRevision ?? 0))
 			}
 			return pushes
 		}
@@ -221,15 +221,17 @@ extension SyncWorker {
 			wakeToPushAgain()
 			return isAgreed(local.value(of: push.name), forKey: push.name)
 		}
-		// This machine's own earlier push, committed though its reply was lost: agreed on it, and the line goes out
-		// again against its revision (or is settled, when the local value is that push's).
-		if let record,
-			record.isUnconfirmedPush(of: current?.value, intervening: heldBackRemoteChanges[push.name])
-		{
-			state.records[push.name] = .init(
-				value: current?.value, modRevision: current?.modRevision ?? max(1, state.revision))
-			wakeToPushAgain()
+		// The remote holds a push of this settings file, by its mark: this very change or a later one (its reply was
+		// lost, or another pass of the file pushed it), which settles the push; or an earlier one committed late,
+		// after which the line goes out again against its revision.
+		if let current, let mark = SyncedValueCoding.mark(of: current.value), mark.machine == state.machine {
+			state.records[push.name] = .init(value: current.value, modRevision: current.modRevision)
 			applyHeldBackRemoteChange(of: push.name, local: &local)
+			guard mark.sequence < push.sequence else {
+				state.settle(push.name, upTo: push.sequence)
+				return true
+			}
+			wakeToPushAgain()
 			return isAgreed(local.value(of: push.name), forKey: push.name)
 		}
 		// Made without knowing the latest remote value: the remote value wins here too. The winner is the newest

@@ -29,7 +29,8 @@ import Testing
 		try await remote.waitUntilWatching(sessions: 2)
 		let second = try await remote.nextWrite()
 		#expect(second.value == "two" && second.expectedModRevision == 5)
-		let committed = Defaults.RemoteEntry(key: "/p/k", value: try SyncedValueCoding.encode("one"), modRevision: 11)
+		// The lost push's own bytes, with its mark: that is what tells it from another machine's "one".
+		let committed = Defaults.RemoteEntry(key: "/p/k", value: try #require(first.bytes), modRevision: 11)
 		remote.deliver([.put(committed)])
 		try await engine.waitUntilApplied(revision: 11)
 		second.reply(.success(.conflict(current: committed)))
@@ -108,7 +109,8 @@ import Testing
 		// has nothing to push before its read.
 		store[key] = "one"
 		let losing = Task { await engine.synchronize() }
-		try await remote.nextWrite().reply(.failure(Defaults.RemoteServiceError.unreachable("the reply was lost")))
+		let lost = try await remote.nextWrite()
+		lost.reply(.failure(Defaults.RemoteServiceError.unreachable("the reply was lost")))
 		#expect(await losing.value == false)
 		store[key] = "zero"
 
@@ -117,7 +119,8 @@ import Testing
 		let synchronizing = Task { await engine.synchronize() }
 		let second = try await remote.nextWrite()
 		#expect(second.value == "two" && second.expectedModRevision == 5)
-		let committed = Defaults.RemoteEntry(key: "/p/k", value: try SyncedValueCoding.encode("one"), modRevision: 11)
+		// The lost push's own bytes, with its mark.
+		let committed = Defaults.RemoteEntry(key: "/p/k", value: try #require(lost.bytes), modRevision: 11)
 		second.reply(.success(.conflict(current: committed)))
 		let third = try await remote.nextWrite()
 		#expect(third.value == "two" && third.expectedModRevision == 11)
