@@ -19,15 +19,7 @@ extension Defaults.FileStore {
 		let (isWritten, changedKeys) = disk.withLock { disk in
 			flushLocked(disk: &disk, failures: &failures)
 		}
-		failures.forEach(Defaults.report)
-		if !changedKeys.isEmpty {
-			reportOutsideChanges(changedKeys)
-		}
-		if isWritten {
-			memory.withLock { $0.failedFlushes = 0 }
-		} else {
-			scheduleRetry()
-		}
+		finishFlush(isWritten: isWritten, changedKeys: changedKeys, failures: failures)
 		return isWritten
 	}
 
@@ -75,6 +67,13 @@ extension Defaults.FileStore {
 				}
 			}
 		}
+		finishFlush(isWritten: isWritten, changedKeys: changedKeys, failures: failures)
+		return isWritten ? result : nil
+	}
+
+	/// What follows a flush, outside the lock (a failure handler or an observer may use the store): its failures and
+	/// the outside changes it took in are told, and a failed write is tried again later.
+	private func finishFlush(isWritten: Bool, changedKeys: Set<String>, failures: [Defaults.Failure]) {
 		failures.forEach(Defaults.report)
 		if !changedKeys.isEmpty {
 			reportOutsideChanges(changedKeys)
@@ -84,7 +83,6 @@ extension Defaults.FileStore {
 		} else {
 			scheduleRetry()
 		}
-		return isWritten ? result : nil
 	}
 
 	/// Merges this process's changes into the file under its lock, recording their names in the change journal first.

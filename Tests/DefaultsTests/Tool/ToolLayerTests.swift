@@ -9,7 +9,7 @@ import Testing
 /// `$XDG_CONFIG_DIRS` (two here, the first shadowing the second); the writing verbs write the user's file only and
 /// refuse a locked key with status 77, writing nothing.
 @Suite(.scaledTimeLimit(minutes: 1)) struct ToolLayerTests {
-	let tool: ToolRunner
+	var tool: ToolRunner
 	let first: URL
 	let second: URL
 
@@ -17,6 +17,7 @@ import Testing
 		tool = try ToolRunner()
 		first = tool.folder.file("system-first")
 		second = tool.folder.file("system-second")
+		tool.systemFolders = [first, second]
 		for folder in [first, second] {
 			try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
 		}
@@ -32,20 +33,14 @@ import Testing
 		try PropertyListSerialization.data(fromPropertyList: values, format: .xml, options: 0).write(to: url)
 	}
 
-	var environment: [String: String] {
-		tool.environment.merging(["XDG_CONFIG_DIRS": first.path + ":" + second.path]) { _, new in new }
-	}
-
 	@discardableResult
 	func run(_ arguments: String...) throws -> ChildProcess.Result {
-		try ChildProcess.run(arguments, executable: "defaults", environment: environment)
+		try tool.run(arguments)
 	}
 
 	@discardableResult
 	func succeed(_ arguments: String..., sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
-		let result = try ChildProcess.run(arguments, executable: "defaults", environment: environment)
-		#expect(result.status == 0, "\(arguments): \(result)", sourceLocation: sourceLocation)
-		return result.standardOutput
+		try tool.succeed(arguments, sourceLocation: sourceLocation)
 	}
 
 	func json(_ text: String) throws -> [String: Any] {
@@ -166,7 +161,7 @@ import Testing
 			["-app", tool.file("app").path, "write", "channel", "beta"],
 		]
 		for arguments in refused {
-			let result = try ChildProcess.run(arguments, executable: "defaults", environment: environment)
+			let result = try ChildProcess.run(arguments, executable: "defaults", environment: tool.environment)
 			#expect(result.status == 77, "\(arguments): \(result)")
 			#expect(result.standardError.contains("locked by the administrator"), "\(arguments): \(result)")
 			#expect(result.standardError.contains(second.appending(path: "app.locks.plist").path), "\(arguments)")

@@ -11,7 +11,7 @@ import Testing
 /// folder of `$XDG_CONFIG_DIRS` (two folders here), never through a link planted at those files; anyone else is
 /// refused before anything is written.
 @Suite(.serialized, .scaledTimeLimit(minutes: 1)) struct ToolSystemLayerTests {
-	let tool: ToolRunner
+	var tool: ToolRunner
 	let first: URL
 	let second: URL
 
@@ -19,26 +19,21 @@ import Testing
 		tool = try ToolRunner()
 		first = tool.folder.file("system-first")
 		second = tool.folder.file("system-second")
+		tool.systemFolders = [first, second]
 		for folder in [first, second] {
 			try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
 			chmod(folder.path, 0o755)
 		}
 	}
 
-	var environment: [String: String] {
-		tool.environment.merging(["XDG_CONFIG_DIRS": first.path + ":" + second.path]) { _, new in new }
-	}
-
 	@discardableResult
 	func run(_ arguments: String...) throws -> ChildProcess.Result {
-		try ChildProcess.run(arguments, executable: "defaults", environment: environment)
+		try tool.run(arguments)
 	}
 
 	@discardableResult
 	func succeed(_ arguments: String..., sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
-		let result = try ChildProcess.run(arguments, executable: "defaults", environment: environment)
-		#expect(result.status == 0, "\(arguments): \(result)", sourceLocation: sourceLocation)
-		return result.standardOutput
+		try tool.succeed(arguments, sourceLocation: sourceLocation)
 	}
 
 	func contents(_ url: URL) throws -> [String: Any] {
@@ -117,7 +112,7 @@ import Testing
 		let runs = try (0..<8).map { index in
 			try ChildProcess(
 				["-system", index.isMultiple(of: 2) ? "write" : "lock", "app", "key\(index)", "-int", "\(index)"],
-				executable: "defaults", environment: environment)
+				executable: "defaults", environment: tool.environment)
 		}
 		for child in runs {
 			defer { child.kill() }
@@ -136,7 +131,7 @@ import Testing
 			["-system", "write", "./app.plist", "k", "v"],
 			["lock", "app", "k", "v"], ["unlock", "app", "k"],
 		] {
-			let result = try ChildProcess.run(arguments, executable: "defaults", environment: environment)
+			let result = try ChildProcess.run(arguments, executable: "defaults", environment: tool.environment)
 			#expect(result.status == 64, "\(arguments): \(result)")
 		}
 		#expect(try FileManager.default.contentsOfDirectory(atPath: first.path).isEmpty)
@@ -152,7 +147,7 @@ import Testing
 		] {
 			let result = try ChildProcess.run(
 				["--reuid=65534", "--regid=65534", "--clear-groups", executable, "-system"] + verb,
-				executable: "/usr/bin/setpriv", environment: environment)
+				executable: "/usr/bin/setpriv", environment: tool.environment)
 			#expect(result.status == 74, "\(verb): \(result)")
 			#expect(result.standardError.contains("only root"), "\(verb): \(result)")
 		}
@@ -178,7 +173,7 @@ import Testing
 			["-system", "unlock", "app", "precious"],
 		]
 		for arguments in attempts {
-			let result = try ChildProcess.run(arguments, executable: "defaults", environment: environment)
+			let result = try ChildProcess.run(arguments, executable: "defaults", environment: tool.environment)
 			#expect(result.status == 74, "\(arguments): \(result)")
 			#expect(result.standardError.contains("symbolic link"), "\(arguments): \(result)")
 		}

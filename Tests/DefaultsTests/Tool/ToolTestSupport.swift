@@ -4,13 +4,22 @@ import Testing
 /// Runs the built `defaults` executable against a temporary configuration folder (`XDG_CONFIG_HOME`).
 struct ToolRunner {
 	let folder: TemporaryDirectory
+	/// The folders runs get as `$XDG_CONFIG_DIRS`, first first; none leaves the variable as the test process has it.
+	var systemFolders: [URL] = []
 
 	init() throws {
 		folder = try TemporaryDirectory()
 	}
 
-	/// The environment every run gets: the temporary folder as the configuration folder.
-	var environment: [String: String] { folder.configEnvironment }
+	/// The environment every run gets: the temporary folder as the configuration folder, and the system folders.
+	var environment: [String: String] {
+		guard !systemFolders.isEmpty else {
+			return folder.configEnvironment
+		}
+		return folder.configEnvironment.merging(
+			["XDG_CONFIG_DIRS": systemFolders.map(\.path).joined(separator: ":")]
+		) { _, new in new }
+	}
 
 	/// The file of the domain `name`.
 	func file(_ name: String) -> URL {
