@@ -14,6 +14,9 @@ let package = Package(
 		.library(name: "DefaultsStoreConformance", targets: ["DefaultsStoreConformance"]),
 		// Syncs settings through etcd; a library of its own so that apps that do not sync do not link networking.
 		.library(name: "DefaultsEtcd", targets: ["DefaultsEtcd"]),
+		// An app's tests and previews: each test gets in-memory stores of its own (a Swift Testing trait, and a
+		// closure for XCTest). Depends on the toolchain's Testing module only.
+		.library(name: "DefaultsTesting", targets: ["DefaultsTesting"]),
 		.executable(name: "defaults-example", targets: ["DefaultsExample"]),
 		// The `defaults` command: read, write and watch settings files from the shell.
 		.executable(name: "defaults", targets: ["DefaultsTool"]),
@@ -22,6 +25,7 @@ let package = Package(
 		.target(name: "Defaults"),
 		.target(name: "DefaultsStoreConformance", dependencies: ["Defaults"]),
 		.target(name: "DefaultsEtcd", dependencies: ["Defaults"]),
+		.target(name: "DefaultsTesting", dependencies: ["Defaults"]),
 		.executableTarget(name: "DefaultsExample", dependencies: ["Defaults"]),
 		// The `defaults` command's logic, parser and verbs, in a library so that the tests reach them directly.
 		.target(name: "DefaultsToolCore", dependencies: ["Defaults"]),
@@ -33,7 +37,8 @@ let package = Package(
 		.target(name: "DefaultsTestIsolation", path: "Tests/DefaultsTestIsolation"),
 		// Spawned by the tests to check what survives a process exit.
 		.executableTarget(
-			name: "DefaultsTestHelper", dependencies: ["Defaults", "DefaultsEtcd", "DefaultsTestSupport"],
+			name: "DefaultsTestHelper",
+			dependencies: ["Defaults", "DefaultsEtcd", "DefaultsTesting", "DefaultsTestSupport"],
 			path: "Tests/DefaultsTestHelper"),
 		// The tests run `DefaultsTestHelper` and `defaults` as child processes; depending on them builds them first.
 		.testTarget(
@@ -42,6 +47,11 @@ let package = Package(
 				"Defaults", "DefaultsEtcd", "DefaultsStoreConformance", "DefaultsTestIsolation", "DefaultsTestSupport",
 				"DefaultsTestHelper", "DefaultsTool", "DefaultsToolCore",
 			]),
+		// The testing library's own tests. SwiftPM links every test target into one test process, so they share the
+		// package tests' isolated home folder.
+		.testTarget(
+			name: "DefaultsTestingTests",
+			dependencies: ["Defaults", "DefaultsTesting", "DefaultsTestIsolation"]),
 	],
 	swiftLanguageModes: [.v6]
 )

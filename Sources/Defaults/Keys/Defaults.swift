@@ -47,7 +47,8 @@ extension Defaults {
 	/// ```
 	public static subscript<Value: Serializable>(key: Key<Value>) -> Value {
 		// Inlinable so that callers get the read specialised for `Value` (see `Key.value(in:)`), and the write too.
-		@inlinable get { key.value(in: key.suite) }
+		// The declared store, not `key.suite`: the read's fast path finds a stand-in without a look (see `StandInScope`).
+		@inlinable get { key.value(in: key.declaredSuite) }
 		@inlinable set {
 			if key.storesAsIs {
 				key.commit(storedForm: newValue)
@@ -86,6 +87,7 @@ extension Defaults {
 	/// Defaults.reset(["quality", "name"], suite: store)
 	/// ```
 	public static func reset(_ keys: [String], suite: any Store = Defaults.standardStore) {
+		let suite = resolved(suite)
 		for name in keys {
 			suite.removeValue(forKey: name)
 		}
@@ -95,6 +97,7 @@ extension Defaults {
 	///
 	/// Registered defaults stay registered, so keys read as their defaults afterwards.
 	public static func removeAll(suite: any Store = Defaults.standardStore) {
+		let suite = resolved(suite)
 		for name in suite.storedKeys() {
 			suite.removeValue(forKey: name)
 		}

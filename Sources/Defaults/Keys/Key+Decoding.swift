@@ -48,7 +48,7 @@ extension Defaults.Key {
 	func value(in store: any Defaults.Store) -> Value {
 		// The count is loaded through the optional in place, not bound to a name: a binding would retain the counter
 		// for the rest of the read, an atomic write to a cache line that every reading thread shares.
-		if store === suite, let current = changeCounter?.value {
+		if store === declaredSuite, let current = changeCounter?.value {
 			if let value = cache.value(at: current) {
 				return value
 			}
@@ -63,9 +63,17 @@ extension Defaults.Key {
 	///
 	/// Neither a dynamic default (it runs again at each read) nor a failure (reported once, through this path) is
 	/// remembered.
+	///
+	/// A read of a store that a scope stands another store in for (its count carries `ChangeCounter.standInFlag`, or it
+	/// has no count) reads the stand-in when the caller is in that scope, and the store without its cache otherwise.
 	@usableFromInline
 	func lookedUpValue(in store: any Defaults.Store, at current: UInt64?) -> Value {
-		let isOwnStore = store === suite
+		if let standIn = StandInScope.standIn(for: store) {
+			return lookedUpValue(in: standIn, at: nil)
+		}
+		// A count that carries the flag is never remembered: the fast path of a scope's read would find the value.
+		let current = current.flatMap { $0 & Defaults.ChangeCounter.standInFlag == 0 ? $0 : nil }
+		let isOwnStore = store === declaredSuite
 		guard let stored = store.storedValue(forKey: name) else {
 			if isOwnStore, let current, !hasDynamicDefault {
 				let value = defaultValue
@@ -90,7 +98,7 @@ extension Defaults.Key {
 			}
 			return value
 		case .undecodable(let error):
-			(isOwnStore ? runtime : StoreRuntime.of(store)).reportFailure(error)
+			(isOwnStore ? declaredRuntime : StoreRuntime.of(store)).reportFailure(error)
 			return valueBeneathUnreadableOverride(in: store) ?? defaultValue
 		case .absent:
 			return defaultValue

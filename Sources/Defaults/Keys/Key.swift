@@ -18,17 +18,32 @@ extension Defaults {
 		/// The name the value is stored under.
 		public let name: String
 
-		/// The store the value lives in.
-		public let suite: any Store
+		/// The store the value lives in: the one the key was made with, or, inside a test's isolated scope (the
+		/// `DefaultsTesting` library), the in-memory store standing in for it.
+		public var suite: any Store {
+			Defaults.resolved(declaredSuite)
+		}
 
-		/// The suite's runtime: its change count, its listeners and its record of failed decodes.
-		@usableFromInline let runtime: StoreRuntime
+		/// The store the key was made with, whatever scope the caller runs in.
+		@usableFromInline let declaredSuite: any Store
+
+		/// The declared suite's runtime: its change count, its listeners and its record of failed decodes.
+		@usableFromInline let declaredRuntime: StoreRuntime
+
+		/// The runtime of ``suite``: the declared suite's, or in a scope the stand-in's, so that a write there is heard
+		/// by the scope's observers only, and by no sync engine.
+		var runtime: StoreRuntime {
+			if let standIn = StandInScope.standIn(for: declaredSuite) {
+				return StoreRuntime.of(standIn)
+			}
+			return declaredRuntime
+		}
 
 		init(name: String, suite: any Store, runtime: StoreRuntime) {
 			KeyNameRules.check(name)
 			self.name = name
-			self.suite = suite
-			self.runtime = runtime
+			self.declaredSuite = suite
+			self.declaredRuntime = runtime
 		}
 
 		/// Removes the stored value, so that the key reads as its default again.
@@ -44,7 +59,11 @@ extension Defaults {
 		/// path: stores are held weakly elsewhere).
 		@usableFromInline
 		final func commit(storedForm stored: Any?) {
-			runtime.commit(stored, forKey: name, in: suite)
+			if let standIn = StandInScope.standIn(for: declaredSuite) {
+				StoreRuntime.of(standIn).commit(stored, forKey: name, in: standIn)
+				return
+			}
+			declaredRuntime.commit(stored, forKey: name, in: declaredSuite)
 		}
 	}
 

@@ -22,12 +22,14 @@ extension Defaults.Store {
 	}
 
 	/// Writes `stored`, already the stored form, for `key`: through the key's runtime when this is the key's store.
+	/// In a scope that stands another store in for this one, the stand-in is written.
 	@usableFromInline
 	func commit(storedForm stored: Any?, through key: Defaults.Keys) {
-		if key.suite === self {
+		let store = Defaults.resolved(self)
+		if key.suite === store {
 			key.commit(storedForm: stored)
 		} else {
-			commit(stored, forKey: key.name)
+			store.commit(stored, forKey: key.name)
 		}
 	}
 

@@ -47,6 +47,10 @@ package final class StoreRuntime: OutsideChangeReceiver, @unchecked Sendable {
 	/// the administrator's locks, since a migration moves the user's values and must not fail, or record its
 	/// version without its change, for a key that happens to be locked.
 	let migratingThread = Atomic<UInt>(0)
+	/// How many running scopes stand another store in for this one (`StandInScope.swift`); the change counter carries
+	/// `ChangeCounter.standInFlag` while there is one. Changed under the lock, so that a scope ending never clears
+	/// the flag another has just set.
+	private let standIns = LockedState(0)
 
 	private init(_ store: any Defaults.Store) {
 		if let counting = store as? any CountsItsOwnChanges {
@@ -78,6 +82,28 @@ package final class StoreRuntime: OutsideChangeReceiver, @unchecked Sendable {
 		#else
 			UInt(pthread_self())
 		#endif
+	}
+
+	// MARK: Scopes that stand another store in for this one
+
+	/// Counts a scope that stands another store in for this one, and flags the change counter at the first.
+	func beginStandIn() {
+		standIns.withLock { count in
+			count += 1
+			if count == 1 {
+				changeCounter?.setStoodIn(true)
+			}
+		}
+	}
+
+	/// Counts a scope gone, and clears the change counter's flag at the last.
+	func endStandIn() {
+		standIns.withLock { count in
+			count -= 1
+			if count == 0 {
+				changeCounter?.setStoodIn(false)
+			}
+		}
 	}
 
 	// MARK: Changes the package sees besides writes

@@ -24,6 +24,21 @@ extension Defaults {
 			count.load(ordering: .acquiring)
 		}
 
+		/// Set in ``value`` while a scope somewhere in the process reads and writes another store in this store's place
+		/// (a test's isolated store). A key never remembers a value under a count that carries it, so every read of
+		/// the store misses its key's cache and looks further, while a read of a store no scope replaces pays nothing
+		/// for the check: its count simply matches.
+		package static let standInFlag: UInt64 = 1 << 63
+
+		/// Sets or clears ``standInFlag``; the caller orders the calls (one scope's end never clears another's flag).
+		package func setStoodIn(_ isStoodIn: Bool) {
+			if isStoodIn {
+				count.bitwiseOr(Self.standInFlag, ordering: .releasing)
+			} else {
+				count.bitwiseAnd(~Self.standInFlag, ordering: .releasing)
+			}
+		}
+
 		/// Counts one change. Call it after the changed value is in place, so that a reader that sees the new count
 		/// also sees the new value.
 		package func advance() {

@@ -44,7 +44,7 @@ extension Defaults {
 			let engine = SyncEngine(remote: remote, prefix: prefix, store: store, stateFile: stateFile)
 			let (previous, names, isAutomatic) = registry.withLock { registry in
 				defer { registry.engine = engine }
-				let names = registry.keys.filter { $0.suite === store }.map(\.name)
+				let names = registry.keys.filter { $0.declaredSuite === store }.map(\.name)
 				return (registry.engine, names, registry.isSyncingAutomatically)
 			}
 			previous?.stop()
@@ -102,7 +102,7 @@ extension Defaults {
 				return
 			}
 			let (mine, others) = keys.reduce(into: ([String](), [String]())) { result, key in
-				if key.suite === engine.store {
+				if key.declaredSuite === engine.store {
 					result.0.append(key.name)
 				} else {
 					result.1.append(key.name)

@@ -42,6 +42,8 @@ import Testing
 		"Defaults+iCloudCompatibility.swift debugLog": "`Defaults.iCloud.isDebug` is one per process by its API",
 		"Store+AtomicUpdate.swift key": "the key of a thread-local (the store a thread is updating)",
 		"WithoutPropagation.swift isSuppressed": "task-local",
+		// A test's isolated scope (the DefaultsTesting library) is a notion of a test process, not of a store.
+		"StandInScope.swift activeScopes": "whether any test scope runs, so that code outside one skips the task-local",
 	]
 
 	/// What makes a stored property process-wide state rather than a constant.

@@ -1,0 +1,101 @@
+import Foundation
+import Synchronization
+
+/// Stores that stand in for others while some code runs: a test's own in-memory store in place of the standard store
+/// (the `DefaultsTesting` library's `.isolatedDefaults` trait and `withIsolatedDefaults`).
+///
+/// The scope is a task-local, so tests running in parallel each see their own stand-ins, and code outside any scope
+/// sees the stores it names. Keys find their store through it (`Keys.suite`, `Keys.runtime`): reads, writes, resets,
+/// updates, locks and observation all reach the stand-in, and the stand-in's own runtime, so observers of one test
+/// never hear another's writes and sync engines, which listen to the real store's runtime, hear nothing.
+///
+/// What a read outside every scope pays: nothing on the fast path. While a store is stood in for anywhere in the
+/// process, its change counter carries `ChangeCounter.standInFlag`, which no key's cache remembers, so every read of
+/// the store misses its cache and comes here; `activeScopes` (process-wide: a scope is a test process's notion, and
+/// nothing per store can tell a task that it is in one) keeps the other slow paths to one relaxed load while no scope
+/// exists.
+package final class StandInScope: @unchecked Sendable {
+	// Unchecked: immutable after init; the stores are `Sendable` where they are made (`InMemoryStore`) and only
+	// compared by identity where they are not.
+
+	/// The stand-in of each replaced store, by the replaced store's identity.
+	private let standIns: [ObjectIdentifier: any Defaults.Store]
+	/// The replaced stores, held so that their identities are not reused while the scope lasts.
+	private let replaced: [any Defaults.Store]
+
+	/// A scope in which each store of `replacing` reads and writes a fresh, empty `InMemoryStore`, on top of the
+	/// stand-ins of `enclosing` for the stores it does not name.
+	package init(replacing stores: [any Defaults.Store], enclosing: StandInScope? = StandInScope.current) {
+		var standIns = enclosing?.standIns ?? [:]
+		var replaced = enclosing?.replaced ?? []
+		for store in stores {
+			if !replaced.contains(where: { $0 === store }) {
+				replaced.append(store)
+			}
+			// A store the enclosing scope replaced already gets a fresh stand-in too.
+			standIns[ObjectIdentifier(store)] = Defaults.InMemoryStore()
+		}
+		self.standIns = standIns
+		self.replaced = replaced
+	}
+
+	/// The store standing in for `store`, if this scope replaces it.
+	package func standIn(for store: any Defaults.Store) -> (any Defaults.Store)? {
+		standIns[ObjectIdentifier(store)]
+	}
+
+	// MARK: The current scope
+
+	/// The scope the current task (or thread, outside tasks) runs in.
+	@TaskLocal package static var current: StandInScope?
+
+	/// How many scopes are running in the process: while none is, a store's stand-in is found with one relaxed load.
+	private static let activeScopes = Atomic<Int>(0)
+
+	/// The store standing in for `store` in the current scope, or `nil` outside one or when the scope keeps `store`.
+	package static func standIn(for store: any Defaults.Store) -> (any Defaults.Store)? {
+		guard activeScopes.load(ordering: .relaxed) > 0, let current else {
+			return nil
+		}
+		return current.standIn(for: store)
+	}
+
+	/// Runs `body` in this scope.
+	package func run<Result>(_ body: () throws -> Result) rethrows -> Result {
+		begin()
+		defer { end() }
+		return try Self.$current.withValue(self, operation: body)
+	}
+
+	/// Runs the asynchronous `body` in this scope, across its suspension points.
+	package func run<Result>(
+		isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Result
+	) async rethrows -> Result {
+		begin()
+		defer { end() }
+		return try await Self.$current.withValue(self, operation: body, isolation: isolation)
+	}
+
+	/// Marks the replaced stores as stood in for, so that their keys' caches no longer answer reads.
+	private func begin() {
+		Self.activeScopes.add(1, ordering: .relaxed)
+		for store in replaced {
+			StoreRuntime.of(store).beginStandIn()
+		}
+	}
+
+	private func end() {
+		for store in replaced {
+			StoreRuntime.of(store).endStandIn()
+		}
+		Self.activeScopes.subtract(1, ordering: .relaxed)
+	}
+}
+
+extension Defaults {
+	/// `store`, or the store standing in for it in the current scope.
+	@usableFromInline
+	static func resolved(_ store: any Store) -> any Store {
+		StandInScope.standIn(for: store) ?? store
+	}
+}
