@@ -149,6 +149,20 @@ private struct ThemeModel {
 		#expect(Defaults.standardStore.storedValue(forKey: "isolatedDefaultsUntouched") as? String == "kept")
 	}
 
+	/// An app's migrations run in a test's scope migrate the scope's store.
+	@Test func migrationsInAScopeMigrateTheScopesStore() throws {
+		let versionKey = "isolatedDefaultsVersion"
+		let migration = Defaults.Migration(version: 1, .rename(from: "isolatedDefaultsOld", to: "isolatedDefaultsNew"))
+		try withIsolatedDefaults {
+			try Defaults.standardStore.write(5, forKey: "isolatedDefaultsOld")
+			#expect(try Defaults.migrate([migration], versionKey: versionKey) == 1)
+			#expect(try Defaults.migrationVersion(versionKey: versionKey) == 1)
+			#expect(Defaults[Defaults.Key<Int>("isolatedDefaultsNew", default: 0)] == 5)
+		}
+		#expect(try Defaults.migrationVersion(versionKey: versionKey) == 0)
+		#expect(!Defaults.standardStore.storedKeys().contains("isolatedDefaultsNew"))
+	}
+
 	/// Another store, named by choice, is replaced too; one not named is not.
 	@Test func otherStoresAreReplacedWhenNamed() throws {
 		let named = Defaults.InMemoryStore()

@@ -139,7 +139,8 @@ extension Defaults {
 		_ migrations: [Migration], store: any Store = Defaults.standardStore,
 		versionKey: String = Migration.versionKey
 	) throws(MigrationError) -> Int {
-		try MigrationRunner.run(migrations, in: store, versionKey: versionKey)
+		// In a test's isolated scope, the store standing in for `store`: a test runs the app's migrations there.
+		try MigrationRunner.run(migrations, in: resolved(store), versionKey: versionKey)
 	}
 
 	/// The version `store` has reached, as recorded by ``migrate(_:store:versionKey:)``; 0 when none is.
@@ -148,6 +149,6 @@ extension Defaults {
 	public static func migrationVersion(
 		of store: any Store = Defaults.standardStore, versionKey: String = Migration.versionKey
 	) throws(MigrationError) -> Int {
-		try MigrationRunner.recordedVersion(in: store, versionKey: versionKey)
+		try MigrationRunner.recordedVersion(in: resolved(store), versionKey: versionKey)
 	}
 }

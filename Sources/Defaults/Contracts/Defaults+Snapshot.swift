@@ -153,7 +153,7 @@ extension Defaults {
 		public static func write(
 			of store: any Defaults.Store, keys: [Defaults.Keys]? = nil, to url: URL
 		) throws(FileError) {
-			try write(of: store, names: keys?.map(\.name), to: url)
+			try write(of: Defaults.resolved(store), names: keys?.map(\.name), to: url)
 		}
 
 		/// Writes the snapshot of the keys named `names` in `store` (every stored key when `nil`) to `url`.
@@ -262,7 +262,7 @@ extension Defaults {
 		///     (``write(of:keys:to:)`` records them), or every key in the store or the snapshot.
 		/// - Throws: ``Mismatch``, or ``FileError`` when the file cannot be read.
 		public static func verify(_ store: any Defaults.Store, against url: URL, keys: [Defaults.Keys]? = nil) throws {
-			try verify(store, against: url, names: keys?.map(\.name))
+			try verify(Defaults.resolved(store), against: url, names: keys?.map(\.name))
 		}
 
 		/// Checks the stored forms of the keys named `names` (every key when `nil`) against the snapshot at `url`.
