@@ -136,7 +136,7 @@ private struct ThemeModel {
 	@Test func resetAndRemoveAllInAScopeReachTheScopesStoreOnly() throws {
 		Defaults[.untouched] = "kept"
 		defer { Defaults.reset(.untouched) }
-		withIsolatedDefaults {
+		try withIsolatedDefaults {
 			Defaults[.untouched] = "scoped"
 			Defaults.removeAll()
 			#expect(Defaults[.untouched] == "default")
@@ -144,6 +144,8 @@ private struct ThemeModel {
 			Defaults.reset(.untouched)
 			Defaults.reset(["isolatedDefaultsUntouched"])
 			#expect(Defaults[.untouched] == "default")
+			try Defaults.update(.untouched) { $0 += " updated" }
+			#expect(Defaults[.untouched] == "default updated")
 		}
 		#expect(Defaults[.untouched] == "kept")
 		#expect(Defaults.standardStore.storedValue(forKey: "isolatedDefaultsUntouched") as? String == "kept")
