@@ -22,7 +22,7 @@ import Testing
 /// names afresh and keeps the outer one's replacements of the others.
 ///
 /// - Parameters:
-///   - stores: Stores to replace besides ``Defaults/Defaults/standardStore``, such as a suite your keys name.
+///   - stores: Stores to replace besides `Defaults.standardStore`, such as a suite your keys name.
 ///   - body: The code to run against the replacements.
 public func withIsolatedDefaults<Result>(
 	alsoIsolating stores: [any Defaults.Store] = [], _ body: () throws -> Result
@@ -43,7 +43,7 @@ public func withIsolatedDefaults<Result>(
 /// }
 /// ```
 ///
-/// See ``withIsolatedDefaults(alsoIsolating:_:)-(_,()->Result)`` for what the scope covers.
+/// See the synchronous `withIsolatedDefaults(alsoIsolating:_:)` for what the scope covers.
 public func withIsolatedDefaults<Result>(
 	alsoIsolating stores: [any Defaults.Store] = [], isolation: isolated (any Actor)? = #isolation,
 	_ body: () async throws -> Result
@@ -55,7 +55,7 @@ public func withIsolatedDefaults<Result>(
 ///
 /// On a test, the test runs against stores of its own; on a suite, each of its tests (and each case of a
 /// parameterised test) does. Tests that run in parallel never see each other's values, and nothing is written to
-/// disk. Write it as ``Testing/Trait/isolatedDefaults`` or ``Testing/Trait/isolatedDefaults(alsoIsolating:seed:)``:
+/// disk. Write it as `.isolatedDefaults` or `.isolatedDefaults(alsoIsolating:seed:)`:
 ///
 /// ```swift
 /// @Suite(.isolatedDefaults { Defaults[.theme] = .dark })
@@ -88,6 +88,8 @@ public struct IsolatedDefaultsTrait: TestTrait, SuiteTrait, TestScoping {
 	}
 }
 
+/// The spellings of ``IsolatedDefaultsTrait`` in a test's or a suite's traits: `.isolatedDefaults`, with or without
+/// a seed.
 extension Trait where Self == IsolatedDefaultsTrait {
 	/// Gives each test its own in-memory standard store, empty, so that keys read as their defaults.
 	///
@@ -114,7 +116,7 @@ extension Trait where Self == IsolatedDefaultsTrait {
 	/// ```
 	///
 	/// - Parameters:
-	///   - stores: Stores to replace besides ``Defaults/Defaults/standardStore``, such as a suite your keys name.
+	///   - stores: Stores to replace besides `Defaults.standardStore`, such as a suite your keys name.
 	///   - seed: Writes the values each test starts with.
 	public static func isolatedDefaults(
 		alsoIsolating stores: [any Defaults.Store & Sendable] = [], seed: @escaping @Sendable () throws -> Void = {}

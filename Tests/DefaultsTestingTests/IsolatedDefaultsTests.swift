@@ -238,3 +238,22 @@ private final class Heard: Sendable {
 	var values: [String] { state.withLock { $0 } }
 	func append(_ value: String) { state.withLock { $0.append(value) } }
 }
+
+/// On a suite, the trait gives each test a store of its own, seeded afresh: what one test writes, the next never reads.
+@Suite(.isolatedDefaults { Defaults[.visits] = 7 }) struct IsolatedDefaultsSuiteTests {
+	@Test func oneTestOfTheSuite() {
+		#expect(Defaults[.visits] == 7)
+		Defaults[.visits] = 8
+	}
+
+	@Test func anotherTestOfTheSuite() {
+		#expect(Defaults[.visits] == 7)
+		Defaults[.visits] = 9
+	}
+
+	@Test(arguments: [1, 2]) func eachCaseOfAParameterisedTest(increment: Int) {
+		#expect(Defaults[.visits] == 7)
+		Defaults[.visits] += increment
+		#expect(Defaults[.visits] == 7 + increment)
+	}
+}
