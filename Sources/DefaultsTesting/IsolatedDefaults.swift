@@ -51,6 +51,34 @@ public func withIsolatedDefaults<Result>(
 	try await StandInScope(replacing: [Defaults.standardStore] + stores).run(isolation: isolation, body)
 }
 
+/// Replaces the standard store, and each store of `stores`, by a fresh in-memory store for the rest of the process,
+/// for all code that runs outside a scope of its own (`withIsolatedDefaults`, the `.isolatedDefaults` trait), and runs
+/// `seed` against the replacements.
+///
+/// For a preview: a SwiftUI view reads its values when its body is evaluated, after any closure around it returned, so
+/// the process as a whole must read the replacements. Call it at the top of the preview; a second call replaces the
+/// replacements with fresh ones.
+///
+/// ```swift
+/// #Preview {
+/// 	isolateDefaultsForThisProcess {
+/// 		Defaults[.theme] = .dark
+/// 	}
+/// 	return SettingsView()
+/// }
+/// ```
+///
+/// Never call it in a test process whose other tests use the real stores: they would read the replacements too.
+///
+/// - Parameters:
+///   - stores: Stores to replace besides `Defaults.standardStore`, such as a suite your keys name.
+///   - seed: Writes the values the process starts with.
+public func isolateDefaultsForThisProcess(
+	alsoIsolating stores: [any Defaults.Store] = [], seed: () throws -> Void = {}
+) rethrows {
+	try StandInScope(replacing: [Defaults.standardStore] + stores, enclosing: nil).installForProcess(seed: seed)
+}
+
 /// A Swift Testing trait that gives each test its own in-memory standard store (and, by choice, other stores).
 ///
 /// On a test, the test runs against stores of its own; on a suite, each of its tests (and each case of a

@@ -25,7 +25,7 @@ package final class StandInScope: @unchecked Sendable {
 
 	/// A scope in which each store of `replacing` reads and writes a fresh, empty `InMemoryStore`, on top of the
 	/// stand-ins of `enclosing` for the stores it does not name.
-	package init(replacing stores: [any Defaults.Store], enclosing: StandInScope? = StandInScope.current) {
+	package init(replacing stores: [any Defaults.Store], enclosing: StandInScope? = StandInScope.enclosing) {
 		var standIns = enclosing?.standIns ?? [:]
 		var replaced = enclosing?.replaced ?? []
 		for store in stores {
@@ -52,12 +52,33 @@ package final class StandInScope: @unchecked Sendable {
 	/// How many scopes are running in the process: while none is, a store's stand-in is found with one relaxed load.
 	private static let activeScopes = Atomic<Int>(0)
 
-	/// The store standing in for `store` in the current scope, or `nil` outside one or when the scope keeps `store`.
-	package static func standIn(for store: any Defaults.Store) -> (any Defaults.Store)? {
-		guard activeScopes.load(ordering: .relaxed) > 0, let current else {
+	/// The scope of every task and thread that is in no scope of its own, once one is installed for the rest of the
+	/// process (a preview, whose views read their values long after any closure returned).
+	private static let processScope = LockedState<StandInScope?>(nil)
+
+	/// The scope a new scope starts from: the current task's, else the process's.
+	package static var enclosing: StandInScope? {
+		guard activeScopes.load(ordering: .relaxed) > 0 else {
 			return nil
 		}
-		return current.standIn(for: store)
+		return current ?? processScope.withLock { $0 }
+	}
+
+	/// The store standing in for `store` in the current scope, or `nil` outside one or when the scope keeps `store`.
+	package static func standIn(for store: any Defaults.Store) -> (any Defaults.Store)? {
+		enclosing?.standIn(for: store)
+	}
+
+	/// Makes this the scope of all code outside a scope of its own, for the rest of the process, in place of the one
+	/// installed before; `seed` runs in it.
+	package func installForProcess<Result>(seed: () throws -> Result) rethrows -> Result {
+		begin()
+		let previous = Self.processScope.withLock { scope in
+			defer { scope = self }
+			return scope
+		}
+		previous?.end()
+		return try Self.$current.withValue(self, operation: seed)
 	}
 
 	/// Runs `body` in this scope.

@@ -44,6 +44,7 @@ import Testing
 		"WithoutPropagation.swift isSuppressed": "task-local",
 		// A test's isolated scope (the DefaultsTesting library) is a notion of a test process, not of a store.
 		"StandInScope.swift activeScopes": "whether any test scope runs, so that code outside one skips the task-local",
+		"StandInScope.swift processScope": "the scope a preview installs for the whole of its process",
 	]
 
 	/// What makes a stored property process-wide state rather than a constant.

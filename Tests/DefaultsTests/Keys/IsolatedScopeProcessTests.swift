@@ -39,4 +39,20 @@ import Testing
 		#expect(Self.listing(of: home.url) != before)
 		#expect(FileManager.default.fileExists(atPath: config.appending(path: "DefaultsTestHelper.plist").path))
 	}
+
+	/// A preview's scope covers the whole process, threads of their own included, and writes nothing either.
+	@Test func aProcessWideScopeCoversEveryThreadAndWritesNothing() throws {
+		let home = try TemporaryDirectory()
+		let config = home.url.appending(path: ".config", directoryHint: .isDirectory)
+		try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+		let environment = [
+			"HOME": home.url.path(percentEncoded: false), "XDG_CONFIG_HOME": config.path(percentEncoded: false),
+		]
+		let before = Self.listing(of: home.url)
+
+		let result = try ChildProcess.run(["process-isolate", "theme", "dark"], environment: environment)
+		#expect(result.status == 0, "\(result)")
+		#expect(result.lines == ["thread dark", "main dark again"])
+		#expect(Self.listing(of: home.url) == before)
+	}
 }
