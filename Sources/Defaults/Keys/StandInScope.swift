@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 
 /// Stores that stand in for others while some code runs: a test's own in-memory store in place of the standard store
-/// (the `DefaultsTesting` library's `.isolatedDefaults` trait and `withIsolatedDefaults`).
+/// (the `DefaultsTesting` library's `.isolatedDefaults` trait and `withIsolatedDefaults`), or a preview's for the rest
+/// of its process (`isolateDefaultsForThisProcess`).
 ///
 /// The scope is a task-local, so tests running in parallel each see their own stand-ins, and code outside any scope
 /// sees the stores it names. Keys find their store through it (`Keys.suite`, `Keys.runtime`): reads, writes, resets,
@@ -115,7 +116,6 @@ package final class StandInScope: @unchecked Sendable {
 
 extension Defaults {
 	/// `store`, or the store standing in for it in the current scope.
-	@usableFromInline
 	static func resolved(_ store: any Store) -> any Store {
 		StandInScope.standIn(for: store) ?? store
 	}
