@@ -10,7 +10,10 @@ extension Defaults.Keys {
 	fileprivate static let theme = Key<String>("isolatedDefaultsTheme", default: "light")
 	fileprivate static let visits = Key<Int>("isolatedDefaultsVisits", default: 0)
 	fileprivate static let recent = Key<[String]>("isolatedDefaultsRecent", default: [])
+	// One key of the real store per test that writes it, since the tests run in parallel.
 	fileprivate static let untouched = Key<String>("isolatedDefaultsUntouched", default: "default")
+	fileprivate static let observed = Key<String>("isolatedDefaultsObserved", default: "default")
+	fileprivate static let kept = Key<String>("isolatedDefaultsKept", default: "default")
 }
 
 /// What a view model of an app reads at creation, as a preview or a test would build it.
@@ -98,22 +101,22 @@ private struct ThemeModel {
 
 	@Test func observersInAScopeHearTheScopesWritesOnly() {
 		let heard = Heard()
-		defer { Defaults.reset(.untouched) }
+		defer { Defaults.reset(.observed) }
 		withIsolatedDefaults {
-			let observation = Defaults.observe(.untouched, options: []) { change in
+			let observation = Defaults.observe(.observed, options: []) { change in
 				heard.append(change.newValue)
 			}
 			defer { observation.invalidate() }
-			Defaults[.untouched] = "in the scope"
+			Defaults[.observed] = "in the scope"
 			// Another scope's write and a write outside any scope reach other stores: not heard here.
 			withIsolatedDefaults {
-				Defaults[.untouched] = "in another scope"
+				Defaults[.observed] = "in another scope"
 			}
-			Self.onAThreadOfItsOwn { Defaults[.untouched] = "outside" }
-			Defaults[.untouched] = "again"
+			Self.onAThreadOfItsOwn { Defaults[.observed] = "outside" }
+			Defaults[.observed] = "again"
 		}
 		#expect(heard.values == ["in the scope", "again"])
-		#expect(Defaults[.untouched] == "outside")
+		#expect(Defaults[.observed] == "outside")
 	}
 
 	@Test func updatesInAScopeFollowTheScopesStore() async {
@@ -134,21 +137,21 @@ private struct ThemeModel {
 	}
 
 	@Test func resetAndRemoveAllInAScopeReachTheScopesStoreOnly() throws {
-		Defaults[.untouched] = "kept"
-		defer { Defaults.reset(.untouched) }
+		Defaults[.kept] = "kept"
+		defer { Defaults.reset(.kept) }
 		try withIsolatedDefaults {
-			Defaults[.untouched] = "scoped"
+			Defaults[.kept] = "scoped"
 			Defaults.removeAll()
-			#expect(Defaults[.untouched] == "default")
-			Defaults[.untouched] = "scoped"
-			Defaults.reset(.untouched)
-			Defaults.reset(["isolatedDefaultsUntouched"])
-			#expect(Defaults[.untouched] == "default")
-			try Defaults.update(.untouched) { $0 += " updated" }
-			#expect(Defaults[.untouched] == "default updated")
+			#expect(Defaults[.kept] == "default")
+			Defaults[.kept] = "scoped"
+			Defaults.reset(.kept)
+			Defaults.reset(["isolatedDefaultsKept"])
+			#expect(Defaults[.kept] == "default")
+			try Defaults.update(.kept) { $0 += " updated" }
+			#expect(Defaults[.kept] == "default updated")
 		}
-		#expect(Defaults[.untouched] == "kept")
-		#expect(Defaults.standardStore.storedValue(forKey: "isolatedDefaultsUntouched") as? String == "kept")
+		#expect(Defaults[.kept] == "kept")
+		#expect(Defaults.standardStore.storedValue(forKey: "isolatedDefaultsKept") as? String == "kept")
 	}
 
 	/// An app's migrations run in a test's scope migrate the scope's store.
