@@ -260,3 +260,10 @@ private final class Heard: Sendable {
 		#expect(Defaults[.visits] == 7 + increment)
 	}
 }
+
+/// A catalog's check for keys it misses works under the trait too: it compares the stores the keys were declared in.
+@Test(.isolatedDefaults) func aCatalogCheckUnderTheTraitFindsItsKeys() {
+	let key = Defaults.Key<Int>("isolatedDefaultsCatalogued", default: 0)
+	let catalog = Defaults.Catalog([key])
+	#expect(!catalog.uncataloguedKeys().contains("isolatedDefaultsCatalogued"))
+}

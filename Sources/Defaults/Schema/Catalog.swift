@@ -69,7 +69,8 @@ extension Defaults {
 			if let url {
 				destination = url
 			} else {
-				let stores = keys.map(\.suite)
+				// The stores the keys were declared in, whatever test scope stands in for them now.
+				let stores = keys.map(\.declaredSuite)
 				guard let file = stores.first as? any FileBackedStore, stores.allSatisfy({ $0 === file }) else {
 					throw SchemaError(
 						description:
@@ -103,7 +104,8 @@ extension Defaults {
 		/// }
 		/// ```
 		public func uncataloguedKeys(in store: any Store = Defaults.standardStore) -> [String] {
-			let catalogued = Set(keys.filter { $0.suite === store }.map(\.name))
+			// Declared stores: under a test's isolated scope, `suite` is the stand-in, which declares nothing.
+			let catalogued = Set(keys.filter { $0.declaredSuite === store }.map(\.name))
 			let declared = StoreRuntime.of(store).declarations.withLock { Array($0.byName.keys) }
 			return declared.filter { !catalogued.contains($0) }.sorted()
 		}
