@@ -42,9 +42,14 @@ import Testing
 		"Defaults+iCloudCompatibility.swift debugLog": "`Defaults.iCloud.isDebug` is one per process by its API",
 		"Store+AtomicUpdate.swift key": "the key of a thread-local (the store a thread is updating)",
 		"WithoutPropagation.swift isSuppressed": "task-local",
+		"SyncWorker+Journal.swift isApplyingReceived": "task-local: the engine applies a received value",
 		// A test's isolated scope (the DefaultsTesting library) is a notion of a test process, not of a store.
 		"StandInScope.swift activeScopes": "whether any test scope runs, so that code outside one skips the task-local",
 		"StandInScope.swift processScope": "the scope a preview installs for the whole of its process",
+		// Constants the scan cannot tell from state.
+		"Store+AtomicUpdate.swift insideAnotherUpdate": "a constant failure value, built once; nothing changes it",
+		// The main queue.
+		"CallerThreadWait.swift mainQueueMark": "the mark on Dispatch's main queue, which is the process's",
 	]
 
 	/// What makes a stored property process-wide state rather than a constant.
