@@ -150,7 +150,7 @@ extension StoredFormSample {
 		.init("AnySerializable", "mixedArray", [1, "two", 3.5, false] as [Defaults.AnySerializable], default: []),
 
 		// Element bridges named on the key: each element in the pinned form.
-		.init("ElementBridges", "array", moneys, default: [], bridge: .array(of: moneyV2)),
+		.init("ElementBridges", "moneyArray", moneys, default: [], bridge: .array(of: moneyV2)),
 		.init("ElementBridges", "arrayOfRawValues", [Letter.alpha, .beta], default: [], bridge: .array(of: .rawValue)),
 		.init(
 			"ElementBridges", "arrayOfJSONData", [Window(width: 1, height: 2, title: "x")], default: [],
@@ -158,16 +158,16 @@ extension StoredFormSample {
 		.init(
 			"ElementBridges", "arrayOfOptionals", moneys.map { Optional($0) }, default: [],
 			bridge: .array(of: .optional(moneyV2))),
-		.init("ElementBridges", "set", Set(moneys), default: [], bridge: .set(of: moneyV2)),
+		.init("ElementBridges", "moneySet", Set(moneys), default: [], bridge: .set(of: moneyV2)),
 		.init("ElementBridges", "setOfRawValues", Set([Theme.dark, .light]), default: [], bridge: .set(of: .rawValue)),
 		.init(
-			"ElementBridges", "dictionary", ["price": moneys[0], "fee": moneys[1]], default: [:],
+			"ElementBridges", "moneyDictionary", ["price": moneys[0], "fee": moneys[1]], default: [:],
 			bridge: .dictionary(of: moneyV2)),
 		.init(
-			"ElementBridges", "dictionaryWithIntKeys", [1: moneys[0], 2: moneys[1]], default: [:],
+			"ElementBridges", "moneyDictionaryWithIntKeys", [1: moneys[0], 2: moneys[1]], default: [:],
 			bridge: .dictionary(of: moneyV2)),
 		.init(
-			"ElementBridges", "nested", ["shop": moneys, "market": [moneys[1]]], default: [:],
+			"ElementBridges", "moneyDictionaryOfArrays", ["shop": moneys, "market": [moneys[1]]], default: [:],
 			bridge: .dictionary(of: .array(of: moneyV2))),
 	]
 

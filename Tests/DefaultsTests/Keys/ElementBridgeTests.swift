@@ -78,7 +78,7 @@ import Testing
 		}
 		#expect(key.rewriteInCurrentForm())
 		let rewritten = try #require(store.storedValue(forKey: "wallet"))
-		let fixture = try #require(try Fixtures.dictionary("StoredForms/ElementBridges.plist")["set"])
+		let fixture = try #require(try Fixtures.dictionary("StoredForms/ElementBridges.plist")["moneySet"])
 		#expect(Fixtures.isSame(rewritten, fixture), "the order every write of this set gives")
 	}
 
@@ -111,7 +111,8 @@ import Testing
 			return
 		}
 		#expect(key.rewriteInCurrentForm())
-		let fixture = try #require(try Fixtures.dictionary("StoredForms/ElementBridges.plist")["nested"])
+		let fixture = try #require(
+			try Fixtures.dictionary("StoredForms/ElementBridges.plist")["moneyDictionaryOfArrays"])
 		#expect(Fixtures.isSame(try #require(store.storedValue(forKey: "byShop")), fixture))
 	}
 

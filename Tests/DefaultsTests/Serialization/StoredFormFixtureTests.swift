@@ -50,4 +50,15 @@ extension StoredFormSample: CustomTestStringConvertible {
 			#expect(entries.subtracting(names).isEmpty, "\(family): entries without a sample")
 		}
 	}
+
+	/// Programs that write every sample into one store (the `UserDefaults` reload test) name keys by the sample alone: a
+	/// name two families share makes one sample overwrite the other.
+	@Test func everySampleHasANameOfItsOwn() {
+		var seen: [String: String] = [:]
+		for sample in StoredFormSample.all {
+			if let family = seen.updateValue(sample.family, forKey: sample.name) {
+				Issue.record("'\(sample.name)' is a sample of both \(family) and \(sample.family)")
+			}
+		}
+	}
 }
