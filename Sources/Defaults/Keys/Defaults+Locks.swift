@@ -78,7 +78,8 @@ extension Defaults {
 	public static func layer(of key: Keys) -> Layer {
 		let store = key.suite
 		if let layered = store as? any LayeredStore {
-			switch layered.layer(ofKey: key.name) {
+			// An override whose text does not read as the key's value is skipped by reads, and so here.
+			switch layered.layer(ofKey: key.name, skippingOverrides: !key.overrideReads(in: layered)) {
 			case .locked(let file): return .locked(file: file)
 			case .launchArgument: return .launchArgument
 			case .environment(let variable): return .environment(variable: variable)

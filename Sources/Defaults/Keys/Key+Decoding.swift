@@ -105,6 +105,18 @@ extension Defaults.Key {
 		}
 	}
 
+	/// Whether the launch argument or environment variable that overrides the key in `store`, if any, reads as the
+	/// key's value: reads skip one that does not.
+	func readsItsOverride(in store: any Defaults.Store) -> Bool {
+		guard let layered = store as? any LayeredStore, let text = layered.overrideText(forKey: name) else {
+			return true
+		}
+		if case .undecodable = decode(text, in: store) {
+			return false
+		}
+		return true
+	}
+
 	/// A launch argument or environment variable that does not read as the key's value is skipped (it was reported):
 	/// the value of the layer beneath it, if that reads.
 	func valueBeneathUnreadableOverride(in store: any Defaults.Store) -> Value? {

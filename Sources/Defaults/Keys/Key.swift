@@ -46,6 +46,10 @@ extension Defaults {
 			self.declaredRuntime = runtime
 		}
 
+		/// Whether the launch argument or environment variable that overrides the key in `store`, if any, reads as the
+		/// key's value (a key of a known type answers; see `Key`).
+		func overrideReads(in store: any Store) -> Bool { true }
+
 		/// Removes the stored value, so that the key reads as its default again.
 		public func reset() {
 			commit(storedForm: nil)
@@ -89,6 +93,8 @@ extension Defaults {
 	/// them as immutable.
 	public final class Key<Value: Serializable>: Keys, @unchecked Sendable {
 		let staticDefault: Value?
+
+		override func overrideReads(in store: any Store) -> Bool { readsItsOverride(in: store) }
 		private let dynamicDefault: DynamicDefault<Value>?
 
 		/// The bridge the key writes with, and reads with first.

@@ -24,8 +24,9 @@ protocol LayeredStore: Defaults.Store {
 	func storeBeneathLocks(_ value: Any?, forKey key: String)
 	/// The file that locked `key`, if one did.
 	func lockFile(ofKey key: String) -> String?
-	/// The layer `key` reads its value from.
-	func layer(ofKey key: String) -> StoreLayer
+	/// The layer `key` reads its value from; with `skippingOverrides`, the layer beneath launch arguments and the
+	/// environment (a key whose override does not read as its value reads from there).
+	func layer(ofKey key: String, skippingOverrides: Bool) -> StoreLayer
 }
 
 /// A layer a value can come from, as Storage names it; `Defaults.Layer` is what the API says.
@@ -297,15 +298,15 @@ extension Defaults.FileStore {
 		memory.withLock { $0.lockedBy[key] }
 	}
 
-	func layer(ofKey key: String) -> StoreLayer {
+	func layer(ofKey key: String, skippingOverrides: Bool) -> StoreLayer {
 		memory.withLock { memory in
 			if let file = memory.lockedBy[key] {
 				return .locked(file: file)
 			}
-			if memory.arguments[key] != nil {
+			if !skippingOverrides, memory.arguments[key] != nil {
 				return .launchArgument
 			}
-			if let variable = memory.environmentBy[key] {
+			if !skippingOverrides, let variable = memory.environmentBy[key] {
 				return .environment(variable: variable)
 			}
 			if memory.values[key] != nil {

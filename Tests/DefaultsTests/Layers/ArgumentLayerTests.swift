@@ -92,6 +92,9 @@ import Testing
 		#expect(Defaults[count] == 5)
 		#expect(Defaults[count] == 5)
 		#expect(FailureRecorder.failures(forKey: name).count == 1)
+		// The layer it reads from is the one beneath the argument; a key the argument does read says so.
+		#expect(Defaults.layer(of: count) == .stored)
+		#expect(Defaults.layer(of: Defaults.Key<String>(name, default: "", suite: store)) == .launchArgument)
 	}
 
 	@Test func anEmptyEnvironmentPrefixIsRefused() {

@@ -202,8 +202,8 @@ import Testing
 				"point (1, 2) environment(variable: \"MYAPP_point\")",
 				// Reported once, and skipped: the user's value reads.
 				"failure bad",
-				"bad 5 environment(variable: \"MYAPP_bad\")",
-				"bad 5 environment(variable: \"MYAPP_bad\")",
+				"bad 5 stored",
+				"bad 5 stored",
 				"shadowed 2 launchArgument",
 				"locked 9 locked(file: \"\(lockFile)\")",
 				"stored from the environment environment(variable: \"MYAPP_stored\")",
