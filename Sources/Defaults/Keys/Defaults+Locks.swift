@@ -50,24 +50,6 @@ extension Defaults.Store {
 }
 
 extension Defaults {
-	/// Where a key's value comes from, highest first (see <doc:Layers>).
-	public enum Layer: Sendable, Equatable {
-		/// An administrator locked the key in `file` (`<name>.locks.plist` in a folder of `$XDG_CONFIG_DIRS`).
-		case locked(file: String)
-		/// A `-key value` launch argument, for this run only.
-		case launchArgument
-		/// The environment variable `variable`, read because the app asked for its prefix
-		/// (``FileStore/readEnvironment(prefix:)``); also when its text does not read as the key's value, which is
-		/// reported, and the key then reads the layer beneath.
-		case environment(variable: String)
-		/// The user's value, stored in the key's store: the only layer writes change.
-		case stored
-		/// A system-wide default from `file` (`<name>.plist` in a folder of `$XDG_CONFIG_DIRS`).
-		case system(file: String)
-		/// Nothing sets the key: it reads a registered default or its own default value.
-		case defaultValue
-	}
-
 	/// The layer that gives `key` the value it reads now.
 	///
 	/// ```swift
@@ -79,14 +61,7 @@ extension Defaults {
 		let store = key.suite
 		if let layered = store as? any LayeredStore {
 			// An override whose text does not read as the key's value is skipped by reads, and so here.
-			switch layered.layer(ofKey: key.name, skippingOverrides: !key.overrideReads(in: layered)) {
-			case .locked(let file): return .locked(file: file)
-			case .launchArgument: return .launchArgument
-			case .environment(let variable): return .environment(variable: variable)
-			case .stored: return .stored
-			case .system(let file): return .system(file: file)
-			case .defaultValue: return .defaultValue
-			}
+			return layered.layer(ofKey: key.name, skippingOverrides: !key.overrideReads(in: layered))
 		}
 		return store.ownValue(forKey: key.name) == nil ? .defaultValue : .stored
 	}

@@ -26,17 +26,29 @@ protocol LayeredStore: Defaults.Store {
 	func lockFile(ofKey key: String) -> String?
 	/// The layer `key` reads its value from; with `skippingOverrides`, the layer beneath launch arguments and the
 	/// environment (a key whose override does not read as its value reads from there).
-	func layer(ofKey key: String, skippingOverrides: Bool) -> StoreLayer
+	func layer(ofKey key: String, skippingOverrides: Bool) -> Defaults.Layer
 }
 
-/// A layer a value can come from, as Storage names it; `Defaults.Layer` is what the API says.
-enum StoreLayer: Equatable {
-	case locked(file: String)
-	case launchArgument
-	case environment(variable: String)
-	case stored
-	case system(file: String)
-	case defaultValue
+// The layers are Storage's: the key-level API (`Defaults.layer(of:)`, Keys/Defaults+Locks.swift) hands them on as
+// they are.
+extension Defaults {
+	/// Where a key's value comes from, highest first (see <doc:Layers>).
+	public enum Layer: Sendable, Equatable {
+		/// An administrator locked the key in `file` (`<name>.locks.plist` in a folder of `$XDG_CONFIG_DIRS`).
+		case locked(file: String)
+		/// A `-key value` launch argument, for this run only.
+		case launchArgument
+		/// The environment variable `variable`, read because the app asked for its prefix
+		/// (``FileStore/readEnvironment(prefix:)``). A variable whose text does not read as the key's value is
+		/// reported and skipped: the key then reads, and is said to read, the layer beneath.
+		case environment(variable: String)
+		/// The user's value, stored in the key's store: the only layer writes change.
+		case stored
+		/// A system-wide default from `file` (`<name>.plist` in a folder of `$XDG_CONFIG_DIRS`).
+		case system(file: String)
+		/// Nothing sets the key: it reads a registered default or its own default value.
+		case defaultValue
+	}
 }
 
 extension Defaults.Store {
@@ -298,7 +310,7 @@ extension Defaults.FileStore {
 		memory.withLock { $0.lockedBy[key] }
 	}
 
-	func layer(ofKey key: String, skippingOverrides: Bool) -> StoreLayer {
+	func layer(ofKey key: String, skippingOverrides: Bool) -> Defaults.Layer {
 		memory.withLock { memory in
 			if let file = memory.lockedBy[key] {
 				return .locked(file: file)
