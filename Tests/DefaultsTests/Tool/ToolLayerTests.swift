@@ -9,18 +9,13 @@ import Testing
 /// `$XDG_CONFIG_DIRS` (two here, the first shadowing the second); the writing verbs write the user's file only and
 /// refuse a locked key with status 77, writing nothing.
 @Suite(.scaledTimeLimit(minutes: 1)) struct ToolLayerTests {
-	var tool: ToolRunner
+	let tool: ToolRunner
 	let first: URL
 	let second: URL
 
 	init() throws {
-		tool = try ToolRunner()
-		first = tool.folder.file("system-first")
-		second = tool.folder.file("system-second")
-		tool.systemFolders = [first, second]
-		for folder in [first, second] {
-			try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
-		}
+		tool = try ToolRunner(systemFolders: ["system-first", "system-second"])
+		(first, second) = (tool.systemFolders[0], tool.systemFolders[1])
 		try Self.write(["shadowed": "first", "onlyFirst": 1], to: first.appending(path: "app.plist"))
 		try Self.write(
 			["shadowed": "second", "onlySecond": 2, "mine": "system", "channel": "system"],

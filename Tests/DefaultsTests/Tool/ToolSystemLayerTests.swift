@@ -11,19 +11,13 @@ import Testing
 /// folder of `$XDG_CONFIG_DIRS` (two folders here), never through a link planted at those files; anyone else is
 /// refused before anything is written.
 @Suite(.serialized, .scaledTimeLimit(minutes: 1)) struct ToolSystemLayerTests {
-	var tool: ToolRunner
+	let tool: ToolRunner
 	let first: URL
 	let second: URL
 
 	init() throws {
-		tool = try ToolRunner()
-		first = tool.folder.file("system-first")
-		second = tool.folder.file("system-second")
-		tool.systemFolders = [first, second]
-		for folder in [first, second] {
-			try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
-			chmod(folder.path, 0o755)
-		}
+		tool = try ToolRunner(systemFolders: ["system-first", "system-second"])
+		(first, second) = (tool.systemFolders[0], tool.systemFolders[1])
 	}
 
 	@discardableResult

@@ -11,6 +11,17 @@ struct ToolRunner {
 		folder = try TemporaryDirectory()
 	}
 
+	/// A runner whose runs read system-wide defaults from the folders `names`, made in the temporary folder (first
+	/// first), readable by every user as `/etc/xdg` is.
+	init(systemFolders names: [String]) throws {
+		try self.init()
+		systemFolders = names.map { folder.file($0) }
+		for url in systemFolders {
+			try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
+			try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path)
+		}
+	}
+
 	/// The environment every run gets: the temporary folder as the configuration folder, and the system folders.
 	var environment: [String: String] {
 		guard !systemFolders.isEmpty else {
