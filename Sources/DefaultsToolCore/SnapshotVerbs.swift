@@ -55,7 +55,7 @@ extension Verb.Declaration {
 		}
 		let store = try snapshotStore(of: domain)
 		let differences: [Defaults.Snapshot.Difference]
-		do throws(Defaults.Snapshot.FileError) {
+		do throws(Defaults.Snapshot.Error) {
 			differences = try Defaults.Snapshot.differences(in: store, against: url, names: keys)
 		} catch {
 			throw .badValue(error.description)

@@ -80,30 +80,37 @@ extension Defaults {
 			}
 		}
 
-		/// A store that does not match its snapshot, with every difference.
-		public struct Mismatch: Error, CustomStringConvertible, @unchecked Sendable {
+		/// A snapshot file that cannot be read or written, or a store that does not match its snapshot: the
+		/// description names the file and says which, listing every key that differs.
+		public struct Error: Swift.Error, CustomStringConvertible, @unchecked Sendable {
 			/// The snapshot file.
 			public let url: URL
-			/// Every key that differs, sorted by name.
+			/// What is wrong with the file (`could not be read …`); `nil` when the store does not match it.
+			package let fileProblem: String?
+			/// Every key that differs, sorted by name; empty for a problem with the file.
 			package let differences: [Difference]
 
-			/// Every difference, one a line.
-			public var description: String {
-				"The store does not match the snapshot \(url.path(percentEncoded: false)):\n"
-					+ differences.map { "- \($0)" }.joined(separator: "\n")
+			/// A problem with the file itself.
+			init(url: URL, reason: String) {
+				self.url = url
+				self.fileProblem = reason
+				self.differences = []
 			}
-		}
 
-		/// A snapshot file that cannot be read or written.
-		public struct FileError: Error, CustomStringConvertible {
-			/// The snapshot file.
-			public let url: URL
-			/// What went wrong.
-			public let reason: String
+			/// A store that does not match the file.
+			init(url: URL, differences: [Difference]) {
+				self.url = url
+				self.fileProblem = nil
+				self.differences = differences
+			}
 
-			/// The file and the reason, in a sentence.
+			/// The file and what is wrong: the problem with the file, or every difference, one a line.
 			public var description: String {
-				"The snapshot \(url.path(percentEncoded: false)) \(reason)"
+				if let fileProblem {
+					return "The snapshot \(url.path(percentEncoded: false)) \(fileProblem)"
+				}
+				return "The store does not match the snapshot \(url.path(percentEncoded: false)):\n"
+					+ differences.map { "- \($0)" }.joined(separator: "\n")
 			}
 		}
 
@@ -124,7 +131,7 @@ extension Defaults {
 		package static let recordedNamesEntry = "Defaults.Snapshot.keys"
 
 		/// A snapshot that names a key as the entry of recorded names: the two cannot share the file.
-		struct ReservedName: Error, CustomStringConvertible {
+		struct ReservedName: Swift.Error, CustomStringConvertible {
 			var description: String {
 				"'\(recordedNamesEntry)' names the keys of a snapshot; it cannot be a key in one"
 			}
@@ -152,29 +159,29 @@ extension Defaults {
 		/// ```
 		public static func write(
 			of store: any Defaults.Store, keys: [Defaults.Keys]? = nil, to url: URL
-		) throws(FileError) {
+		) throws(Error) {
 			try write(of: Defaults.resolved(store), names: keys?.map(\.name), to: url)
 		}
 
 		/// Writes the snapshot of the keys named `names` in `store` (every stored key when `nil`) to `url`.
-		package static func write(of store: any Defaults.Store, names: [String]?, to url: URL) throws(FileError) {
+		package static func write(of store: any Defaults.Store, names: [String]?, to url: URL) throws(Error) {
 			let data: Data
 			do {
 				data = try self.data(of: store, names: names)
 			} catch {
-				throw FileError(url: url, reason: "could not be encoded as a property list: \(error)")
+				throw Error(url: url, reason: "could not be encoded as a property list: \(error)")
 			}
 			do {
 				try FileManager.default.createDirectory(
 					at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
 				try data.write(to: url, options: .atomic)
 			} catch {
-				throw FileError(url: url, reason: "could not be written: \(error.localizedDescription)")
+				throw Error(url: url, reason: "could not be written: \(error.localizedDescription)")
 			}
 		}
 
 		/// The stored forms in the snapshot file at `url`, normalised, without the names it records.
-		package static func read(from url: URL) throws(FileError) -> [String: Any] {
+		package static func read(from url: URL) throws(Error) -> [String: Any] {
 			try readRecordingNames(from: url).forms
 		}
 
@@ -182,12 +189,12 @@ extension Defaults {
 		/// (`nil` for a snapshot of every stored key).
 		package static func readRecordingNames(
 			from url: URL
-		) throws(FileError) -> (forms: [String: Any], names: [String]?) {
+		) throws(Error) -> (forms: [String: Any], names: [String]?) {
 			let data: Data
 			do {
 				data = try Data(contentsOf: url)
 			} catch {
-				throw FileError(
+				throw Error(
 					url: url,
 					reason:
 						"could not be read (\(error.localizedDescription)); write it with Defaults.Snapshot.write(of:keys:to:), review it and commit it"
@@ -197,7 +204,7 @@ extension Defaults {
 			do {
 				plist = try PropertyListSerialization.propertyList(from: data, format: nil)
 			} catch {
-				throw FileError(url: url, reason: "is not a property list: \(error)")
+				throw Error(url: url, reason: "is not a property list: \(error)")
 			}
 			do throws(Defaults.PropertyList.Error) {
 				guard var dictionary = try Defaults.PropertyList.normalize(plist) as? [String: Any] else {
@@ -212,7 +219,7 @@ extension Defaults {
 				}
 				return (dictionary, names)
 			} catch {
-				throw FileError(url: url, reason: "is not a snapshot: \(error.description)")
+				throw Error(url: url, reason: "is not a snapshot: \(error.description)")
 			}
 		}
 
@@ -243,13 +250,13 @@ extension Defaults {
 		/// A key absent from both is no difference, so a snapshot can pin that a key is not stored.
 		package static func differences(
 			in store: any Defaults.Store, against url: URL, names: [String]? = nil
-		) throws(FileError) -> [Difference] {
+		) throws(Error) -> [Difference] {
 			let snapshot = try readRecordingNames(from: url)
 			let names = names ?? snapshot.names
 			return differences(between: storedForms(in: store, names: names), and: snapshot.forms, names: names)
 		}
 
-		/// Checks `store` against the snapshot at `url`, throwing a ``Mismatch`` that lists every difference.
+		/// Checks `store` against the snapshot at `url`, throwing an ``Error`` that lists every difference.
 		///
 		/// ```swift
 		/// try Defaults.Snapshot.verify(store, against: snapshotURL)
@@ -260,16 +267,18 @@ extension Defaults {
 		///   - url: The snapshot file, an XML property list written by ``write(of:keys:to:)``.
 		///   - keys: The keys to check, such as `[.window, .mime]`; when `nil`, the keys the snapshot was written for
 		///     (``write(of:keys:to:)`` records them), or every key in the store or the snapshot.
-		/// - Throws: ``Mismatch``, or ``FileError`` when the file cannot be read.
-		public static func verify(_ store: any Defaults.Store, against url: URL, keys: [Defaults.Keys]? = nil) throws {
+		/// - Throws: ``Error``, listing every difference, or saying why the file cannot be read.
+		public static func verify(
+			_ store: any Defaults.Store, against url: URL, keys: [Defaults.Keys]? = nil
+		) throws(Error) {
 			try verify(Defaults.resolved(store), against: url, names: keys?.map(\.name))
 		}
 
 		/// Checks the stored forms of the keys named `names` (every key when `nil`) against the snapshot at `url`.
-		package static func verify(_ store: any Defaults.Store, against url: URL, names: [String]?) throws {
+		package static func verify(_ store: any Defaults.Store, against url: URL, names: [String]?) throws(Error) {
 			let differences = try differences(in: store, against: url, names: names)
 			guard differences.isEmpty else {
-				throw Mismatch(url: url, differences: differences)
+				throw Error(url: url, differences: differences)
 			}
 		}
 

@@ -64,7 +64,7 @@ extension Defaults.Keys {
 
 		// A changed form is a mismatch that names the key.
 		store[Defaults.Key<Mime>("mime", default: .text, suite: store)] = .json  // the type's own form: JSON text
-		#expect(throws: Defaults.Snapshot.Mismatch.self) { try Defaults.Snapshot.verify(store, against: snapshot) }
+		#expect(throws: Defaults.Snapshot.Error.self) { try Defaults.Snapshot.verify(store, against: snapshot) }
 	}
 
 	@Test func readOldForms() throws {
