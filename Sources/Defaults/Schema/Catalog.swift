@@ -1,8 +1,8 @@
 import Foundation
 
 extension Defaults {
-	/// The keys of an app, listed once: a description of each, a schema file beside the settings file that tools such
-	/// as the `defaults` command read, and the list to reset or export.
+	/// The keys of an app, listed once: a schema file beside the settings file that tools such as the `defaults`
+	/// command read (each key's type, bridge and default), and the list to reset or export.
 	///
 	/// ```swift
 	/// extension Defaults {
@@ -25,26 +25,27 @@ extension Defaults {
 			self.keys = keys
 		}
 
-		/// What the catalog says of one key.
-		public struct Entry: @unchecked Sendable {
+		/// What the catalog says of one key, as the schema file records it (the app has the keys themselves: their
+		/// names, defaults, ``Defaults/isLocked(_:)`` and ``Defaults/iCloud/keys`` say the rest).
+		package struct Entry: @unchecked Sendable {
 			/// The key's name.
-			public let name: String
+			package let name: String
 			/// The value type, as Swift spells it: `URL`, `Optional<String>`, `Array<Money>`.
-			public let valueType: String
+			package let valueType: String
 			/// The name of the bridge the key writes with.
-			public let bridgeName: String
+			package let bridgeName: String
 			/// The stored form of the key's default: `nil` for an optional key, whose default is `nil`, and for a
 			/// default computed at each read. A normalised property-list value (`String`, `Int`, `[String: Any]` …),
 			/// never changed after it is made.
-			public let storedDefault: Any?
+			package let storedDefault: Any?
 			/// Whether the key is synced (``Defaults/iCloud/add(_:)-(Defaults.Keys...)``).
-			public let isSynced: Bool
+			package let isSynced: Bool
 			/// Whether an administrator locked the key (``Defaults/isLocked(_:)``), as the store reads it now.
-			public let isLocked: Bool
+			package let isLocked: Bool
 		}
 
 		/// The description of each key, in the catalog's order.
-		public var entries: [Entry] {
+		package var entries: [Entry] {
 			schemaEntries.map { entry in
 				Entry(
 					name: entry.name, valueType: entry.type, bridgeName: entry.bridge,
