@@ -34,11 +34,12 @@ extension Defaults {
 	///
 	/// Values are looked up in layers, like `UserDefaults` domains: values an administrator locked, then (for the
 	/// ``standard`` file) `-key value` pairs of the launch arguments, then the stored values, then system-wide defaults
-	/// in `$XDG_CONFIG_DIRS`, then registered defaults. Locks and system-wide defaults belong to the files of
-	/// ``directory`` (``standard``, suites, and those files opened with ``at(_:)``), whichever opener comes first; a
-	/// file elsewhere reads its stored values and registered defaults only. Only stored values are written: a write
-	/// of a key that a launch argument sets reaches the file, and the argument still wins for reads in that run; a
-	/// write of a locked key changes nothing and is reported as a ``Defaults/Failure``.
+	/// in `$XDG_CONFIG_DIRS`, then registered defaults. Locks and system-wide defaults belong to the files of the
+	/// configuration folder, `$XDG_CONFIG_HOME` else `~/.config` (``standard``, suites, and those files opened with
+	/// ``at(_:)``), whichever opener comes first; a file elsewhere reads its stored values and registered defaults
+	/// only. Only stored values are written: a write of a key that a launch argument sets reaches the file, and the
+	/// argument still wins for reads in that run; a write of a locked key changes nothing and is reported as a
+	/// ``Defaults/Failure``.
 	public final class FileStore: Store, CountsItsOwnChanges, HoldsItsAttachments, Sendable {
 		/// The property-list file the store lives in.
 		public let url: URL
@@ -159,8 +160,9 @@ extension Defaults {
 		}
 
 		/// The folder the standard store and named suites live in: `$XDG_CONFIG_HOME` if set to an absolute path,
-		/// else `~/.config`, as for Foundation's `UserDefaults` on Linux.
-		public static var directory: URL {
+		/// else `~/.config`, as for Foundation's `UserDefaults` on Linux. (A program reads it from
+		/// `standard.url`; the `defaults` command and the tests name it.)
+		package static var directory: URL {
 			configurationDirectory()
 		}
 

@@ -5,7 +5,7 @@ enum FileStoreRegistry {
 	private static let stores = LockedState<[String: Defaults.FileStore]>([:])
 
 	/// The store of the file at `url`. Its layers belong to the file, whichever opener comes first (`at(_:)`,
-	/// `standard`, `suite(named:)`): a file in the configuration folder (``Defaults/FileStore/directory``) reads
+	/// `standard`, `suite(named:)`): a file in the configuration folder (`Defaults.FileStore.directory`) reads
 	/// system-wide defaults and locks from `$XDG_CONFIG_DIRS`, and the standard file reads the launch arguments too;
 	/// any other file reads neither. `systemFolders` replaces the folders for a new store (tests).
 	static func store(at url: URL, systemFolders: [URL]? = nil) -> Defaults.FileStore {
