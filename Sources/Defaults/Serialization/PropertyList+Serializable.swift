@@ -1,7 +1,7 @@
 import Foundation
 
 // Where a property-list value is expected from a user (a store's `write` in Keys/Store+Write.swift, an in-memory
-// store's first values, the public normaliser), a `Serializable` value inside a collection is accepted and stored in
+// store's first values, the tool's imports), a `Serializable` value inside a collection is accepted and stored in
 // its bridge's form. Storage itself knows only property-list values; this is the one place that hands it the
 // conversion.
 
@@ -16,7 +16,7 @@ extension Defaults.PropertyList {
 	///   are not strings, a type with no property-list form, a date that is not a number of seconds (NaN or
 	///   infinite), containers nested deeper than 255 levels. Nothing is converted silently into another
 	///   form.
-	public static func normalize(_ value: Any) throws(Error) -> Any {
+	package static func normalize(_ value: Any) throws(Error) -> Any {
 		try normalize(value, depth: 0, convertingOther: serializableStoredForm)
 	}
 
