@@ -16,12 +16,13 @@ import Foundation
 /// for await level in settings.$level.updates { print(level) }
 /// ```
 ///
-/// The projected value (`$level`) is the wrapper itself: it gives ``reset()``, ``updates``, ``key``,
-/// ``defaultValue`` and ``isDefaultValue``.
+/// The projected value (`$level`) is the wrapper itself: it gives ``reset()``, ``updates``, ``defaultValue`` and
+/// ``isDefaultValue``. For anything else, such as an atomic `Defaults.update`, name the key the property was
+/// declared with.
 @propertyWrapper
 public struct Default<Value: Defaults.Serializable>: Sendable {
 	/// The key the property reads and writes.
-	public let key: Defaults.Key<Value>
+	package let key: Defaults.Key<Value>
 
 	/// Creates a property backed by `key`.
 	public init(_ key: Defaults.Key<Value>) {

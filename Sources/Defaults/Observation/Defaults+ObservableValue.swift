@@ -32,7 +32,7 @@ extension Defaults {
 	/// object observes its key for as long as it lives.
 	public final class ObservableValue<Value: Serializable>: Observable, Sendable {
 		/// The key whose value this is.
-		public let key: Key<Value>
+		package let key: Key<Value>
 
 		private let registrar = ObservationRegistrar()
 		private let subscription = LockedState<ChangeSubscription?>(nil)
