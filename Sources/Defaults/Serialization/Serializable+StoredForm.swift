@@ -1,15 +1,17 @@
 import Foundation
 
 extension Defaults {
-	/// Why a value could not be turned into its stored form.
-	public struct SerializationError: Error, Sendable, CustomStringConvertible {
+	/// Why a value could not be turned into its stored form. Package access: a user meets it only as a sentence,
+	/// in a ``Defaults/Failure`` (``Defaults/Failure/Reason/encodingFailed``), an ``Defaults/UpdateError`` or a
+	/// ``Defaults/MigrationError``, which carry it.
+	package struct SerializationError: Error, Sendable, CustomStringConvertible {
 		/// The type whose value could not be stored.
-		public let typeName: String
+		package let typeName: String
 		/// What went wrong.
-		public let reason: String
+		package let reason: String
 
 		/// A sentence naming the type and the reason.
-		public var description: String { "A \(typeName) value could not be stored: \(reason)" }
+		package var description: String { "A \(typeName) value could not be stored: \(reason)" }
 	}
 }
 
