@@ -99,12 +99,12 @@ extension Defaults {
 		public let reason: Reason
 		/// The version of the step that did not complete, if one was running.
 		public let version: Int?
-		/// A sentence that says what went wrong and what was left as it was.
-		public let message: String
+		/// A sentence that says what went wrong and what was left as it was; ``description`` adds the step.
+		package let message: String
 		/// The error a custom step or a write threw.
 		public let underlyingError: (any Error)?
 
-		/// The message, with the step's version.
+		/// What went wrong and what was left as it was, with the step's version.
 		public var description: String {
 			guard let version else {
 				return "Migration failed: \(message)"

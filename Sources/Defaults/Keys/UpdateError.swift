@@ -12,7 +12,7 @@ extension Defaults {
 	/// do {
 	/// 	try Defaults.update(.launchCount) { $0 += 1 }
 	/// } catch let error as Defaults.UpdateError {
-	/// 	print(error.kind, error.message)
+	/// 	print(error.kind, error)
 	/// }
 	/// ```
 	public struct UpdateError: Error, Sendable, CustomStringConvertible {
@@ -38,10 +38,10 @@ extension Defaults {
 
 		/// What went wrong.
 		public let kind: Kind
-		/// What went wrong and what was left as it was, as a sentence.
-		public let message: String
+		/// What went wrong and what was left as it was, as a sentence: the ``description``.
+		package let message: String
 
-		/// The message.
+		/// What went wrong and what was left as it was, as a sentence.
 		public var description: String { message }
 
 		package init(_ kind: Kind, _ message: String) {

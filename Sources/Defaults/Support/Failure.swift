@@ -29,8 +29,8 @@ extension Defaults {
 		public let keyName: String
 		/// What kind of failure this is.
 		public let reason: Reason
-		/// A sentence that says what happened and why.
-		public let message: String
+		/// A sentence that says what happened and why; ``description`` is the same with the package's name first.
+		package let message: String
 		/// For a ``Reason/decodingFailed`` failure: what was stored, which bridges tried it, and why they refused it.
 		public let decodingError: DecodingError?
 
@@ -42,7 +42,7 @@ extension Defaults {
 			self.decodingError = decodingError
 		}
 
-		/// The message, prefixed with the package name.
+		/// A sentence that says what happened and why, prefixed with the package name.
 		public var description: String { "Defaults: \(message)" }
 	}
 

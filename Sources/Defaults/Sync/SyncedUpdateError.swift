@@ -43,8 +43,8 @@ extension Defaults {
 		public let keyNames: [String]
 		/// What went wrong.
 		public let reason: Reason
-		/// A sentence saying what went wrong and what changed.
-		public let message: String
+		/// A sentence saying what went wrong and what changed: the ``description``.
+		package let message: String
 
 		package init(keyNames: [String], reason: Reason, message: String) {
 			self.keyNames = keyNames
@@ -54,11 +54,11 @@ extension Defaults {
 
 		/// Whether the update certainly changed nothing, locally or remotely (every reason but
 		/// ``Reason-swift.enum/outcomeUnknown``).
-		public var changedNothing: Bool {
+		package var changedNothing: Bool {
 			reason != .outcomeUnknown
 		}
 
-		/// ``message``.
+		/// A sentence saying what went wrong and what changed.
 		public var description: String {
 			message
 		}

@@ -149,7 +149,7 @@ extension Defaults.Keys {
 		let failureHandler: @Sendable (Defaults.Failure) -> Void = { failure in
 			if failure.reason == .decodingFailed {
 				printed.withLock {
-					$0.append("\(failure.keyName): \(failure.decodingError?.reason ?? failure.message)")
+					$0.append("\(failure.keyName): \(failure.decodingError?.reason ?? failure.description)")
 				}
 			}
 		}
