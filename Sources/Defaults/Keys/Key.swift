@@ -172,7 +172,8 @@ extension Defaults {
 		///     locally only. The well-known Defaults package's spelling: `Key<String>("theme", default: "light",
 		///     iCloud: true)`.
 		///   - bridge: How the key stores its values; `nil` (the default) uses the bridge the type picks. Naming one
-		///     pins the stored form against later changes to the type.
+		///     pins the stored form against later changes to the type: a built-in form such as `.rawValue`, or a
+		///     bridge of your own as `.init(UserBridge())`.
 		///   - alsoReading: Older forms to accept when reading, tried in order.
 		public convenience init(
 			_ name: String, default defaultValue: Value, suite: any Store = Defaults.standardStore,
@@ -187,12 +188,13 @@ extension Defaults {
 			}
 		}
 
-		/// Creates a key that stores its values through `bridge`, any ``Defaults/Bridge`` for the value type.
+		/// Creates a key that stores its values through `bridge`, any ``Defaults/Bridge`` for the value type: the
+		/// package's shorthand for `bridge: .init(UserBridge())`, which users write.
 		///
 		/// ```swift
 		/// static let user = Key<User>("user", default: .guest, bridge: UserBridge())
 		/// ```
-		public convenience init<CustomBridge: Defaults.Bridge>(
+		package convenience init<CustomBridge: Defaults.Bridge>(
 			_ name: String, default defaultValue: Value, suite: any Store = Defaults.standardStore,
 			bridge: CustomBridge, alsoReading: [AnyBridge<Value>] = []
 		) where CustomBridge.Value == Value {

@@ -81,7 +81,7 @@ extension Defaults.Keys {
 	@Test func aBridgePinnedOnAKey() {
 		let store = Defaults.InMemoryStore()
 		let border = Defaults.Key<RGBColor>(
-			"border", default: RGBColor(red: 0, green: 0, blue: 0), suite: store, bridge: RGBColorBridge())
+			"border", default: RGBColor(red: 0, green: 0, blue: 0), suite: store, bridge: .init(RGBColorBridge()))
 		store[border] = RGBColor(red: 1, green: 2, blue: 3)
 		#expect(store.storedValue(forKey: "border") as? String == "#010203")
 		let wrapped = Defaults.AnyBridge(RGBColorBridge())
