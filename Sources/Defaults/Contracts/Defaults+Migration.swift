@@ -12,10 +12,10 @@ extension Defaults {
 	/// 	.init(version: 1, "Rename the window key", .rename(from: "mainWindow", to: "window")),
 	/// 	.init(version: 2, "Window: JSON data to JSON text", .convert(.window)),
 	/// 	.init(version: 3, "Drop the old cache", .remove("thumbnailCache")),
-	/// 	.init(version: 4, "Split the name") { store in
+	/// 	.init(version: 4, "Split the name", .custom { store in
 	/// 		guard let full = store.storedValue(forKey: "fullName") as? String else { return }
 	/// 		try store.write(full.split(separator: " ").first.map(String.init), forKey: "firstName")
-	/// 	},
+	/// 	}),
 	/// ])
 	/// ```
 	///
@@ -50,22 +50,15 @@ extension Defaults {
 			self.init(version: version, description, operations)
 		}
 
-		/// Creates a step that runs `operations` in order.
-		///
-		/// ```swift
-		/// Defaults.Migration(version: 3, .remove("thumbnailCache"))
-		/// ```
-		public init(version: Int, _ operations: Operation...) {
+		/// Creates a step without a description (the package's tests; a user's step says what it does, for errors and
+		/// logs).
+		package init(version: Int, _ operations: Operation...) {
 			self.init(version: version, "", operations)
 		}
 
-		/// Creates a step that runs `body` with the store being migrated.
-		///
-		/// `body` may run again after a crash, so write it to give the same result when it does: look at what is
-		/// stored and do only what is left. Write through ``Defaults/Store/write(_:forKey:)`` and
-		/// ``Defaults/Store/removeValue(forKey:)``, so that observers are told. Throwing stops the migration before
-		/// this step is recorded.
-		public init(
+		/// Creates a step that runs `body` with the store being migrated: for the package's tests, the step
+		/// `init(version:_:_:)` with the one operation `.custom(_:_:)` that users write.
+		package init(
 			version: Int, _ description: String = "", _ body: @escaping @Sendable (any Defaults.Store) throws -> Void
 		) {
 			self.init(version: version, description, [.custom(description.isEmpty ? "custom step" : description, body)])
@@ -117,8 +110,8 @@ extension Defaults {
 	///
 	/// ```swift
 	/// try Defaults.migrate([
-	/// 	.init(version: 1, .rename(from: "mainWindow", to: "window")),
-	/// 	.init(version: 2, .convert(.window)),
+	/// 	.init(version: 1, "Rename the window key", .rename(from: "mainWindow", to: "window")),
+	/// 	.init(version: 2, "Window: JSON data to JSON text", .convert(.window)),
 	/// ])
 	/// ```
 	///

@@ -153,7 +153,7 @@ extension Defaults.Migration {
 		/// extension Defaults.Keys {
 		/// 	static let window = Key<Window>("window", default: .init(), bridge: .json, alsoReading: [.jsonData])
 		/// }
-		/// Defaults.Migration(version: 2, .convert(.window))
+		/// Defaults.Migration(version: 2, "Window: JSON data to JSON text", .convert(.window))
 		/// ```
 		///
 		/// The store migrated is the one given to ``Defaults/migrate(_:store:versionKey:)``, not the key's own.
@@ -165,9 +165,19 @@ extension Defaults.Migration {
 			convert(key.name, from: key.alsoReading, to: key.bridge, ifUndecodable: policy)
 		}
 
-		/// Runs `body` with the store being migrated.
+		/// Runs `body` with the store being migrated: a step of your own code.
 		///
-		/// `body` may run again after a crash: write it so that running it again gives the same result.
+		/// ```swift
+		/// Defaults.Migration(version: 4, "Split the name", .custom { store in
+		/// 	guard let full = store.storedValue(forKey: "fullName") as? String else { return }
+		/// 	try store.write(full.split(separator: " ").first.map(String.init), forKey: "firstName")
+		/// })
+		/// ```
+		///
+		/// `body` may run again after a crash, so write it to give the same result when it does: look at what is
+		/// stored and do only what is left. Write through ``Defaults/Store/write(_:forKey:)`` and
+		/// ``Defaults/Store/removeValue(forKey:)``, so that observers are told. Throwing stops the migration before
+		/// the step is recorded.
 		public static func custom(
 			_ description: String = "custom operation", _ body: @escaping @Sendable (any Defaults.Store) throws -> Void
 		) -> Self {
