@@ -17,7 +17,7 @@ extension Defaults {
 	///
 	/// The built-in forms are ``automatic`` (the type's own bridge), ``rawValue``, ``json`` (JSON text, the
 	/// well-known Defaults package's form), ``jsonData`` (JSON as `Data`, the form of several other settings
-	/// libraries), ``keyedArchive`` and ``uuidString``; any ``Defaults/Bridge`` can be wrapped with ``init(_:)``.
+	/// libraries) and ``keyedArchive``; any ``Defaults/Bridge`` can be wrapped with ``init(_:)``.
 	public struct AnyBridge<Value>: Bridge, @unchecked Sendable {
 		/// A short name for messages, such as `JSON text` or `RawRepresentableBridge<Mime>`.
 		package let name: String
@@ -121,8 +121,8 @@ extension Defaults.AnyBridge where Value: NSObject & NSSecureCoding {
 }
 
 extension Defaults.AnyBridge where Value == UUID {
-	/// The `uuidString`.
-	public static var uuidString: Self { Self(Defaults.UUIDBridge()) }
+	/// The `uuidString`: the bridge `UUID` picks for itself, so ``automatic`` names the same form.
+	package static var uuidString: Self { Self(Defaults.UUIDBridge()) }
 }
 
 // MARK: Decoding once, with the reason a stored value does not decode

@@ -1,8 +1,9 @@
 extension Defaults {
 	/// Why a stored value did not decode: what was stored, which bridges tried it, and why each refused it.
 	public struct DecodingError: Error, @unchecked Sendable, CustomStringConvertible {
-		/// The key whose value did not decode.
-		public let keyName: String
+		/// The key whose value did not decode: the one the caller named, the ``Defaults/Failure/keyName`` of the
+		/// failure that carries this error.
+		package let keyName: String
 		/// The stored value, as a normalised property-list value. It is left in the store as it is.
 		public let storedValue: Any
 		/// The bridge the key reads with first.
