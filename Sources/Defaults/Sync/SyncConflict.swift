@@ -25,8 +25,8 @@ extension Defaults {
 		/// synced stored form.
 		public let winningRemoteValue: Any?
 		/// The remote revision of the winning value (0 when it was a removal this machine did not see the revision
-		/// of).
-		public let remoteRevision: Int64
+		/// of); the ``description`` names it.
+		package let remoteRevision: Int64
 
 		/// A sentence naming the key and both values.
 		public var description: String {

@@ -15,8 +15,9 @@ extension Defaults {
 		public var pendingCount: Int
 		/// The last error met talking to the remote, `nil` once it answers again.
 		public var lastError: String?
-		/// The remote's revision the engine has seen changes up to.
-		public var revision: Int64
+		/// The remote's revision the engine has seen changes up to: for the tests, which wait for it to pass a
+		/// revision, and for the debug log (``Defaults/iCloud/isDebug``), which prints it.
+		package var revision: Int64
 
 		/// Creates a status.
 		package init(isConnected: Bool = false, pendingCount: Int = 0, lastError: String? = nil, revision: Int64 = 0) {
