@@ -136,10 +136,11 @@ extension Defaults {
 		try MigrationRunner.run(migrations, in: resolved(store), versionKey: versionKey)
 	}
 
-	/// The version `store` has reached, as recorded by ``migrate(_:store:versionKey:)``; 0 when none is.
+	/// The version `store` has reached, as recorded by ``migrate(_:store:versionKey:)``; 0 when none is. For the
+	/// tests: a program learns it from `migrate`, which returns it.
 	///
 	/// - Throws: ``MigrationError`` with ``MigrationError/Reason/unreadableVersion`` when the key holds something else.
-	public static func migrationVersion(
+	package static func migrationVersion(
 		of store: any Store = Defaults.standardStore, versionKey: String = Migration.versionKey
 	) throws(MigrationError) -> Int {
 		try MigrationRunner.recordedVersion(in: resolved(store), versionKey: versionKey)

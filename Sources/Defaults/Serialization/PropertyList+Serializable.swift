@@ -43,14 +43,15 @@ extension Defaults.PropertyList {
 }
 
 extension Defaults.InMemoryStore {
-	/// Creates a store holding `values`, which are normalised first.
+	/// Creates a store holding `values`, which are normalised first: for the `defaults` command and the tests (a
+	/// program seeds a store with its keys, or with ``Defaults/Store/write(_:forKey:)``).
 	///
 	/// ```swift
 	/// let store = try Defaults.InMemoryStore(values: ["volume": 7, "recent": ["a", "b"]])
 	/// ```
 	///
 	/// - Throws: ``Defaults/PropertyList/Error`` if a value is not a property-list value.
-	public convenience init(values: [String: Any] = [:]) throws {
+	package convenience init(values: [String: Any] = [:]) throws {
 		self.init(normalizedValues: try Defaults.PropertyList.normalize(values) as? [String: Any] ?? [:])
 	}
 }

@@ -70,7 +70,8 @@ private final class DictionaryStore: Defaults.Store {
 		store[volume] = 7
 		#expect(store.dictionaryRepresentation as? [String: Int] == ["volume": 7])  // ["volume": 7]
 
-		let seeded = try Defaults.InMemoryStore(values: ["volume": 3])  // start from stored forms
+		let seeded = Defaults.InMemoryStore()
+		try seeded.write(3, forKey: "volume")  // start from stored forms
 		#expect(seeded[volume] == 3)  // 3
 	}
 
