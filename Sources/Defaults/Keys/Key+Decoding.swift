@@ -227,12 +227,12 @@ extension Defaults.Key {
 
 	/// Writes the stored value again in the key's current form, if it was read from one of its older forms.
 	///
-	/// Reading an older form never rewrites it by itself; call this (for example once at launch) to convert it
-	/// now rather than at the next write.
+	/// Reading an older form never rewrites it by itself. For the package's tests: a program converts stored values
+	/// once, in a migration step (`.convert(key)`, which runs this conversion and records that it ran).
 	///
 	/// - Returns: Whether the value was rewritten.
 	@discardableResult
-	public func rewriteInCurrentForm(in store: (any Defaults.Store)? = nil) -> Bool {
+	package func rewriteInCurrentForm(in store: (any Defaults.Store)? = nil) -> Bool {
 		let store = store ?? suite
 		// The store's own value only: a system-wide default or a launch argument in an older form is not the user's
 		// to rewrite, and copying it into the user's file would shadow the administrator's later edits.

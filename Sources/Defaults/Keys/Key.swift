@@ -102,8 +102,8 @@ extension Defaults {
 
 		/// Further forms the key accepts when reading, tried in order when ``bridge`` cannot read the stored value.
 		///
-		/// A value read in one of these forms is rewritten in the current form at the next write, or at once with
-		/// ``Defaults/Key/rewriteInCurrentForm(in:)``.
+		/// A value read in one of these forms is rewritten in the current form at the next write, or by a migration's
+		/// `.convert(key)`.
 		package let alsoReading: [AnyBridge<Value>]
 
 		// Scalars stored as they are are read with a cast; only the type's own bridge allows it.

@@ -17,9 +17,8 @@ extension Defaults.AnyBridge {
 	/// ```
 	///
 	/// A stored array in which some element was read through an older form reads as
-	/// `.olderForm` in ``Defaults/storedState(of:)``, naming that form, so
-	/// ``Defaults/Key/rewriteInCurrentForm(in:)`` and a migration's `.convert(key)` write every element in the
-	/// current form; until then reading changes nothing. The bridges compose with the other collections:
+	/// `.olderForm` in ``Defaults/storedState(of:)``, naming that form, so a migration's `.convert(key)` writes
+	/// every element in the current form; until then reading changes nothing. The bridges compose with the other collections:
 	/// `.dictionary(of: .array(of: money))` for `[String: [Money]]`, `.array(of: .optional(money))` for `[Money?]`.
 	/// `.array(of: .automatic)` stores exactly what the key stores without a bridge.
 	///

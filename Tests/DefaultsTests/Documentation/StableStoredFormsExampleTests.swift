@@ -69,6 +69,8 @@ extension Defaults.Keys {
 
 	@Test func readOldForms() throws {
 		defer { Defaults.reset(.layout) }
+		let versionKey = "stableLayoutVersion"
+		defer { Defaults.reset(versionKey) }
 		let data = try JSONEncoder().encode(Window(width: 10, height: 20))
 		try Defaults.standardStore.write(data, forKey: "stableLayout")  // JSON data, as another library stored it
 		#expect(Defaults[.layout].width == 10)
@@ -78,7 +80,10 @@ extension Defaults.Keys {
 			return
 		}
 		#expect(!bridgeName.isEmpty)
-		#expect(Defaults.Keys.layout.rewriteInCurrentForm())  // true if it was in the older form
+		// The article's step, under a version key of this test's own.
+		let reached = try Defaults.migrate(
+			[.init(version: 1, "Layout: JSON data to JSON text", .convert(.layout))], versionKey: versionKey)  // rewritten now
+		#expect(reached == 1)
 
 		switch Defaults.storedState(of: .layout) {
 		case .absent, .olderForm, .undecodable: Issue.record("expected the current form")
