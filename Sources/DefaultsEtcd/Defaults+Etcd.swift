@@ -9,7 +9,7 @@ extension Defaults.iCloud {
 	///
 	/// ```swift
 	/// let etcd = try EtcdClient(endpoints: ["http://127.0.0.1:2379"])
-	/// Defaults.iCloud.configure(remote: etcd, prefix: "/defaults/editor/")
+	/// let engine = Defaults.iCloud.configure(remote: etcd, prefix: "/defaults/editor/")
 	/// ```
 	///
 	/// - Parameters:
@@ -18,8 +18,9 @@ extension Defaults.iCloud {
 	///     prefix share values.
 	///   - store: The store whose keys are synced.
 	///   - stateFile: Where the offline queue's state is kept; by default beside the store's settings file.
-	/// - Returns: The engine, for its ``/Defaults/Defaults/SyncEngine/status`` and
-	///   ``/Defaults/Defaults/SyncEngine/conflicts``.
+	/// - Returns: The engine: keep it for its ``/Defaults/Defaults/SyncEngine/status`` and
+	///   ``/Defaults/Defaults/SyncEngine/statusUpdates``, its ``/Defaults/Defaults/SyncEngine/conflicts``, and
+	///   ``/Defaults/Defaults/SyncEngine/synchronize()``, which says whether every change went out.
 	@discardableResult
 	public static func configure(
 		remote: EtcdClient, prefix: String, store: any Defaults.Store = Defaults.standardStore, stateFile: URL? = nil

@@ -60,8 +60,8 @@ extension Defaults {
 			registry.withLock { $0.engine }
 		}
 
-		/// Whether changes are pushed and pulled in the background (the default); when `false`, only
-		/// ``synchronize()`` syncs.
+		/// Whether changes are pushed and pulled in the background (the default); when `false`, only ``sync()`` (or
+		/// the engine's ``SyncEngine/synchronize()``) syncs.
 		public static var isSyncingAutomatically: Bool {
 			get { registry.withLock { $0.isSyncingAutomatically } }
 			set {
@@ -144,34 +144,37 @@ extension Defaults {
 			}
 		}
 
-		/// Pushes pending local changes and pulls the latest remote values now.
-		///
-		/// - Returns: whether the remote answered and every pending change went out; `false` also when no remote is
-		///   configured (``SyncEngine/synchronize()`` says more).
+		/// The configured engine's ``SyncEngine/synchronize()``; `false` when no remote is configured. For the tests:
+		/// a program calls ``sync()`` or ``waitForSyncCompletion()``, or, to know the outcome, the `synchronize()` of
+		/// the engine that `configure` returned.
 		@discardableResult
-		public static func synchronize() async -> Bool {
+		package static func synchronize() async -> Bool {
 			await engine?.synchronize() ?? false
 		}
 
-		/// ``synchronize()`` under the well-known package's name.
+		/// Pushes pending local changes and pulls the latest remote values now, under the well-known package's name;
+		/// returns at once when no remote is configured. The engine `configure` returned says whether every change
+		/// went out (``SyncEngine/synchronize()``).
 		public static func sync() async {
 			await synchronize()
 		}
 
-		/// Starts ``synchronize()`` and returns at once, as the well-known package's method of that name does.
+		/// Starts ``sync()`` and returns at once, as the well-known package's method of that name does.
 		public static func syncWithoutWaiting() {
 			Task {
 				await synchronize()
 			}
 		}
 
-		/// What sync is doing now: connected, how many changes wait, the last error.
-		public static var status: SyncStatus {
+		/// What the configured engine is doing now (for the tests: a program reads the ``SyncEngine/status`` of the
+		/// engine `configure` returned).
+		package static var status: SyncStatus {
 			engine?.status ?? SyncStatus(lastError: "no remote is configured")
 		}
 
-		/// The configured engine's status now and at each change; ends at once when nothing is configured.
-		public static var statusUpdates: AsyncStream<SyncStatus> {
+		/// The configured engine's status now and at each change; ends at once when nothing is configured. The debug
+		/// log reads it; a program reads the engine's ``SyncEngine/statusUpdates``.
+		package static var statusUpdates: AsyncStream<SyncStatus> {
 			guard let engine else {
 				return AsyncStream { $0.finish() }
 			}
@@ -179,14 +182,8 @@ extension Defaults {
 		}
 
 		/// Each local change of a synced key that loses a conflict from now on, as the configured engine's
-		/// ``Defaults/SyncEngine/conflicts``; ends at once when nothing is configured.
-		///
-		/// ```swift
-		/// for await conflict in Defaults.iCloud.conflicts {
-		/// 	print("kept the other machine's value of \(conflict.keyName)")
-		/// }
-		/// ```
-		public static var conflicts: AsyncStream<SyncConflict> {
+		/// ``Defaults/SyncEngine/conflicts``, which a program reads; ends at once when nothing is configured.
+		package static var conflicts: AsyncStream<SyncConflict> {
 			guard let engine else {
 				return AsyncStream { $0.finish() }
 			}

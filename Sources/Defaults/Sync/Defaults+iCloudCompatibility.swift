@@ -18,8 +18,8 @@ extension Defaults.iCloud {
 	///
 	/// Syncing is automatic; call this where the program must not go on before its changes are on the remote, such as
 	/// before it exits. It returns at once when no remote is configured, and when the remote cannot be reached (the
-	/// changes then stay queued, and are pushed when it answers again). ``synchronize()`` does the same and says
-	/// whether the remote answered and every change went out.
+	/// changes then stay queued, and are pushed when it answers again). The engine `configure` returned does the same with
+	/// ``Defaults/SyncEngine/synchronize()``, which says whether the remote answered and every change went out.
 	///
 	/// ```swift
 	/// Defaults[.theme] = "dark"
@@ -29,8 +29,8 @@ extension Defaults.iCloud {
 		await synchronize()
 	}
 
-	/// Whether to log what sync does: each change of ``status`` (connected, pending changes, last error) is written to
-	/// standard error, prefixed with `Defaults.iCloud:`.
+	/// Whether to log what sync does: each change of the configured engine's ``Defaults/SyncEngine/status``
+	/// (connected, pending changes, last error) is written to standard error, prefixed with `Defaults.iCloud:`.
 	///
 	/// Set it before or after `configure(remote:prefix:store:stateFile:)`: set before, it starts logging once an
 	/// engine is configured.

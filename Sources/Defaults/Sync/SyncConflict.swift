@@ -10,7 +10,8 @@ extension Defaults {
 	/// To keep the local edit after all, write it again: it is then made knowing the winner, and wins.
 	///
 	/// ```swift
-	/// for await conflict in Defaults.iCloud.conflicts {
+	/// let engine = Defaults.iCloud.configure(remote: etcd, prefix: "/defaults/editor/")
+	/// for await conflict in engine.conflicts {
 	/// 	if askUser("Keep your change of \(conflict.keyName)?") {
 	/// 		try engine.store.write(conflict.discardedLocalValue, forKey: conflict.keyName)
 	/// 	}

@@ -4,7 +4,8 @@ extension Defaults {
 	/// What a ``Defaults/SyncEngine`` is doing, for a status line.
 	///
 	/// ```swift
-	/// for await status in Defaults.iCloud.statusUpdates {
+	/// let engine = Defaults.iCloud.configure(remote: etcd, prefix: "/defaults/editor/")
+	/// for await status in engine.statusUpdates {
 	/// 	label = status.isConnected ? "Synced" : "Offline, \(status.pendingCount) waiting"
 	/// }
 	/// ```
