@@ -80,9 +80,9 @@ extension Defaults.Keys {
 			return
 		}
 		#expect(!bridgeName.isEmpty)
-		// The article's step, under a version key of this test's own.
+		// The article's step (rewritten now), under a version key of this test's own.
 		let reached = try Defaults.migrate(
-			[.init(version: 1, "Layout: JSON data to JSON text", .convert(.layout))], versionKey: versionKey)  // rewritten now
+			[.init(version: 1, "Layout: JSON data to JSON text", .convert(.layout))], versionKey: versionKey)
 		#expect(reached == 1)
 
 		switch Defaults.storedState(of: .layout) {
