@@ -60,8 +60,8 @@ extension Defaults {
 			registry.withLock { $0.engine }
 		}
 
-		/// Whether changes are pushed and pulled in the background (the default); when `false`, only ``sync()`` (or
-		/// the engine's ``SyncEngine/synchronize()``) syncs.
+		/// Whether changes are pushed and pulled in the background (the default); when `false`, only
+		/// ``waitForSyncCompletion()`` (or the engine's ``SyncEngine/synchronize()``) syncs.
 		public static var isSyncingAutomatically: Bool {
 			get { registry.withLock { $0.isSyncingAutomatically } }
 			set {
@@ -145,22 +145,22 @@ extension Defaults {
 		}
 
 		/// The configured engine's ``SyncEngine/synchronize()``; `false` when no remote is configured. For the tests:
-		/// a program calls ``sync()`` or ``waitForSyncCompletion()``, or, to know the outcome, the `synchronize()` of
-		/// the engine that `configure` returned.
+		/// a program calls ``waitForSyncCompletion()``, or, to know the outcome, the `synchronize()` of the engine
+		/// that `configure` returned.
 		@discardableResult
 		package static func synchronize() async -> Bool {
 			await engine?.synchronize() ?? false
 		}
 
-		/// Pushes pending local changes and pulls the latest remote values now, under the well-known package's name;
-		/// returns at once when no remote is configured. The engine `configure` returned says whether every change
-		/// went out (``SyncEngine/synchronize()``).
-		public static func sync() async {
+		/// ``waitForSyncCompletion()`` under the name the well-known package used for it before its 9.0 release
+		/// (where it is internal); nothing here calls it.
+		package static func sync() async {
 			await synchronize()
 		}
 
-		/// Starts ``sync()`` and returns at once, as the well-known package's method of that name does.
-		public static func syncWithoutWaiting() {
+		/// Starts a synchronisation and returns at once, as the well-known package's internal method of that name
+		/// does; the engine syncs in the background anyway.
+		package static func syncWithoutWaiting() {
 			Task {
 				await synchronize()
 			}
