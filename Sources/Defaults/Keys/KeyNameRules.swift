@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 
 extension Defaults {
-	/// Whether `name` follows the rules for key names: ASCII, not starting with `@`, without `.`.
+	/// Whether `name` follows the rules for key names: ASCII, not starting with `@`, without `.`. Package access, as
+	/// in the well-known package, whose own tests call it through `@testable import`.
 	///
 	/// A key with a name that breaks them still works with the package's own stores, but not with key-value
 	/// observation on Apple platforms; creating one reports a ``Defaults/Failure`` with reason
@@ -12,7 +13,7 @@ extension Defaults {
 	/// Defaults.isValidKeyPath(name: "theme")      // true
 	/// Defaults.isValidKeyPath(name: "ui.theme")   // false
 	/// ```
-	public static func isValidKeyPath(name: String) -> Bool {
+	package static func isValidKeyPath(name: String) -> Bool {
 		KeyNameRules.violation(in: name) == nil
 	}
 }

@@ -62,11 +62,6 @@ extension Defaults.Keys {
 		#expect(extra.get(Float.self) == 0.5)
 		#expect(extra.propertyListValue as? Double == 0.5)
 
-		#expect(Defaults.isValidKeyPath(name: "theme"))
-		#expect(!Defaults.isValidKeyPath(name: "ui.theme"))
-		#expect(!Defaults.isValidKeyPath(name: "@theme"))
-		#expect(!Defaults.isValidKeyPath(name: "thème"))
-
 		let volume = Defaults.Key<Int>("comingVolume", default: 1, suite: suite)
 		suite[volume] = 5
 		var heard: [Int] = []

@@ -11,7 +11,7 @@ extension Defaults.Keys {
 	fileprivate static let compatibilityOptional = Key<String?>("compatibilityOptional", iCloud: true)
 	fileprivate static let compatibilityDynamic = Key<Int>("compatibilityDynamic", iCloud: true) { 42 }
 	fileprivate static let compatibilityDynamicLabelled = Key<Int>(
-		"compatibilityDynamicLabelled", default: { 7 }, iCloud: true)
+		"compatibilityDynamicLabelled", iCloud: true, default: { 7 })
 	fileprivate static let compatibilityInMemory = Key<CompatibilityTheme?>(
 		"compatibilityInMemory", suite: Defaults.InMemoryStore(), iCloud: false)
 }
