@@ -37,6 +37,9 @@ struct Domain {
 	/// domain in the configuration folder, as a suite's store reads them; none for any other file, which the app
 	/// opens with `FileStore.at`, which reads no other layer.
 	let systemFolders: [URL]
+	/// The name of the domain's files in `systemFolders`: its name in the configuration folder, as the app's store
+	/// names them (`FileStore.systemLayer(ofFileAt:)`), a link's name rather than its target's.
+	let systemFileName: String
 
 	var path: String { url.path(percentEncoded: false) }
 
@@ -55,25 +58,14 @@ struct Domain {
 				throw .usage("\"\(name)\" is not a domain name: \(error.reason).", verb: verb)
 			}
 			self.name = name
-			systemFolders = Defaults.FileStore.systemFolders
 		case .file(let path):
 			guard !path.isEmpty else {
 				throw .usage("The domain file path is empty.", verb: verb)
 			}
 			name = path
 			url = URL(filePath: path, directoryHint: .notDirectory).absoluteURL
-			systemFolders = Self.isInConfigurationFolder(url) ? Defaults.FileStore.systemFolders : []
 		}
-	}
-
-	/// Whether `url` is a file of the configuration folder, `<name>.plist` (a suite's file), its links resolved.
-	private static func isInConfigurationFolder(_ url: URL) -> Bool {
-		let name = url.lastPathComponent
-		guard name.hasSuffix(".plist"), !name.hasPrefix(".") else {
-			return false
-		}
-		let suiteFile = configurationFolder.appending(path: name, directoryHint: .notDirectory)
-		return SettingsFile(url: suiteFile).path == SettingsFile(url: url).path
+		(systemFolders, systemFileName) = Defaults.FileStore.systemLayer(ofFileAt: url)
 	}
 
 	/// The file's values, read and parsed without a store: nothing is created, moved or locked.
@@ -188,6 +180,6 @@ struct Domain {
 	private init(name: String, url: URL) {
 		self.name = name
 		self.url = url
-		systemFolders = Defaults.FileStore.systemFolders
+		(systemFolders, systemFileName) = Defaults.FileStore.systemLayer(ofFileAt: url)
 	}
 }

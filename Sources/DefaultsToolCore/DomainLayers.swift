@@ -127,12 +127,12 @@ extension Domain {
 
 	/// The system-wide defaults files the app reads beneath this domain, in order of precedence.
 	var systemFileURLs: [URL] {
-		systemFolders.map { $0.appending(path: url.lastPathComponent, directoryHint: .notDirectory) }
+		systemFolders.map { $0.appending(path: systemFileName, directoryHint: .notDirectory) }
 	}
 
 	/// The files of locked values the app reads above this domain, in order of precedence.
 	var locksFileURLs: [URL] {
-		let name = Defaults.FileStore.locksFileName(ofFileNamed: url.lastPathComponent)
+		let name = Defaults.FileStore.locksFileName(ofFileNamed: systemFileName)
 		return systemFolders.map { $0.appending(path: name, directoryHint: .notDirectory) }
 	}
 }

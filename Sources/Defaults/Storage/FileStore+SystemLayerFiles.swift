@@ -9,6 +9,14 @@ extension Defaults.FileStore {
 		systemConfigurationDirectories()
 	}
 
+	/// The system folders the settings file at `url` reads, none for a file outside the configuration folder, and the
+	/// name of its files there: the rule the file store follows (`FileStoreRegistry.layers(of:)`), so that the command
+	/// reads and writes the files the app reads.
+	package static func systemLayer(ofFileAt url: URL) -> (folders: [URL], fileName: String) {
+		let layers = FileStoreRegistry.layers(of: SettingsFile(url: url))
+		return (layers.folders, layers.name)
+	}
+
 	/// The name of the locks file of the settings file named `fileName`: `app.plist` → `app.locks.plist`.
 	package static func locksFileName(ofFileNamed fileName: String) -> String {
 		lockFileName(forFileNamed: fileName)

@@ -119,12 +119,18 @@ extension Defaults {
 		/// The files of locked values (`<name>.locks.plist` beside each of `systemFiles`); read, never written.
 		let lockFiles: [SettingsFile]
 
-		init(file: SettingsFile, systemFolders: [URL] = [], failures: inout [Defaults.Failure]) {
+		/// - Parameter systemFileName: the name of the system files in `systemFolders` (see
+		///   `FileStoreRegistry.layers(of:)`), and of the locks beside them; the file's own name when `nil`.
+		init(
+			file: SettingsFile, systemFolders: [URL] = [], systemFileName: String? = nil,
+			failures: inout [Defaults.Failure]
+		) {
 			self.url = URL(filePath: file.path, directoryHint: .notDirectory)
 			self.file = file
-			self.systemFiles = systemFolders.map { SettingsFile(url: $0.appending(path: file.fileName)) }
+			let systemFileName = systemFileName ?? file.fileName
+			self.systemFiles = systemFolders.map { SettingsFile(url: $0.appending(path: systemFileName)) }
 			self.lockFiles = systemFolders.map {
-				SettingsFile(url: $0.appending(path: Self.lockFileName(forFileNamed: file.fileName)))
+				SettingsFile(url: $0.appending(path: Self.lockFileName(forFileNamed: systemFileName)))
 			}
 			self.changeCounter = Defaults.ChangeCounter()
 			self.memory = LockedState(Memory(changeCounter: changeCounter))

@@ -64,6 +64,8 @@ package struct SettingsFile: Sendable {
 
 	var folderPath: String { (path as NSString).deletingLastPathComponent }
 	var fileName: String { (path as NSString).lastPathComponent }
+	/// The file's name as it was named, a link's rather than its target's.
+	var namedFileName: String { (namedPath as NSString).lastPathComponent }
 	/// A sibling, not the file itself: the file is replaced at every write, which would drop a lock held on it.
 	var lockPath: String { folderPath + "/" + lockName }
 	var lockName: String { "." + fileName + ".lock" }

@@ -109,6 +109,41 @@ import Testing
 		#expect(alone.count == 1 && alone["mine"] as? String == "alone")
 	}
 
+	/// One rule for the app and the command: the system files are named after the file's name in the configuration
+	/// folder, a link's name (dotfiles) rather than its target's; a file reached from outside the folder through a
+	/// link into it is known there by its own name.
+	@Test func aLinkedSettingsFileReadsTheSystemFilesOfItsNameInTheFolderInTheAppAndTheCommand() throws {
+		let dotfiles = tool.folder.file("dotfiles")
+		try FileManager.default.createDirectory(at: dotfiles, withIntermediateDirectories: false)
+		let target = dotfiles.appending(path: "mine.plist")
+		try Self.write(["user": 1], to: target)
+		let link = tool.file("editor")
+		try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
+		try tool.seed("real", ["user": 2])
+		let alias = dotfiles.appending(path: "alias.plist")
+		try FileManager.default.createSymbolicLink(at: alias, withDestinationURL: tool.file("real"))
+		for name in ["editor", "mine", "real", "alias"] {
+			try Self.write(["theme": name], to: first.appending(path: "\(name).plist"))
+			try Self.write(["locked": name], to: first.appending(path: "\(name).locks.plist"))
+		}
+		for (domain, name) in [("editor", "editor"), (link.path, "editor"), ("real", "real"), (alias.path, "real")] {
+			#expect(try succeed("read", domain, "theme") == "\(name)\n", "\(domain)")
+			#expect(try succeed("read", domain, "locked") == "\(name)\n", "\(domain)")
+		}
+		// The app's store, by the same rule.
+		let layers = { (url: URL) in
+			FileStoreRegistry.layers(
+				of: SettingsFile(url: url), configurationDirectory: tool.folder.url,
+				standardURL: tool.file("standard"), systemFolders: tool.systemFolders)
+		}
+		#expect(layers(link).name == "editor.plist")
+		#expect(layers(alias).name == "real.plist")
+		#expect(layers(alias).folders.count == 2)
+		let store = Defaults.FileStore.at(link, systemFolders: tool.systemFolders)
+		#expect(store[Defaults.Key<String>("theme", default: "", suite: store)] == "editor")
+		#expect(store[Defaults.Key<String>("locked", default: "", suite: store)] == "editor")
+	}
+
 	@Test func aSystemFileThatDoesNotReadIsLeftOutWithAWarningAndLeftAlone() throws {
 		let broken = first.appending(path: "app.plist")
 		for (name, data) in HostileFiles.all {
