@@ -51,8 +51,18 @@ struct OptionSpec: Sendable {
 	var valueName: String?
 	/// The option's help; lines after the first are indented under it.
 	var help = ""
+	/// Whether the verb runs only with it (`lock` and `unlock` with `-system`): the usage line then shows it
+	/// unbracketed, before the verb's arguments.
+	var isRequired = false
 
 	var takesValue: Bool { valueName != nil }
+
+	/// The option as a verb that cannot run without it declares it.
+	var required: OptionSpec {
+		var required = self
+		required.isRequired = true
+		return required
+	}
 
 	/// The option as the usage line shows it: `--count <n>`.
 	var usage: String {

@@ -31,7 +31,7 @@ extension Verb.Declaration {
 			takes the type flags of write; with none, the key is locked at its system-wide default. The file is
 			an XML property list, mode 0644 when new.
 			""",
-		options: [.system],
+		options: [.system.required],
 		valuesAfter: 2
 	) { arguments throws(ToolError) in
 		let domain = try arguments.takeSystemDomain()
@@ -66,7 +66,7 @@ extension Verb.Declaration {
 			user's value again. Exits 1 when that file does not lock the key (a lock in a later folder is named,
 			and left alone).
 			""",
-		options: [.system]
+		options: [.system.required]
 	) { arguments throws(ToolError) in
 		let domain = try arguments.takeSystemDomain()
 		let key = try arguments.take("key")

@@ -43,9 +43,11 @@ enum Verb: String, CaseIterable, Sendable {
 		Verb(rawValue: name)
 	}
 
-	/// The usage line: the name, the arguments, then the options the verb declares.
+	/// The usage line: the name, the options the verb cannot run without, the arguments, then its other options.
 	var usage: String {
-		"defaults \(name) \(declaration.synopsis)" + declaration.options.map { " [\($0.usage)]" }.joined()
+		let options = declaration.options
+		return "defaults \(name) " + options.filter(\.isRequired).map { "\($0.usage) " }.joined()
+			+ declaration.synopsis + options.filter { !$0.isRequired }.map { " [\($0.usage)]" }.joined()
 	}
 
 	/// Parses the verb's arguments (the command line after its name) and runs it.

@@ -117,7 +117,7 @@ import Testing
 			let tokens = verb.declaration.valuesAfter == nil ? ["app"] + typed : typed + ["app"]
 			let arguments = try VerbArguments(tokens, for: verb)
 			#expect(arguments.has(option.name), "\(verb.name) \(option.name)")
-			#expect(verb.usage.contains("[\(option.usage)]"))
+			#expect(verb.usage.contains(option.isRequired ? " \(option.usage) " : "[\(option.usage)]"))
 			#expect(Help.page(for: verb).contains("\n  \(option.usage)  "))
 		}
 		// Every verb takes the options common to all, at least before its domain.
@@ -130,6 +130,10 @@ import Testing
 		#expect(page.contains("\n                       changes came\n"))
 		#expect(Verb.watch.usage == "defaults watch <domain> [<key>...] [--count <n>] [--timeout <seconds>]")
 		#expect(Verb.domains.usage == "defaults domains ")
+		// Without -system they do nothing but say so: it is not optional.
+		#expect(Verb.lock.usage == "defaults lock -system <domain> <key> [<type flag>] [<value>...]")
+		#expect(Verb.unlock.usage == "defaults unlock -system <domain> <key>")
+		#expect(Verb.write.usage.contains("[-system]"))
 	}
 
 	@Test func theOverviewListsEveryVerbWithItsSummaryOnce() {
