@@ -139,7 +139,8 @@ struct Domain {
 
 	/// Changes `key` of `store` in one atomic update under the file's lock (recorded in its change journal, for sync), and turns what
 	/// fails into the tool's errors: a `ToolError` from `change` as it is, a file that could not be locked, read or
-	/// written as an I/O error, and any other error as `otherError` makes it.
+	/// written as an I/O error, a key an administrator locked as a refused write (77), and any other error as
+	/// `otherError` makes it.
 	func update<Result>(
 		_ key: String, in store: Defaults.FileStore, _ change: (inout [String: Any]) throws -> Result,
 		otherError: (any Error) -> ToolError
@@ -150,6 +151,10 @@ struct Domain {
 			throw error
 		} catch let error as Defaults.UpdateError where error.kind == .storage {
 			throw ToolError(error.message, status: .ioError)
+		} catch let error as Defaults.UpdateError where error.kind == .locked {
+			// The store checks its locks under the file's lock, as the update writes: a lock that arrived after the
+			// verb's own check and before the store read the locks files is refused as that check refuses.
+			throw ToolError(error.message, status: .locked)
 		} catch {
 			throw otherError(error)
 		}
