@@ -77,11 +77,7 @@ package final class StoreRuntime: OutsideChangeReceiver, @unchecked Sendable {
 	}
 
 	static var currentThread: UInt {
-		#if canImport(Darwin)
-			UInt(bitPattern: pthread_self())
-		#else
-			UInt(pthread_self())
-		#endif
+		ThreadIdentity.current
 	}
 
 	// MARK: Scopes that stand another store in for this one

@@ -24,6 +24,10 @@ protocol LayeredStore: Defaults.Store {
 	func storeBeneathLocks(_ value: Any?, forKey key: String)
 	/// The file that locked `key`, if one did.
 	func lockFile(ofKey key: String) -> String?
+	/// Makes the reads of the store on `thread` skip the layers above the stored values (locks, launch arguments, the
+	/// environment), until called with 0: a migration's thread, whose custom steps read the user's values and store
+	/// theirs beneath the locks. The caller keeps keys from remembering what that thread reads.
+	func readBeneathOverrides(onThread thread: UInt)
 	/// The layer `key` reads its value from; with `skippingOverrides`, the layer beneath launch arguments and the
 	/// environment (a key whose override does not read as its value reads from there).
 	func layer(ofKey key: String, skippingOverrides: Bool) -> Defaults.Layer
@@ -88,6 +92,17 @@ extension Defaults.FileStore: LayeredStore {
 
 	func storeBeneathLocks(_ value: Any?, forKey key: String) {
 		store(value, forKey: key, beneathLocks: true)
+	}
+
+	func readBeneathOverrides(onThread thread: UInt) {
+		threadBeneathOverrides.store(thread, ordering: .relaxed)
+	}
+
+	/// Whether the calling thread reads beneath the layers above the stored values: checked only for a key such a
+	/// layer sets, so that other reads pay nothing for it.
+	var isReadingBeneathOverrides: Bool {
+		let thread = threadBeneathOverrides.load(ordering: .relaxed)
+		return thread != 0 && thread == ThreadIdentity.current
 	}
 
 	func overrideText(forKey key: String) -> String? {

@@ -69,12 +69,19 @@ import Testing
 			""".utf8
 		).write(to: url)
 		let store = store()
+		#expect(Defaults[Defaults.Key<Int>(custom, default: 0, suite: store)] == 5)
 		FailureRecorder.start()
+		let seen = Recorder<Int>()
 		let reached = try Defaults.migrate(
 			[
 				.init(version: 1, .rename(from: source, to: target)),
 				.init(version: 2, .remove(removed)),
-				.init(version: 3) { store in try store.write(4, forKey: custom) },
+				// A custom step reads the user's value beneath the lock, through the store and through a key.
+				.init(version: 3) { store in
+					seen.append(store.storedValue(forKey: custom) as? Int ?? 0)
+					seen.append(Defaults[Defaults.Key<Int>(custom, default: 0, suite: store)])
+					try store.write((store.storedValue(forKey: custom) as? Int ?? 0) + 1, forKey: custom)
+				},
 				.init(version: 4, .rename(from: lockedOnly, to: copy)),
 			], store: store)
 		#expect(reached == 4)
@@ -87,7 +94,10 @@ import Testing
 				== [target: "mine", custom: 4, Defaults.Migration.versionKey: 4] as NSDictionary)
 		#expect(Defaults[Defaults.Key<String>(source, default: "", suite: store)] == "locked")
 		#expect(Defaults[Defaults.Key<Int>(removed, default: 0, suite: store)] == 1)
+		#expect(seen.values == [3, 3])
+		// No key remembered what the migration read: other reads see the lock.
 		#expect(Defaults[Defaults.Key<Int>(custom, default: 0, suite: store)] == 5)
+		#expect(store.storedValue(forKey: custom) as? Int == 5)
 		// Outside a migration the lock refuses as before.
 		#expect(throws: Defaults.LockedKeyError.self) { try store.write(6, forKey: custom) }
 	}
