@@ -117,6 +117,11 @@ extension SettingsFile {
 			polled.withLock { $0[path] ?? 0 }
 		}
 
+		/// Whether the folder at `path` is watched, for its files or for a folder awaited below it (for tests).
+		func isWatching(folder path: String) -> Bool {
+			folders.withLock { $0.values.contains { $0.path == path } }
+		}
+
 		/// How many calls wait for the folder at `path` through a watch of a folder above it (for tests).
 		func awaitingCallCount(ofFolder path: String) -> Int {
 			folders.withLock { folders in
@@ -129,13 +134,18 @@ extension SettingsFile {
 		private func waitForFolder(_ path: String, _ calls: Calls) {
 			var above = (path as NSString).deletingLastPathComponent
 			while true {
-				let watchDescriptor = inotify_add_watch(descriptor, above, Self.eventMask)
-				if watchDescriptor >= 0 {
-					folders.withLock { folders in
+				// Added under the lock that drops a watch no longer needed, so that it is never dropped between the
+				// two.
+				let watchDescriptor = folders.withLock { folders in
+					let watchDescriptor = inotify_add_watch(descriptor, above, Self.eventMask)
+					if watchDescriptor >= 0 {
 						var folder = folders[watchDescriptor] ?? Folder(path: above, calls: [:])
 						folder.awaited[path, default: [:]].merge(calls) { old, new in old + new }
 						folders[watchDescriptor] = folder
 					}
+					return watchDescriptor
+				}
+				if watchDescriptor >= 0 {
 					// Made before the watch began, no event tells of it: whoever takes the wait back tries again.
 					if access(path, F_OK) == 0, let taken = takeAwaited(path, from: watchDescriptor) {
 						retry(path, taken).forEach { $0() }
@@ -152,7 +162,22 @@ extension SettingsFile {
 
 		/// Takes the wait for `path` off the folder of `watchDescriptor`; `nil` if another thread took it first.
 		private func takeAwaited(_ path: String, from watchDescriptor: Int32) -> Calls? {
-			folders.withLock { $0[watchDescriptor]?.awaited.removeValue(forKey: path) }
+			folders.withLock { folders in
+				defer { dropIfUnneeded(watchDescriptor, in: &folders) }
+				return folders[watchDescriptor]?.awaited.removeValue(forKey: path)
+			}
+		}
+
+		/// Stops watching the folder of `watchDescriptor` when nothing is watched in it or waited for through it any
+		/// more: a folder above a missing one, once that one is there, so that the process holds only the watches
+		/// it needs (each counts against `max_user_watches`) and an event there wakes nobody.
+		private func dropIfUnneeded(_ watchDescriptor: Int32, in folders: inout [Int32: Folder]) {
+			guard let folder = folders[watchDescriptor], folder.calls.isEmpty, folder.awaited.isEmpty else {
+				return
+			}
+			folders[watchDescriptor] = nil
+			// Its `IN_IGNORED` then finds no folder, and is left alone.
+			inotify_rm_watch(descriptor, watchDescriptor)
 		}
 
 		/// Watches the folder at `path` that was waited for, else waits again; returns the calls to make when it is
@@ -186,6 +211,7 @@ extension SettingsFile {
 					taken[path] = calls
 					folders[watchDescriptor]!.awaited.removeValue(forKey: path)
 				}
+				dropIfUnneeded(watchDescriptor, in: &folders)
 				return taken
 			}
 			return taken.flatMap { retry($0.key, $0.value) }
@@ -193,17 +219,18 @@ extension SettingsFile {
 
 		/// Watches the folder at `path` for `calls`; `false`, with `errno` set, when it cannot be watched.
 		private func add(_ path: String, _ calls: Calls) -> Bool {
-			// Watching a folder twice returns the same watch descriptor.
-			let watchDescriptor = inotify_add_watch(descriptor, path, Self.eventMask)
-			guard watchDescriptor >= 0 else {
-				return false
-			}
+			// Watching a folder twice returns the same watch descriptor; under the lock that drops one no longer
+			// needed, so that it is never dropped between the two.
 			folders.withLock { folders in
+				let watchDescriptor = inotify_add_watch(descriptor, path, Self.eventMask)
+				guard watchDescriptor >= 0 else {
+					return false
+				}
 				var folder = folders[watchDescriptor] ?? Folder(path: path, calls: [:])
 				folder.calls.merge(calls) { old, new in old + new }
 				folders[watchDescriptor] = folder
+				return true
 			}
-			return true
 		}
 
 		/// Watches the folder at `path` once there is one, then calls every call: its files may have been written

@@ -118,6 +118,34 @@ import Testing
 			#expect(watcher.awaitingCallCount(ofFolder: folder) == 0)
 			#expect(watcher.pollCount(ofFolder: folder) == 0)
 		}
+
+		/// Once the missing folder is there it is watched in place of the folders above it, which are left, and an
+		/// edit of a file made in it afterwards reaches observers.
+		@Test func theFolderAboveIsLeftOnceTheFolderIsThereAndAFileWrittenInItIsHeard() async throws {
+			let home = try TemporaryDirectory()
+			let above = try TemporaryDirectory()
+			let missing = above.url.appending(path: "xdg/deeper", directoryHint: .isDirectory)
+			let store = Defaults.FileStore.at(home.file("app.plist"), systemFolders: [missing])
+			let folder = SettingsFile(url: missing.appending(path: "app.plist")).folderPath
+			let xdg = (folder as NSString).deletingLastPathComponent
+			let top = (xdg as NSString).deletingLastPathComponent
+			let watcher = try #require(InotifyWatcher.shared)
+			#expect(watcher.isWatching(folder: top))
+			#expect(!watcher.isWatching(folder: folder))
+			let level = Defaults.Key<Int>("level", default: 0, suite: store)
+			let heard = Recorder<Int>()
+			let observation = Defaults.observe(level, options: []) { heard.append($0.newValue) }
+			defer { observation.invalidate() }
+			try FileManager.default.createDirectory(at: missing, withIntermediateDirectories: true)
+			#expect(await eventually { watcher.isWatching(folder: folder) })
+			#expect(!watcher.isWatching(folder: top))
+			#expect(!watcher.isWatching(folder: xdg))
+			#expect(watcher.awaitingCallCount(ofFolder: folder) == 0)
+			let data = try PropertyListSerialization.data(fromPropertyList: ["level": 6], format: .xml, options: 0)
+			try data.write(to: missing.appending(path: "app.plist"), options: .atomic)
+			#expect(await eventually { heard.values.contains(6) })
+			#expect(Defaults[level] == 6)
+		}
 	#endif
 }
 
