@@ -139,11 +139,15 @@ extension Defaults.Key {
 	/// Decodes `stored` with the key's bridge, then with each further form; the text of a launch argument or an
 	/// environment variable that does not decode as it is is read as `UserDefaults` reads it for a typed getter, or
 	/// as JSON text of a string (see `argumentReadings(of:)`).
-	func decode(_ stored: Any, in store: (any Defaults.Store)? = nil) -> Defaults.StoredState<Value> {
+	///
+	/// - Parameter isOverrideText: whether `stored` is such text; asked of the store when `nil`.
+	func decode(
+		_ stored: Any, in store: (any Defaults.Store)? = nil, isOverrideText: Bool? = nil
+	) -> Defaults.StoredState<Value> {
 		let state = bridge.decode(stored, orOlderForms: alsoReading, keyName: name)
 		// Only on a failure, and only for text: the reads that decode pay nothing for this.
 		guard case .undecodable = state, let text = stored as? String,
-			let layered = (store ?? suite) as? any LayeredStore, layered.overrideText(forKey: name) == text
+			isOverrideText ?? (((store ?? suite) as? any LayeredStore)?.overrideText(forKey: name) == text)
 		else {
 			return state
 		}
@@ -186,9 +190,38 @@ extension Defaults.Key {
 	/// `change` decoded with this key, once per change for all of its observers.
 	@inlinable
 	func change(decoding change: StoredChange) -> Defaults.KeyChange<Value> {
-		Defaults.KeyChange(
+		if let beneath = change.beneathOverrides {
+			return Defaults.KeyChange(
+				oldValue: readValue(change.oldValue, isOverrideText: beneath.isOldOverrideText, beneath: beneath.old),
+				newValue: readValue(change.newValue, isOverrideText: beneath.isNewOverrideText, beneath: beneath.new),
+				isPrior: change.isPrior)
+		}
+		return Defaults.KeyChange(
 			oldValue: castOrDecodedValue(from: change.oldValue), newValue: castOrDecodedValue(from: change.newValue),
 			isPrior: change.isPrior)
+	}
+
+	/// The value after `change`, as ``change(decoding:)`` decodes it.
+	@inlinable
+	func newValue(decoding change: StoredChange) -> Value {
+		if let beneath = change.beneathOverrides {
+			return readValue(change.newValue, isOverrideText: beneath.isNewOverrideText, beneath: beneath.new)
+		}
+		return castOrDecodedValue(from: change.newValue)
+	}
+
+	/// What a read returns for a key whose store holds `stored`: the text of a launch argument or environment
+	/// variable (`isOverrideText`) that does not read as the key's value is skipped, as reads skip it, for the value
+	/// `beneath` it.
+	@usableFromInline
+	func readValue(_ stored: Any?, isOverrideText: Bool, beneath: Any?) -> Value {
+		guard isOverrideText, let stored else {
+			return decodedValue(from: stored)
+		}
+		switch decode(stored, isOverrideText: true) {
+		case .current(let value), .olderForm(let value, _): return value
+		case .absent, .undecodable: return decodedValue(from: beneath, isOverrideText: false)
+		}
 	}
 
 	/// ``decodedValue(from:)``, with the cast that reads use for scalars stored as they are done in the caller's
@@ -203,11 +236,11 @@ extension Defaults.Key {
 
 	/// The decoded value of `stored`, or the default when it is absent or does not decode.
 	@usableFromInline
-	func decodedValue(from stored: Any?) -> Value {
+	func decodedValue(from stored: Any?, isOverrideText: Bool? = nil) -> Value {
 		guard let stored else {
 			return defaultValue
 		}
-		switch decode(stored) {
+		switch decode(stored, isOverrideText: isOverrideText) {
 		case .current(let value), .olderForm(let value, _): return value
 		case .absent, .undecodable: return defaultValue
 		}

@@ -50,6 +50,10 @@ extension Defaults {
 		/// key's value (a key of a known type answers; see `Key`).
 		func overrideReads(in store: any Store) -> Bool { true }
 
+		/// Whether the key reads `text`, of a launch argument or environment variable, as its value (a key of a known
+		/// type answers; see `Key`).
+		func readsOverrideText(_ text: Any) -> Bool { true }
+
 		/// Removes the stored value, so that the key reads as its default again.
 		public func reset() {
 			commit(storedForm: nil)
@@ -95,6 +99,12 @@ extension Defaults {
 		let staticDefault: Value?
 
 		override func overrideReads(in store: any Store) -> Bool { readsItsOverride(in: store) }
+		override func readsOverrideText(_ text: Any) -> Bool {
+			if case .undecodable = decode(text, isOverrideText: true) {
+				return false
+			}
+			return true
+		}
 		private let dynamicDefault: DynamicDefault<Value>?
 
 		/// The bridge the key writes with, and reads with first.

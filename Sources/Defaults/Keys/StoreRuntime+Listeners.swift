@@ -18,9 +18,9 @@ struct ListenerSlot {
 	/// Replaced, never changed in place: a delivery holds the list it found while the lock is free again.
 	var observers: SubscriberList = .empty
 	var taps: [CommitTap] = []
-	/// The stored form last seen for the key, so that an outside change has an old value: by the time a store
-	/// reports it, the store holds only the new one.
-	var lastKnownValue: Any?
+	/// What a read of the key found last (with the value beneath an override in text), so that an outside change
+	/// has an old value: by the time a store reports it, the store holds only the new one.
+	var lastKnown = ObservedForm()
 
 	var isEmpty: Bool { observers.subscribers.isEmpty && taps.isEmpty }
 }
@@ -75,38 +75,52 @@ extension StoreRuntime {
 			return
 		}
 		let observers = slot.observers
-		// A value stored beneath a lock changes nothing a read sees: observers hear nothing.
-		if observers.subscribers.isEmpty
-			|| (beneathLocks && (store as? any LayeredStore)?.isLocked(name) == true)
-		{
+		if observers.subscribers.isEmpty {
 			apply(stored, forKey: name, in: store, beneathLocks: beneathLocks)
 		} else if Propagation.isSuppressed {
 			apply(stored, forKey: name, in: store, beneathLocks: beneathLocks)
-			remember(store.storedValue(forKey: name), forKey: name)
+			remember(store.observedForm(forKey: name), forKey: name)
 		} else {
-			let oldValue = store.storedValue(forKey: name)
-			if observers.wantsPrior {
-				observers.deliver(
-					StoredChange(store: store, name: name, oldValue: oldValue, newValue: stored, isPrior: true))
+			// Observers see the key as it reads, before and after: after a removal a registered default shows
+			// through, and a launch argument shadows what a store with layers stored (or, when a key cannot read
+			// its text, the user's value beneath it reads).
+			let layered = store as? any LayeredStore
+			let old: ObservedForm
+			let after: ObservedForm
+			if let layered {
+				let forms = layered.observedForms(forKey: name, storing: .some(stored))
+				(old, after) = (forms.now, forms.after ?? forms.now)
+			} else {
+				(old, after) = (ObservedForm(value: store.storedValue(forKey: name)), ObservedForm(value: stored))
 			}
-			apply(stored, forKey: name, in: store, beneathLocks: beneathLocks)
-			// After a removal a registered default shows through, and a launch argument shadows what a store with
-			// layers stored: observers see the key as it now reads.
-			let newValue =
-				store is any LayeredStore ? store.storedValue(forKey: name) : stored ?? store.storedValue(forKey: name)
-			remember(newValue, forKey: name)
-			observers.deliver(
-				StoredChange(store: store, name: name, oldValue: oldValue, newValue: newValue, isPrior: false))
+			// A write of a key a lock, or an argument or a variable that is no text, sets changes nothing a read sees:
+			// observers hear nothing. (Beneath text, a key that cannot read the text reads the write: its
+			// subscription decides, `ChangeSubscription.leavesUnchanged`.)
+			if old.isFromAbove, !old.isOverrideText {
+				apply(stored, forKey: name, in: store, beneathLocks: beneathLocks)
+			} else {
+				if observers.wantsPrior {
+					observers.deliver(
+						StoredChange(store: store, name: name, old: old, new: after, isPrior: true, isWrite: true))
+				}
+				apply(stored, forKey: name, in: store, beneathLocks: beneathLocks)
+				let new =
+					layered != nil
+					? store.observedForm(forKey: name) : ObservedForm(value: stored ?? store.storedValue(forKey: name))
+				remember(new, forKey: name)
+				observers.deliver(
+					StoredChange(store: store, name: name, old: old, new: new, isPrior: false, isWrite: true))
+			}
 		}
 		for tap in slot.taps {
 			tap.call()
 		}
 	}
 
-	private func remember(_ value: Any?, forKey name: String) {
+	private func remember(_ form: ObservedForm, forKey name: String) {
 		slots.withLock { slots in
 			if slots[name] != nil {
-				slots[name]!.lastKnownValue = value
+				slots[name]!.lastKnown = form
 			}
 		}
 	}
@@ -126,24 +140,23 @@ extension StoreRuntime {
 				guard slots.withLock({ $0[name].map { !$0.observers.subscribers.isEmpty } ?? false }) else {
 					continue
 				}
-				let newValue = store.storedValue(forKey: name)
-				let found = slots.withLock { slots -> (observers: SubscriberList, oldValue: Any?)? in
+				let new = store.observedForm(forKey: name)
+				let found = slots.withLock { slots -> (observers: SubscriberList, old: ObservedForm)? in
 					guard let slot = slots[name],
 						// Only a change of what the key reads: a value that changed beneath a lock or a launch
 						// argument, or a layer that changed back, is no change to the key's observers.
-						!Defaults.PropertyList.isEqualOrBothAbsent(slot.lastKnownValue, newValue)
+						!slot.lastKnown.isSame(as: new)
 					else {
 						return nil
 					}
-					slots[name]!.lastKnownValue = newValue
-					return (slot.observers, slot.lastKnownValue)
+					slots[name]!.lastKnown = new
+					return (slot.observers, slot.lastKnown)
 				}
 				guard let found else {
 					continue
 				}
 				found.observers.deliver(
-					StoredChange(store: store, name: name, oldValue: found.oldValue, newValue: newValue, isPrior: false)
-				)
+					StoredChange(store: store, name: name, old: found.old, new: new, isPrior: false))
 			}
 		}
 		let listeners = outsideListeners.withLock { $0.handlers.sorted { $0.key < $1.key }.map(\.value) }
@@ -169,14 +182,14 @@ extension StoreRuntime {
 
 	// MARK: Registering listeners
 
-	/// Adds `subscriber` to the observers of `name`; `currentValue` is the key's stored form now, the old value of
+	/// Adds `subscriber` to the observers of `name`; `current` is what a read of the key finds now, the old value of
 	/// the first outside change if no write comes first.
-	func addObserver(_ subscriber: SubscriberList.Subscriber, forKey name: String, currentValue: Any?) {
+	func addObserver(_ subscriber: SubscriberList.Subscriber, forKey name: String, current: ObservedForm) {
 		let replaced = slots.withLock { slots in
 			var slot = slots[name] ?? ListenerSlot()
 			let list = slot.observers
 			if list.subscribers.isEmpty {
-				slot.lastKnownValue = currentValue
+				slot.lastKnown = current
 			}
 			slot.observers = list.adding(subscriber)
 			slots[name] = slot

@@ -8,26 +8,27 @@ import Foundation
 final class ChangeHub: Sendable {
 	@usableFromInline static let shared = ChangeHub()
 
-	/// Registers `handler` for the keys `names` of their stores; a key named twice is subscribed once.
+	/// Registers `handler` for `targets`, keys in their stores (each key's own, or the one a scope stands in for it); a
+	/// key named twice is subscribed once.
 	func subscribe(
-		to targets: [(store: any Defaults.Store, name: String)], wantsPrior: Bool,
-		handler: @escaping (StoredChange) -> Void
+		to targets: [Defaults.Keys], wantsPrior: Bool, handler: @escaping (StoredChange) -> Void
 	) -> ChangeSubscription {
 		var keys: [ObservedKey] = []
-		var currentValues: [Any?] = []
+		var currentValues: [ObservedForm] = []
 		for target in targets {
-			let key = ObservedKey(runtime: StoreRuntime.of(target.store), name: target.name)
+			let store = target.suite
+			let key = ObservedKey(runtime: StoreRuntime.of(store), name: target.name, key: target)
 			guard !keys.contains(key) else {
 				continue
 			}
 			keys.append(key)
 			// Read before the runtime's lock is taken: a store takes its own lock, and the two are never nested.
-			currentValues.append(target.store.storedValue(forKey: target.name))
+			currentValues.append(store.observedForm(forKey: target.name))
 		}
 		let subscription = ChangeSubscription(keys: keys, wantsPrior: wantsPrior)
 		let subscriber = SubscriberList.Subscriber(subscription: subscription, handler: SubscriberList.Handler(handler))
 		for (key, currentValue) in zip(keys, currentValues) {
-			key.runtime.addObserver(subscriber, forKey: key.name, currentValue: currentValue)
+			key.runtime.addObserver(subscriber, forKey: key.name, current: currentValue)
 		}
 		return subscription
 	}

@@ -1,10 +1,12 @@
 import Foundation
 import Synchronization
 
-/// A key in a store, as a subscription holds it: the store's runtime, which files the key's observers, and the name.
+/// A key in a store, as a subscription holds it: the store's runtime, which files the key's observers, the name, and
+/// the key, which knows whether it reads the text of a launch argument or variable that sets it.
 struct ObservedKey: Equatable, Sendable {
 	let runtime: StoreRuntime
 	let name: String
+	let key: Defaults.Keys
 
 	static func == (left: ObservedKey, right: ObservedKey) -> Bool {
 		left.runtime === right.runtime && left.name == right.name
@@ -40,6 +42,30 @@ final class ChangeSubscription: Sendable {
 	init(keys: [ObservedKey], wantsPrior: Bool) {
 		self.keys = keys
 		self.wantsPrior = wantsPrior
+	}
+
+	/// Whether `change`, in which a launch argument or environment variable in text is involved (`beneath`), leaves
+	/// what this subscription's key of its name reads as it was: a write beneath text the key reads, or an outside
+	/// change after which the key reads what it read (text it skips came or went above a value that stayed).
+	func leavesUnchanged(_ change: StoredChange, _ beneath: StoredChange.BeneathOverrides) -> Bool {
+		// A subscription of one key hears that key's changes only; of several, the store tells same-named keys apart.
+		let runtime = keys.count == 1 ? keys[0].runtime : StoreRuntime.of(change.store)
+		guard let observed = keys.first(where: { $0.name == change.name && $0.runtime === runtime }) else {
+			return false
+		}
+		let key = observed.key
+		if beneath.isWrite {
+			return beneath.isNewOverrideText && change.newValue.map(key.readsOverrideText) ?? false
+		}
+		func read(_ value: Any?, isOverrideText: Bool, beneath: Any?) -> Any? {
+			guard isOverrideText, let value, !key.readsOverrideText(value) else {
+				return value
+			}
+			return beneath
+		}
+		return Defaults.PropertyList.isEqualOrBothAbsent(
+			read(change.oldValue, isOverrideText: beneath.isOldOverrideText, beneath: beneath.old),
+			read(change.newValue, isOverrideText: beneath.isNewOverrideText, beneath: beneath.new))
 	}
 
 	var isCancelled: Bool {

@@ -40,7 +40,7 @@ extension Defaults {
 		/// Creates an observable value for `key`.
 		public init(_ key: Key<Value>) {
 			self.key = key
-			let subscription = ChangeHub.shared.subscribe(to: [(key.suite, key.name)], wantsPrior: false) {
+			let subscription = ChangeHub.shared.subscribe(to: [key], wantsPrior: false) {
 				[weak self] change in
 				guard !change.isPrior, let self else {
 					return

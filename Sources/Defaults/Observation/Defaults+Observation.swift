@@ -47,8 +47,10 @@ extension Defaults {
 	/// ```
 	///
 	/// Every write through the package is reported, whether it changes the value or not: the subscripts, resets,
-	/// ``Defaults/removeAll(suite:)`` and ``Defaults/Store/write(_:forKey:)``. So are changes that a store detects from
-	/// outside, such as another process rewriting its file. `handler` runs synchronously on the thread that made the
+	/// ``Defaults/removeAll(suite:)`` and ``Defaults/Store/write(_:forKey:)``; only a write that a layer above the
+	/// user's values shadows (a lock, or a launch argument or environment variable the key reads) changes nothing a
+	/// read sees and is not (see <doc:Layers>). So are changes that a store detects from outside, such as another
+	/// process rewriting its file. `handler` runs synchronously on the thread that made the
 	/// change, before the write returns (for outside changes: on the store's watcher thread).
 	///
 	/// - Parameters:
@@ -94,9 +96,7 @@ extension Defaults {
 	package static func observe(
 		keys: [Keys], options: ObservationOptions = [.initial], handler: @escaping () -> Void
 	) -> Observation {
-		let subscription = ChangeHub.shared.subscribe(
-			to: keys.map { ($0.suite, $0.name) }, wantsPrior: options.contains(.prior)
-		) { _ in
+		let subscription = ChangeHub.shared.subscribe(to: keys, wantsPrior: options.contains(.prior)) { _ in
 			handler()
 		}
 		if options.contains(.initial) {
@@ -113,7 +113,7 @@ extension ChangeHub {
 	func observe(
 		_ key: Defaults.Keys, wantsPrior: Bool, initial: (() -> Void)?, handler: @escaping (StoredChange) -> Void
 	) -> any Defaults.Observation {
-		let subscription = subscribe(to: [(key.suite, key.name)], wantsPrior: wantsPrior, handler: handler)
+		let subscription = subscribe(to: [key], wantsPrior: wantsPrior, handler: handler)
 		if let initial {
 			subscription.deliverInitial(initial)
 		}

@@ -19,6 +19,21 @@ final class StoredChange {
 	@usableFromInline let newValue: Any?
 	/// Whether this is the notification sent before the change is made.
 	@usableFromInline let isPrior: Bool
+	/// What lies beneath the values when either is the text of a launch argument or environment variable, which a key
+	/// that cannot read the text skips; `nil` otherwise (and always for stores without layers).
+	@usableFromInline let beneathOverrides: BeneathOverrides?
+
+	/// The value beneath an override in text, before and after, and which of the two values are such text.
+	@usableFromInline
+	struct BeneathOverrides {
+		@usableFromInline let isOldOverrideText: Bool
+		@usableFromInline let old: Any?
+		@usableFromInline let isNewOverrideText: Bool
+		@usableFromInline let new: Any?
+		/// Whether the change is a write of this process, which leaves launch arguments and variables as they are:
+		/// its observers hear it whether it changes the value or not, unless the key reads the text above it.
+		let isWrite: Bool
+	}
 
 	// The memo of decoded values: the last one here, earlier ones (observers of several key objects or result types
 	// of one change) in `earlier`. A change is delivered on one thread, one observer after the other, so the memo
@@ -35,12 +50,20 @@ final class StoredChange {
 		let result: ObjectIdentifier
 	}
 
-	init(store: any Defaults.Store, name: String, oldValue: Any?, newValue: Any?, isPrior: Bool) {
+	init(
+		store: any Defaults.Store, name: String, old: ObservedForm, new: ObservedForm, isPrior: Bool,
+		isWrite: Bool = false
+	) {
 		self.store = store
 		self.name = name
-		self.oldValue = oldValue
-		self.newValue = newValue
+		self.oldValue = old.value
+		self.newValue = new.value
 		self.isPrior = isPrior
+		beneathOverrides =
+			old.isOverrideText || new.isOverrideText
+			? BeneathOverrides(
+				isOldOverrideText: old.isOverrideText, old: old.beneath, isNewOverrideText: new.isOverrideText,
+				new: new.beneath, isWrite: isWrite) : nil
 	}
 
 	/// `decode()`, or what it returned for an earlier observer with the same `key` object.

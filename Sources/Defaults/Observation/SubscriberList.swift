@@ -51,9 +51,19 @@ final class SubscriberList: @unchecked Sendable {
 		// The list holds every subscriber for as long as this runs, so each is used as a guaranteed reference: no
 		// retain and release per observer (four atomic operations, more than all the rest of an observer's share).
 		let isPrior = change.isPrior
+		// Only where a launch argument or variable in text is involved may a change leave what one key reads as it
+		// was and not another's (one that reads the text, one that skips it): then each subscription asks its key.
+		let beneathOverrides = change.beneathOverrides
 		for index in subscribers.indices {
 			let admits = Unmanaged.passUnretained(subscribers[index].subscription)._withUnsafeGuaranteedRef {
-				(!isPrior || $0.wantsPrior) && $0.admitsDelivery()
+				subscription in
+				guard (!isPrior || subscription.wantsPrior) && subscription.admitsDelivery() else {
+					return false
+				}
+				guard let beneathOverrides else {
+					return true
+				}
+				return !subscription.leavesUnchanged(change, beneathOverrides)
 			}
 			if admits {
 				Unmanaged.passUnretained(subscribers[index].handler)._withUnsafeGuaranteedRef { $0.call(change) }

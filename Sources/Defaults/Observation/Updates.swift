@@ -90,11 +90,11 @@ extension Defaults {
 	public static func updates<Value: Serializable>(_ key: Key<Value>, initial: Bool = true) -> Updates<Value> {
 		Updates { continuation in
 			let feed = Feed(continuation)
-			let subscription = ChangeHub.shared.subscribe(to: [(key.suite, key.name)], wantsPrior: false) { change in
+			let subscription = ChangeHub.shared.subscribe(to: [key], wantsPrior: false) { change in
 				guard !change.isPrior else {
 					return
 				}
-				feed.yield { change.decoded(for: key) { key.decodedValue(from: change.newValue) } }
+				feed.yield { change.decoded(for: key) { key.newValue(decoding: change) } }
 			}
 			if initial {
 				feed.yield { key.suite[key] }
@@ -117,9 +117,9 @@ extension Defaults {
 	) -> Updates<(repeat each Value)> {
 		Updates { continuation in
 			let feed = Feed(continuation)
-			var targets: [(store: any Store, name: String)] = []
+			var targets: [Keys] = []
 			for key in repeat each keys {
-				targets.append((key.suite, key.name))
+				targets.append(key)
 			}
 			let subscription = ChangeHub.shared.subscribe(to: targets, wantsPrior: false) { change in
 				guard !change.isPrior else {
@@ -148,9 +148,7 @@ extension Defaults {
 	public static func updates(_ keys: [Keys], initial: Bool = true) -> Updates<Void> {
 		Updates { continuation in
 			let feed = Feed(continuation)
-			let subscription = ChangeHub.shared.subscribe(
-				to: keys.map { ($0.suite, $0.name) }, wantsPrior: false
-			) { change in
+			let subscription = ChangeHub.shared.subscribe(to: keys, wantsPrior: false) { change in
 				guard !change.isPrior else {
 					return
 				}

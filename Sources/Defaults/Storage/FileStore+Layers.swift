@@ -28,6 +28,9 @@ protocol LayeredStore: Defaults.Store {
 	/// environment), until called with 0: a migration's thread, whose custom steps read the user's values and store
 	/// theirs beneath the locks. The caller keeps keys from remembering what that thread reads.
 	func readBeneathOverrides(onThread thread: UInt)
+	/// What observers of `key` compare (``ObservedForm``), now and once `stored` is the user's value (removed for
+	/// `nil`) when `storing` is given: a write's observers hear nothing when the two are the same.
+	func observedForms(forKey key: String, storing stored: Any??) -> (now: ObservedForm, after: ObservedForm?)
 	/// The layer `key` reads its value from; with `skippingOverrides`, the layer beneath launch arguments and the
 	/// environment (a key whose override does not read as its value reads from there).
 	func layer(ofKey key: String, skippingOverrides: Bool) -> Defaults.Layer
@@ -55,7 +58,38 @@ extension Defaults {
 	}
 }
 
+/// What a read of a key finds in a store, as observers compare it: the value of the highest layer that sets the key,
+/// and, when that is the text of a launch argument or environment variable (which a key that cannot read the text
+/// skips, reading the layer beneath), the value beneath it too, so that a change of the user's value beneath an
+/// override a key skips is a change of what that key reads.
+struct ObservedForm {
+	/// What the store's `storedValue(forKey:)` returns.
+	var value: Any?
+	/// Whether `value` comes from a layer above the user's values (a lock, a launch argument, an environment
+	/// variable), which a write does not reach.
+	var isFromAbove = false
+	/// Whether `value` is the text of a launch argument or environment variable.
+	var isOverrideText = false
+	/// The value beneath the override text (the user's value, else a system-wide or registered default); `nil` when
+	/// `value` is no override text.
+	var beneath: Any?
+
+	/// Whether a read of any key finds the same in both.
+	func isSame(as other: ObservedForm) -> Bool {
+		Defaults.PropertyList.isEqualOrBothAbsent(value, other.value) && isOverrideText == other.isOverrideText
+			&& (!isOverrideText || Defaults.PropertyList.isEqualOrBothAbsent(beneath, other.beneath))
+	}
+}
+
 extension Defaults.Store {
+	/// What observers of `key` compare: what a read finds, with the value beneath an override in text.
+	func observedForm(forKey key: String) -> ObservedForm {
+		if let layered = self as? any LayeredStore {
+			return layered.observedForms(forKey: key, storing: nil).now
+		}
+		return ObservedForm(value: storedValue(forKey: key))
+	}
+
 	/// The value the store keeps for `key` itself, without launch arguments or registered defaults: what sync pushes,
 	/// snapshots record and migrations move.
 	func ownValue(forKey key: String) -> Any? {
@@ -92,6 +126,12 @@ extension Defaults.FileStore: LayeredStore {
 
 	func storeBeneathLocks(_ value: Any?, forKey key: String) {
 		store(value, forKey: key, beneathLocks: true)
+	}
+
+	func observedForms(forKey key: String, storing stored: Any??) -> (now: ObservedForm, after: ObservedForm?) {
+		memory.withLock { memory in
+			(memory.observedForm(key, own: memory.values[key]), stored.map { memory.observedForm(key, own: $0) })
+		}
 	}
 
 	func readBeneathOverrides(onThread thread: UInt) {
@@ -293,6 +333,18 @@ extension Defaults.FileStore.Memory {
 	/// What a read of `key` finds, through every layer.
 	func read(_ key: String) -> Any? {
 		above[key] ?? values[key] ?? beneath[key]
+	}
+
+	/// What observers of `key` compare when the user's value is `own`.
+	func observedForm(_ key: String, own: Any?) -> ObservedForm {
+		let beneath = own ?? self.beneath[key]
+		guard !above.isEmpty, let top = above[key] else {
+			return ObservedForm(value: beneath)
+		}
+		guard locked[key] == nil, top is String else {
+			return ObservedForm(value: top, isFromAbove: true)
+		}
+		return ObservedForm(value: top, isFromAbove: true, isOverrideText: true, beneath: beneath)
 	}
 
 	/// Folds the layers above the stored values into `above`: locked values over launch arguments over the

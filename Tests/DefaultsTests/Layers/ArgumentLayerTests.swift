@@ -97,6 +97,71 @@ import Testing
 		#expect(Defaults.layer(of: Defaults.Key<String>(name, default: "", suite: store)) == .launchArgument)
 	}
 
+	/// Observers hear what a read returns: for a key that skips its argument, the user's value beneath it, before and
+	/// after, never the key's default.
+	@Test func anObserverOfAKeyThatSkipsItsArgumentHearsTheValueBeneath() async throws {
+		let name = uniqueKeyName("count")
+		FailureRecorder.start()
+		try store.write(5, forKey: name)
+		store.setArguments([name: "many"])
+		let count = Defaults.Key<Int>(name, default: 7, suite: store)
+		#expect(Defaults[count] == 5)
+		let heard = Recorder<String>()
+		let observation = Defaults.observe(count, options: [.prior]) {
+			heard.append("\($0.isPrior ? "prior " : "")\($0.oldValue) -> \($0.newValue)")
+		}
+		defer { observation.invalidate() }
+		var updates = Defaults.updates(count, initial: false).makeAsyncIterator()
+		Defaults[count] = 6
+		#expect(Defaults[count] == 6)
+		#expect(heard.values == ["prior 5 -> 6", "5 -> 6"])
+		Defaults.reset(count)
+		#expect(heard.values.suffix(2) == ["prior 6 -> 7", "6 -> 7"])
+		// The argument goes: the key reads what it read (the default), and nothing is heard; it comes back, and then
+		// a value beneath it that another process stored is heard through an outside change.
+		store.setArguments([:])
+		store.setArguments([name: "many"])
+		store.memory.withLock { $0.values[name] = 9 }
+		store.reportOutsideChanges([name])
+		#expect(heard.values.last == "7 -> 9")
+		#expect(await updates.next() == 6)
+	}
+
+	/// Observers hear only changes of what a key reads: a write beneath an argument the key reads, or a variable the
+	/// key skips arriving above its value, is not heard; the next change that moves the value is.
+	@Test func aChangeThatLeavesWhatAKeyReadsAsItWasIsNotHeard() throws {
+		let themeName = uniqueKeyName("theme")
+		let countName = uniqueKeyName("count")
+		FailureRecorder.start()
+		store.setArguments([themeName: "dark"])
+		try store.write(5, forKey: countName)
+		let theme = Defaults.Key<String>(themeName, default: "system", suite: store)
+		let count = Defaults.Key<Int>(countName, default: 7, suite: store)
+		let heard = Recorder<String>()
+		let themeObservation = Defaults.observe(theme, options: [.prior]) {
+			heard.append("\($0.isPrior ? "prior " : "")\($0.oldValue) -> \($0.newValue)")
+		}
+		let countObservation = Defaults.observe(count, options: []) { heard.append("\($0.oldValue) -> \($0.newValue)") }
+		let both = Defaults.observe(keys: theme, count, options: []) { heard.append("either") }
+		defer {
+			themeObservation.invalidate()
+			countObservation.invalidate()
+			both.invalidate()
+		}
+		Defaults[theme] = "light"
+		Defaults.reset(theme)
+		try store.write("mine", forKey: themeName)
+		store.setEnvironment((values: [countName: "lots"], variables: [countName: "APP_count"]))
+		#expect(Defaults[theme] == "dark")
+		#expect(Defaults[count] == 5)
+		#expect(heard.values.isEmpty)
+		// Changes that move what the keys read are heard, after nothing else.
+		store.setArguments([:])
+		store.reportOutsideChanges([themeName])
+		Defaults[count] = 6
+		#expect(heard.values == ["dark -> mine", "either", "5 -> 6", "either"])
+	}
+
 	@Test func anEmptyEnvironmentPrefixIsRefused() {
 		FailureRecorder.start()
 		store.readEnvironment(prefix: "")
