@@ -138,8 +138,8 @@ extension Defaults.FileStore: LayeredStore {
 		threadBeneathOverrides.store(thread, ordering: .relaxed)
 	}
 
-	/// Whether the calling thread reads beneath the layers above the stored values: checked only for a key such a
-	/// layer sets, so that other reads pay nothing for it.
+	/// Whether the calling thread is a migration's, which reads the user's own values only, none of the layers above
+	/// or beneath them: checked only for a key such a layer sets, so that other reads pay nothing for it.
 	var isReadingBeneathOverrides: Bool {
 		let thread = threadBeneathOverrides.load(ordering: .relaxed)
 		return thread != 0 && thread == ThreadIdentity.current

@@ -263,7 +263,12 @@ extension Defaults {
 				if !memory.above.isEmpty, let value = memory.above[key], !isReadingBeneathOverrides {
 					return value
 				}
-				return memory.values[key] ?? memory.beneath[key]
+				if let value = memory.values[key] {
+					return value
+				}
+				// A migration moves the user's own values: a system-wide or registered default it read and wrote back
+				// would pin that default in the user's file.
+				return memory.beneath.isEmpty || isReadingBeneathOverrides ? nil : memory.beneath[key]
 			}
 		}
 

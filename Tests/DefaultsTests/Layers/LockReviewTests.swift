@@ -102,6 +102,33 @@ import Testing
 		#expect(throws: Defaults.LockedKeyError.self) { try store.write(6, forKey: custom) }
 	}
 
+	/// A migration's custom step reads the user's own values only: a system-wide default it read and wrote back would
+	/// pin the administrator's value in the user's file, where a later change of the system file no longer reaches.
+	@Test func aMigrationStepDoesNotReadSystemDefaultsAsTheUsersValues() throws {
+		let name = uniqueKeyName("pageSize")
+		try write([name: 50], to: "app.plist")
+		let store = store()
+		let pageSize = Defaults.Key<Int>(name, default: 10, suite: store)
+		#expect(Defaults[pageSize] == 50)
+		let seen = Recorder<String>()
+		let reached = try Defaults.migrate(
+			[
+				.init(version: 1) { store in
+					seen.append("\(store.storedValue(forKey: name) as? Int ?? -1)")
+					if let value = store.storedValue(forKey: name) as? Int {
+						try store.write(value * 2, forKey: name)
+					}
+				}
+			], store: store)
+		#expect(reached == 1)
+		#expect(seen.values == ["-1"])
+		#expect(store.flush())
+		#expect(try FileContents.values(of: url)[name] == nil)
+		// Outside the migration the key reads the system default again.
+		#expect(Defaults[pageSize] == 50)
+		#expect(store.storedValue(forKey: name) as? Int == 50)
+	}
+
 	/// The file a lock names follows the lock when it moves to the first folder with the same value.
 	@Test func aLockThatMovesBetweenFoldersUnchangedNamesItsNewFile() throws {
 		let name = uniqueKeyName("level")
