@@ -71,6 +71,16 @@ let package = Package(
 			dependencies: [.product(name: "Defaults", package: "Defaults")],
 			path: "Sources/UpdateContention"
 		),
+		// A fleet of sync engines by the hundred on a 3-member etcd cluster (run by `fleet`, not by the harness or CI):
+		// arrival of a write at every machine, memory, etcd's cost, a partition, a cold start.
+		.executableTarget(
+			name: "Fleet",
+			dependencies: [
+				.product(name: "Defaults", package: "Defaults"),
+				.product(name: "DefaultsEtcd", package: "Defaults"),
+			],
+			path: "Sources/Fleet"
+		),
 		// Sync through a real etcd it starts itself: latency to other machines, initial sync, cost to a local write.
 		.executableTarget(
 			name: "Sync",
