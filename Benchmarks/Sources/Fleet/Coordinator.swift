@@ -246,6 +246,35 @@ func runFleet(_ options: FleetOptions) throws {
 		"arrival over \(options.writes) writes × \(options.machines - 1) machines: p50 \(format(percentile(latencies, 0.5))) ms, p99 \(format(percentile(latencies, 0.99))) ms, max \(format(latencies.last!)) ms (the third behind the relay: p50 \(format(percentile(relayedLatencies, 0.5))) ms, p99 \(format(percentile(relayedLatencies, 0.99))) ms); etcd CPU during writes \(cpuText(writeCPU)) (\(format(writeSeconds)) s); machines' CPU \(format(machineCPUSeconds, 2)) s, \(format(machineCPUSeconds / writeSeconds * 100))% of a core; above idle, per write and machine: \(format((machineCPUSeconds - idleMachineRate * writeSeconds) / Double(options.writes * options.machines) * 1000, 2)) ms in the machine, \(format(zip(writeCPU, idleEtcdRate).map { ($0 - $1) / 100 * writeSeconds }.reduce(0, +) / Double(options.writes * options.machines) * 1e6, 1)) µs in etcd (all members); load \(loadAverage())"
 	)
 
+	// etcd's cost per delivered event, apart from the watches' standing cost: a burst of puts to a key under the prefix
+	// that no machine syncs (so every watch still carries each event, and no machine applies it), in one `curl`.
+	let burst = 200
+	let noiseKey = Data((prefix + "unsynced").utf8).base64EncodedString()
+	var burstArguments = ["-s", "-o", "/dev/null"]
+	for index in 0..<burst {
+		if index > 0 {
+			burstArguments.append("--next")
+		}
+		let value = Data("burst \(index)".utf8).base64EncodedString()
+		burstArguments += [
+			"-o", "/dev/null", "-X", "POST", "-d", "{\"key\":\"\(noiseKey)\",\"value\":\"\(value)\"}",
+			cluster.endpoints[0] + "/v3/kv/put",
+		]
+	}
+	let (_, burstCPU, burstSeconds) = measuringEtcdCPU {
+		let put = Process()
+		put.executableURL = URL(filePath: "/usr/bin/curl")
+		put.arguments = burstArguments
+		try? put.run()
+		put.waitUntilExit()
+		// Time for every watch to carry the last event.
+		sleep(5)
+	}
+	let burstEtcdSeconds = zip(burstCPU, idleEtcdRate).map { ($0 - $1) / 100 * burstSeconds }.reduce(0, +)
+	say(
+		"burst: \(burst) puts to an unsynced key under the prefix, each carried by \(options.machines) watches, in \(format(burstSeconds, 1)) s (5 s of it after the puts): etcd CPU \(cpuText(burstCPU)); above idle \(format(burstEtcdSeconds, 2)) s of CPU, \(format(burstEtcdSeconds / Double(burst * options.machines) * 1e6, 1)) µs per delivered event (all members, commit included); machines' CPU \(format(machineCPUSeconds, 2)) s; load \(loadAverage())"
+	)
+
 	// Partition: the relay stops carrying anything for the cut-off third; one machine on each side writes.
 	let partitionValue = "p-\(UUID().uuidString)"
 	let sideValue = "s-\(UUID().uuidString)"
