@@ -134,6 +134,32 @@ func runFleet(_ options: FleetOptions) throws {
 		cpu.map { format($0) + "%" }.joined(separator: ", ")
 	}
 	say(etcdSummary() + " (empty)")
+	let burst = 200
+	/// Puts `burst` values of `key` one after another through member 0's gateway, in one `curl`; the seconds taken.
+	func putBurst(_ key: String) -> Double {
+		let encodedKey = Data(key.utf8).base64EncodedString()
+		var arguments = ["-s"]
+		for index in 0..<burst {
+			if index > 0 {
+				arguments.append("--next")
+			}
+			let value = Data("burst \(index)".utf8).base64EncodedString()
+			arguments += [
+				"-o", "/dev/null", "-X", "POST", "-d", "{\"key\":\"\(encodedKey)\",\"value\":\"\(value)\"}",
+				cluster.endpoints[0] + "/v3/kv/put",
+			]
+		}
+		let started = Date()
+		let put = Process()
+		put.executableURL = URL(filePath: "/usr/bin/curl")
+		put.arguments = arguments
+		try? put.run()
+		put.waitUntilExit()
+		return Date().timeIntervalSince(started)
+	}
+	// The same burst with nobody watching, for what the watches add to a put.
+	let quietPutSeconds = putBurst("/fleet/quiet")
+	say("\(burst) puts with no watch: \(format(quietPutSeconds, 2)) s; load \(loadAverage())")
 
 	// A third of the machines (every third one) reach etcd through the relay, so that the partition can cut them off.
 	let prefix = "/fleet/steady/"
@@ -254,31 +280,15 @@ func runFleet(_ options: FleetOptions) throws {
 
 	// etcd's cost per delivered event, apart from the watches' standing cost: a burst of puts to a key under the prefix
 	// that no machine syncs (so every watch still carries each event, and no machine applies it), in one `curl`.
-	let burst = 200
-	let noiseKey = Data((prefix + "unsynced").utf8).base64EncodedString()
-	var burstArguments = ["-s", "-o", "/dev/null"]
-	for index in 0..<burst {
-		if index > 0 {
-			burstArguments.append("--next")
-		}
-		let value = Data("burst \(index)".utf8).base64EncodedString()
-		burstArguments += [
-			"-o", "/dev/null", "-X", "POST", "-d", "{\"key\":\"\(noiseKey)\",\"value\":\"\(value)\"}",
-			cluster.endpoints[0] + "/v3/kv/put",
-		]
-	}
+	var putSeconds = 0.0
 	let (_, burstCPU, burstSeconds) = measuringEtcdCPU {
-		let put = Process()
-		put.executableURL = URL(filePath: "/usr/bin/curl")
-		put.arguments = burstArguments
-		try? put.run()
-		put.waitUntilExit()
+		putSeconds = putBurst(prefix + "unsynced")
 		// Time for every watch to carry the last event.
 		sleep(5)
 	}
 	let burstEtcdSeconds = zip(burstCPU, idleEtcdRate).map { ($0 - $1) / 100 * burstSeconds }.reduce(0, +)
 	say(
-		"burst: \(burst) puts to an unsynced key under the prefix, each carried by \(options.machines) watches, in \(format(burstSeconds, 1)) s (5 s of it after the puts): etcd CPU \(cpuText(burstCPU)); above idle \(format(burstEtcdSeconds, 2)) s of CPU, \(format(burstEtcdSeconds / Double(burst * options.machines) * 1e6, 1)) µs per delivered event (all members, commit included); machines' CPU \(format(machineCPUSeconds, 2)) s; load \(loadAverage())"
+		"burst: \(burst) puts to an unsynced key under the prefix, each carried by \(options.machines) watches, in \(format(burstSeconds, 1)) s (the puts \(format(putSeconds, 1)) s, against \(format(quietPutSeconds, 1)) s with no watch before the machines started, then 5 s): etcd CPU \(cpuText(burstCPU)); above idle \(format(burstEtcdSeconds, 2)) s of CPU, \(format(burstEtcdSeconds / Double(burst * options.machines) * 1e6, 1)) µs per delivered event (all members, commit included); machines' CPU \(format(machineCPUSeconds, 2)) s; load \(loadAverage())"
 	)
 
 	// Partition: the relay stops carrying anything for the cut-off third; one machine on each side writes.
