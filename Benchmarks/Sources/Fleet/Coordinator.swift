@@ -158,8 +158,11 @@ func runFleet(_ options: FleetOptions) throws {
 		return Date().timeIntervalSince(started)
 	}
 	// The same burst with nobody watching, for what the watches add to a put.
-	let quietPutSeconds = putBurst("/fleet/quiet")
-	say("\(burst) puts with no watch: \(format(quietPutSeconds, 2)) s; load \(loadAverage())")
+	let (quietPutSeconds, quietCPU, quietSeconds) = measuringEtcdCPU { putBurst("/fleet/quiet") }
+	let quietEtcdSeconds = quietCPU.map { $0 / 100 * quietSeconds }.reduce(0, +)
+	say(
+		"\(burst) puts with no watch: \(format(quietPutSeconds, 2)) s, etcd CPU \(format(quietEtcdSeconds, 2)) s (all members); load \(loadAverage())"
+	)
 
 	// A third of the machines (every third one) reach etcd through the relay, so that the partition can cut them off.
 	let prefix = "/fleet/steady/"
@@ -288,7 +291,7 @@ func runFleet(_ options: FleetOptions) throws {
 	}
 	let burstEtcdSeconds = zip(burstCPU, idleEtcdRate).map { ($0 - $1) / 100 * burstSeconds }.reduce(0, +)
 	say(
-		"burst: \(burst) puts to an unsynced key under the prefix, each carried by \(options.machines) watches, in \(format(burstSeconds, 1)) s (the puts \(format(putSeconds, 1)) s, against \(format(quietPutSeconds, 1)) s with no watch before the machines started, then 5 s): etcd CPU \(cpuText(burstCPU)); above idle \(format(burstEtcdSeconds, 2)) s of CPU, \(format(burstEtcdSeconds / Double(burst * options.machines) * 1e6, 1)) µs per delivered event (all members, commit included); machines' CPU \(format(machineCPUSeconds, 2)) s; load \(loadAverage())"
+		"burst: \(burst) puts to an unsynced key under the prefix, each carried by \(options.machines) watches, in \(format(burstSeconds, 1)) s (the puts \(format(putSeconds, 1)) s, against \(format(quietPutSeconds, 1)) s with no watch before the machines started, then 5 s): etcd CPU \(cpuText(burstCPU)); above idle \(format(burstEtcdSeconds, 2)) s of CPU, \(format(burstEtcdSeconds / Double(burst * options.machines) * 1e6, 1)) µs per delivered event (all members, commit included), \(format((burstEtcdSeconds - quietEtcdSeconds) / Double(burst * options.machines) * 1e6, 1)) µs without the puts' own cost; machines' CPU \(format(machineCPUSeconds, 2)) s; load \(loadAverage())"
 	)
 
 	// Partition: the relay stops carrying anything for the cut-off third; one machine on each side writes.
