@@ -404,7 +404,7 @@ func runFleet(_ options: FleetOptions) throws {
 /// Runs an async call from synchronous code (the coordinator is synchronous: it waits on its children's pipes).
 func waitFor(_ body: @escaping @Sendable () async -> Bool) -> Bool {
 	let semaphore = DispatchSemaphore(value: 0)
-	let result = LockedBox(false)
+	let result = ResultBox(false)
 	Task {
 		result.value = await body()
 		semaphore.signal()
@@ -413,7 +413,9 @@ func waitFor(_ body: @escaping @Sendable () async -> Bool) -> Bool {
 	return result.value
 }
 
-final class LockedBox<T>: @unchecked Sendable {
+/// A result handed from a task to the thread that waits for it: the semaphore orders the task's write before the
+/// waiter's read, so no lock is needed.
+final class ResultBox<T>: @unchecked Sendable {
 	var value: T
 	init(_ value: T) { self.value = value }
 }
