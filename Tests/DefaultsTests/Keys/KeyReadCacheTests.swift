@@ -18,6 +18,11 @@ private struct Span: Codable, Hashable, Sendable, Defaults.Serializable {
 	var isWhole: Bool { high == low &* 3 }
 }
 
+/// More than the sequence lock's eight words: read under the cache's lock.
+private struct Wide: Codable, Hashable, Sendable, Defaults.Serializable {
+	var a = 0, b = 0, c = 0, d = 0, e = 0, f = 0, g = 0, h = 0, i = 0
+}
+
 /// Reads answered from a key's remembered value (see `KeyReadCache`): never stale after a change from any source,
 /// never torn under concurrent writes.
 @Suite struct KeyReadCacheTests {
@@ -35,6 +40,73 @@ private struct Span: Codable, Hashable, Sendable, Defaults.Serializable {
 		#expect(KeyReadCache<Span>.isBitwise)
 		#expect(!KeyReadCache<String>.isBitwise)
 		#expect(!KeyReadCache<Window>.isBitwise)
+	}
+
+	@Test func valuesWithReferencesOfUpToEightWordsUseTheSequenceLock() {
+		#expect(KeyReadCache<Int>.usesSequenceLock)
+		#expect(KeyReadCache<String>.usesSequenceLock)
+		#expect(KeyReadCache<Window>.usesSequenceLock)
+		#expect(KeyReadCache<[String]>.usesSequenceLock)
+		#expect(!KeyReadCache<Wide>.usesSequenceLock)
+	}
+
+	/// A value holding references is kept by the cache once published, up to the limit; after it the key's values
+	/// are read under the lock, and every read still finds the value remembered last.
+	@Test func valuesWithReferencesAreKeptUpToTheLimitAndReadUnderTheLockAfterIt() {
+		let cache = KeyReadCache<Window>()
+		let limit = KeyReadCache<Window>.publishedLimit
+		for round in 0..<(limit + 5) {
+			let window = Window(width: round, height: round, title: String(repeating: "t", count: 40) + "\(round)")
+			cache.remember(window, at: UInt64(round))
+			#expect(cache.value(at: UInt64(round)) == window)
+			#expect(cache.value(at: UInt64(round) + 100) == nil)
+			let isPublished = cache.publishedValue(at: UInt64(round)) != nil
+			#expect(isPublished == (round < limit))
+		}
+		#expect(cache.lock.withLock { _ in cache.published.count } == limit)
+		// A bitwise value is never kept.
+		let plain = KeyReadCache<Span>()
+		for round in 0..<(limit + 5) {
+			plain.remember(Span(round), at: UInt64(round))
+			#expect(plain.publishedValue(at: UInt64(round)) == Span(round))
+		}
+		#expect(plain.lock.withLock { _ in plain.published.isEmpty })
+	}
+
+	/// Values with heap-allocated strings published while other threads read: every value read is whole (its title
+	/// names its width) and alive. Many caches, so that readers meet the first publications, which go through the
+	/// sequence lock, rather than the lock the cache falls back to after its limit.
+	@Test func sequenceLockNeverHandsOutATornOrFreedValueWithReferences() async {
+		let caches = (0..<200).map { _ in KeyReadCache<Window>() }
+		let bad = await withTaskGroup(of: Int.self) { group in
+			group.addTask {
+				for cache in caches {
+					for round in 0..<12 {
+						let title = String(repeating: "w", count: 30) + "\(round)"
+						cache.remember(Window(width: round, height: round &* 3, title: title), at: UInt64(round % 3))
+					}
+				}
+				return 0
+			}
+			for _ in 0..<2 {
+				group.addTask {
+					var bad = 0
+					for cache in caches {
+						for round in 0..<2_000 {
+							if let window = cache.value(at: UInt64(round % 3)),
+								window.height != window.width &* 3 || !window.title.hasSuffix("\(window.width)")
+									|| window.width % 3 != round % 3
+							{
+								bad += 1
+							}
+						}
+					}
+					return bad
+				}
+			}
+			return await group.reduce(0, +)
+		}
+		#expect(bad == 0)
 	}
 
 	@Test func noReadIsStaleAfterAChangeFromThisProcessResetRegistrationOrMigration() throws {
