@@ -51,7 +51,7 @@ extension Defaults {
 		@inlinable get { key.value(in: key.declaredSuite) }
 		@inlinable set {
 			if key.storesAsIs {
-				key.commit(storedForm: newValue)
+				key.commit(storedValue: newValue)
 			} else {
 				key.suite[key] = newValue
 			}

@@ -59,6 +59,18 @@ extension Defaults {
 			commit(storedForm: nil)
 		}
 
+		/// ``commit(storedForm:)`` of a value that is there: outside every test scope, the value goes to the runtime's
+		/// write as it is, never wrapped in an optional, which the write would copy through the value's type to unwrap
+		/// (a write of an `Int` costs a dictionary's write and the package's lock and count, little else).
+		@usableFromInline
+		final func commit(storedValue value: Any) {
+			guard !StandInScope.isAnyRunning else {
+				commit(storedForm: value)
+				return
+			}
+			declaredRuntime.commit(value: value, forKey: name, in: declaredSuite)
+		}
+
 		/// Writes `stored`, already the stored form (`nil` removes the value), to the key's own store through its
 		/// runtime's write.
 		///

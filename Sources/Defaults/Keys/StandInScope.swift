@@ -57,6 +57,12 @@ package final class StandInScope: @unchecked Sendable {
 	/// process (a preview, whose views read their values long after any closure returned).
 	private static let processScope = LockedState<StandInScope?>(nil)
 
+	/// Whether any scope runs in the process, with one relaxed load: a write outside every scope checks nothing else.
+	@inline(__always)
+	static var isAnyRunning: Bool {
+		activeScopes.load(ordering: .relaxed) > 0
+	}
+
 	/// The scope a new scope starts from: the current task's, else the process's.
 	package static var enclosing: StandInScope? {
 		guard activeScopes.load(ordering: .relaxed) > 0 else {

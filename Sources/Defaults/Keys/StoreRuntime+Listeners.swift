@@ -55,6 +55,19 @@ extension StoreRuntime {
 		}
 	}
 
+	/// ``commit(_:forKey:in:beneathLocks:)`` of a value that is there (not a removal), in the user's layer: while
+	/// nothing listens, the store's primitive gets the value as it is.
+	@inline(__always)
+	func commit(value: Any, forKey key: String, in store: any Defaults.Store) {
+		if registrationCount.load(ordering: .acquiring) == 0 {
+			forgetFailure(ofKey: key)
+			store.setStoredValue(value, forKey: key)
+			writeCounter?.advance()
+		} else {
+			commitHeard(value, forKey: key, in: store, beneathLocks: false)
+		}
+	}
+
 	private func apply(_ stored: Any?, forKey key: String, in store: some Defaults.Store, beneathLocks: Bool) {
 		forgetFailure(ofKey: key)
 		if beneathLocks, let layered = store as? any LayeredStore {

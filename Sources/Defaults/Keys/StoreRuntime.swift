@@ -129,10 +129,16 @@ package final class StoreRuntime: OutsideChangeReceiver, @unchecked Sendable {
 
 	/// Forgets that `key` failed: whatever is stored now is new, and if it does not decode either, that is worth a
 	/// report of its own.
+	@inline(__always)
 	func forgetFailure(ofKey key: String) {
 		guard failureCount.load(ordering: .relaxed) > 0 else {
 			return
 		}
+		forgetReportedFailure(ofKey: key)
+	}
+
+	@inline(never)
+	private func forgetReportedFailure(ofKey key: String) {
 		failedKeys.withLock { keys in
 			keys.remove(key)
 			failureCount.store(keys.count, ordering: .relaxed)

@@ -41,8 +41,11 @@ extension Defaults {
 
 		/// Counts one change. Call it after the changed value is in place, so that a reader that sees the new count
 		/// also sees the new value.
+		///
+		/// A wrapping add, one locked instruction: a checked add compiles to a loop of compare-and-swap with an
+		/// overflow check (2^63 changes, where the stand-in flag starts, are never reached).
 		package func advance() {
-			count.add(1, ordering: .releasing)
+			count.wrappingAdd(1, ordering: .releasing)
 		}
 	}
 }

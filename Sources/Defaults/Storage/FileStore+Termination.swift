@@ -191,9 +191,15 @@ enum TerminationFlush {
 
 	/// Whether file stores still take writes: not once a terminating signal came, but for the threads that flush for
 	/// it (an observer they call may write). Called inside a store's lock, so one atomic load in the common case.
+	@inline(__always)
 	static var acceptsWrites: Bool {
-		terminatingSignal.load(ordering: .sequentiallyConsistent) == 0
-			|| Thread.current.threadDictionary[finishingThreadKey] != nil
+		terminatingSignal.load(ordering: .sequentiallyConsistent) == 0 || isFinishingThread
+	}
+
+	/// Kept out of line: every write inlines the load above, and only a write after a signal gets here.
+	@inline(never)
+	private static var isFinishingThread: Bool {
+		Thread.current.threadDictionary[finishingThreadKey] != nil
 	}
 
 	/// Where a write refused by ``acceptsWrites`` waits: the process ends by the signal within moments. Should the

@@ -274,7 +274,22 @@ extension Defaults {
 
 		/// Stores `value` for `key` in memory at once; it reaches the file within about 100 ms.
 		public func setStoredValue(_ value: Any, forKey key: String) {
-			store(value, forKey: key, beneathLocks: false)
+			// The common write, not through `store`: wrapping the value in an optional and unwrapping it again copied
+			// it twice more through its type's value witnesses.
+			var lockFile: String?
+			let shouldSchedule = memory.withLock { memory -> Bool? in
+				guard TerminationFlush.acceptsWrites else {
+					return nil
+				}
+				if !memory.locked.isEmpty, let file = memory.lockedBy[key] {
+					lockFile = file
+					return false
+				}
+				memory.values[key] = value
+				memory.markDirty(key)
+				return memory.markFlushScheduled()
+			}
+			finishWrite(ofKey: key, shouldSchedule: shouldSchedule, lockFile: lockFile)
 		}
 
 		/// Removes the stored value for `key`; the file forgets it within about 100 ms.
@@ -303,6 +318,13 @@ extension Defaults {
 				memory.markDirty(key)
 				return memory.markFlushScheduled()
 			}
+			finishWrite(ofKey: key, shouldSchedule: shouldSchedule, lockFile: lockFile)
+		}
+
+		/// After a write's lock: waits for the end after a terminating signal (`nil`), reports a locked key, schedules
+		/// the flush.
+		@inline(__always)
+		private func finishWrite(ofKey key: String, shouldSchedule: Bool?, lockFile: String?) {
 			guard let shouldSchedule else {
 				TerminationFlush.waitForTheEnd()
 			}
