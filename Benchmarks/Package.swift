@@ -81,6 +81,13 @@ let package = Package(
 			],
 			path: "Sources/Fleet"
 		),
+		// Resident memory of a file store beside a `[String: Any]` of the same values, and of an empty store, each
+		// measured in a fresh process (run directly, not by the harness).
+		.executableTarget(
+			name: "ResidentMemory",
+			dependencies: [.product(name: "Defaults", package: "Defaults")],
+			path: "Sources/ResidentMemory"
+		),
 		// Sync through a real etcd it starts itself: latency to other machines, initial sync, cost to a local write.
 		.executableTarget(
 			name: "Sync",

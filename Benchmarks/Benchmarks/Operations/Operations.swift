@@ -2,6 +2,7 @@ import Benchmark
 import BenchmarkSupport
 import Defaults
 import Foundation
+import Synchronization
 
 // Single operations of scalars and small values: each measured iteration runs 1,000 of them (scaling factor `.kilo`), so that the harness's own
 // cost per iteration (clock and malloc counter reads) is spread over 1,000 operations. Every number printed is per
@@ -67,6 +68,15 @@ private func registerReadsAndWrites() {
 		"enum", Samples.theme,
 		read: { $0.string(forKey: $1).flatMap(Theme.init(rawValue:)) },
 		write: { $0.set($1.rawValue, forKey: $2) })
+	// What a user's own code pays to store the struct: `JSONEncoder`'s text (a new encoder per write, as the
+	// `UserDefaults + JSONEncoder` rows) stored in a dictionary. The file store writes the same text (keys sorted).
+	Benchmark("Write struct / JSONEncoder + [String: Any]") { benchmark, box in
+		for _ in benchmark.scaledIterations {
+			box.values["value"] = String(decoding: try! JSONEncoder().encode(Samples.profile), as: UTF8.self)
+		}
+	} setup: {
+		DictionaryBox()
+	}
 	// What every read of a Codable value cost before the read cache: the stored JSON text decoded again.
 	Benchmark("Read struct / decode per read (JSONDecoder)") { (benchmark, box: DictionaryBox) in
 		for _ in benchmark.scaledIterations {
@@ -82,26 +92,98 @@ private func registerReadsAndWrites() {
 // MARK: - Parallel reads
 
 /// `Read Int, N threads / Defaults (FileStore)`: each of N threads reads the same key 1,000,000 times per iteration,
-/// all at once (the time printed is per 1,000 reads). With reads that take no lock, 2 threads take about as long as 1 (twice the throughput) on 2 free cores.
+/// all at once (the time printed is per 1,000 reads). With reads that take no lock, 2 threads take about as long as 1
+/// (twice the throughput) on 2 free cores.
 private func registerParallelReads() {
 	for threads in [1, 2] {
-		Benchmark("Read Int, \(threads) threads / Defaults (FileStore)") { (benchmark, key: Defaults.Key<Int>) in
-			// 1,000 rounds of the 1,000 reads per thread, so that waking the threads is lost in the reads (a round
-			// takes about 8 µs): read the time as per 1,000 reads.
-			let reads = benchmark.scaledIterations
-			DispatchQueue.concurrentPerform(iterations: threads) { _ in
-				for _ in 0..<1_000 {
-					for _ in reads {
-						blackHole(Defaults[key])
-					}
-				}
-			}
+		let running = ReadingThreadsHolder()
+		Benchmark("Read Int, \(threads) threads / Defaults (FileStore)") { (_, readers: ReadingThreads) in
+			readers.runRound()
 		} setup: {
 			let key = Defaults.Key<Int>("value", default: Samples.int, suite: StoreKind.file.makeStore())
 			Defaults[key] = Samples.int
 			key.suite.flush()
-			return key
+			// 1,000 rounds of the 1,000 reads per thread, so that starting a round is lost in the reads (a round takes
+			// about 1.5 ms): read the time as per 1,000 reads.
+			let readers = ReadingThreads(helpers: threads - 1) {
+				for _ in 0..<1_000_000 {
+					blackHole(Defaults[key])
+				}
+			}
+			running.set(readers)
+			return readers
+		} teardown: {
+			running.stop()
 		}
+	}
+}
+
+/// Threads that each run one round of reads when the measuring thread runs its own, kept from one measured iteration
+/// to the next. `DispatchQueue.concurrentPerform`, used before, runs an iteration on the calling thread when no worker
+/// has taken it yet, so a worker that woke late left both rounds to one thread: two threads measured as one, in about
+/// half the runs (1.01x to 1.97x the throughput of one thread, whatever the read did).
+final class ReadingThreads: @unchecked Sendable {
+	// Unchecked: the counters are atomic and `work` is only called.
+	private let rounds = Atomic<Int>(0)
+	private let finished = Atomic<Int>(0)
+	private let isStopped = Atomic<Bool>(false)
+	private let helpers: Int
+	private let work: @Sendable () -> Void
+
+	init(helpers: Int, work: @escaping @Sendable () -> Void) {
+		self.helpers = helpers
+		self.work = work
+		for _ in 0..<helpers {
+			Thread { [self] in serve() }.start()
+		}
+	}
+
+	/// Starts a round on every helper, runs one here, and returns when all are done.
+	func runRound() {
+		let expected = finished.load(ordering: .acquiring) + helpers
+		rounds.add(1, ordering: .releasing)
+		work()
+		while finished.load(ordering: .acquiring) < expected {
+			sched_yield()
+		}
+	}
+
+	/// Ends the helpers after their current round.
+	func stop() {
+		isStopped.store(true, ordering: .releasing)
+	}
+
+	private func serve() {
+		var served = 0
+		while true {
+			// Spins (yielding the core) rather than sleeping, so that a round starts on every thread at once.
+			var round = rounds.load(ordering: .acquiring)
+			while round == served {
+				if isStopped.load(ordering: .acquiring) {
+					return
+				}
+				sched_yield()
+				round = rounds.load(ordering: .acquiring)
+			}
+			served = round
+			work()
+			finished.add(1, ordering: .releasing)
+		}
+	}
+}
+
+/// The reading threads of one benchmark, for its teardown to stop: the harness hands the setup's result to the
+/// benchmark only.
+final class ReadingThreadsHolder: @unchecked Sendable {
+	private let lock = NSLock()
+	private var readers: ReadingThreads?
+
+	func set(_ readers: ReadingThreads) {
+		lock.withLock { self.readers = readers }
+	}
+
+	func stop() {
+		lock.withLock { readers }?.stop()
 	}
 }
 
