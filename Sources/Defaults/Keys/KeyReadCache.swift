@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// A key's one cache: the value it read last, the stored form it decoded that value from, and its store's change count
@@ -39,6 +40,23 @@ final class KeyReadCache<Value>: @unchecked Sendable {
 
 	/// How many values holding references the cache publishes (and keeps) before it reads under its lock only.
 	static var publishedLimit: Int { 8 }
+
+	/// The largest text or data, in bytes, whose value the cache keeps for readers: a key of large values (an image's
+	/// `Data`, a long JSON text) must not keep eight of them alive for the key's lifetime, so such values are read
+	/// under the lock.
+	static var keptStoredFormLimit: Int { 1_024 }
+
+	/// Whether a value decoded from `storedForm` is known to be small enough to keep: a number, a date, a Boolean, or
+	/// a text or data within ``keptStoredFormLimit``; a value with no stored form is the key's default. A collection's
+	/// size is not looked at on a write, so collections are not kept.
+	static func isSmallEnoughToKeep(_ storedForm: Any?) -> Bool {
+		switch storedForm {
+		case nil, is Int, is Double, is Bool, is Date: true
+		case let text as String: text.utf8.count <= keptStoredFormLimit
+		case let data as Data: data.count <= keptStoredFormLimit
+		default: false
+		}
+	}
 
 	// Sequence-lock state. `count` is the store's change count the words belong to; `UInt64.max` means nothing is
 	// remembered (a counter never gets there).
@@ -142,7 +160,7 @@ final class KeyReadCache<Value>: @unchecked Sendable {
 		if isNew {
 			if Self.isBitwise {
 				isLockedValueKept = true
-			} else if published.count < Self.publishedLimit {
+			} else if published.count < Self.publishedLimit, Self.isSmallEnoughToKeep(lockedStoredForm) {
 				published.append(value)
 				isLockedValueKept = true
 			} else {

@@ -73,6 +73,27 @@ private struct Wide: Codable, Hashable, Sendable, Defaults.Serializable {
 		#expect(plain.lock.withLock { _ in plain.published.isEmpty })
 	}
 
+	/// A large text or data, or a collection, is never kept for readers: eight of them would stay alive as long as the
+	/// key. Small ones are kept.
+	@Test func largeValuesAreReadUnderTheLockAndNeverKept() {
+		let data = KeyReadCache<Data>()
+		for round in 0..<3 {
+			let value = Data(repeating: UInt8(round), count: 4_096)
+			data.remember(value, storedForm: value, at: UInt64(round))
+			#expect(data.value(at: UInt64(round)) == value)
+			#expect(data.publishedValue(at: UInt64(round)) == nil)
+		}
+		#expect(data.lock.withLock { _ in data.published.isEmpty })
+		let list = KeyReadCache<[String]>()
+		list.remember(["a"], storedForm: ["a"], at: 1)
+		#expect(list.value(at: 1) == ["a"])
+		#expect(list.lock.withLock { _ in list.published.isEmpty })
+		let text = KeyReadCache<String>()
+		text.remember("short", storedForm: "short", at: 1)
+		#expect(text.publishedValue(at: 1) == "short")
+		#expect(text.lock.withLock { _ in text.published.count } == 1)
+	}
+
 	/// Values with heap-allocated strings published while other threads read: every value read is whole (its title
 	/// names its width) and alive. Many caches, so that readers meet the first publications, which go through the
 	/// sequence lock, rather than the lock the cache falls back to after its limit.
