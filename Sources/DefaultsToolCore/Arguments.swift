@@ -16,8 +16,9 @@ struct Invocation {
 			switch token {
 			case "--json": isJSON = true
 			case _ where Self.isHelp(token): wantsHelp = true
-			// As the help shows it, before the verb; the verb's arguments take it like any of their options.
-			case OptionSpec.app.name:
+			// As the help shows them, before the verb; the verb's arguments take them like any of their options
+			// (`-schema` is refused there by a verb that reads no schema).
+			case OptionSpec.app.name, OptionSpec.schema.name:
 				guard index < tokens.endIndex else {
 					throw .usage("\(token) needs a value.", verb: nil)
 				}

@@ -6,7 +6,7 @@ enum Help {
 			"  " + verb.name + String(repeating: " ", count: width - verb.name.count + 2) + verb.declaration.summary
 		}
 		return """
-			usage: defaults [--json] [-app <path>] [-system] <verb> [<arguments>]
+			usage: defaults [--json] [-app <path>] [-system] [-schema <path>] <verb> [<arguments>]
 
 			Reads, writes and watches the settings files of programs that use Defaults or Foundation's
 			UserDefaults on Linux, with the verbs and flags of the macOS command.
@@ -27,6 +27,8 @@ enum Help {
 			  --json          print JSON (read, read-type, domains, find, watch, verify)
 			  -app <path>     the domain is the settings file at <path>
 			  -system         as root, write the system layer instead (write, delete, lock, unlock)
+			  -schema <path>  the app's schema is that file, not <name>.schema.plist beside the settings
+			                  file (write, keys)
 			  --help, -h      this help; "defaults help <verb>" or "defaults <verb> --help" for a verb
 
 			\(exitStatuses)
@@ -41,7 +43,7 @@ enum Help {
 		  64  usage error: unknown verb or option, missing or extra argument
 		  65  a value that does not parse as its type, a corrupt settings file (it is left untouched),
 		      input that is not a property list with a dictionary at the top
-		  66  an input file that cannot be read
+		  66  an input file that cannot be read, a schema named by -schema among them
 		  73  an output file that cannot be written
 		  74  a settings file that cannot be written; -system run by anyone but root
 		  77  a write of a key an administrator locked (nothing is written)

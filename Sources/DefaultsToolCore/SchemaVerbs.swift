@@ -1,8 +1,16 @@
 import Defaults
 import Foundation
 
-// The schema an app writes beside its settings file (`Defaults.Catalog.writeSchema()`): `keys` lists what it
-// describes, and `write` converts a bare value to what the key reads, or refuses it with the flag to use.
+// The schema an app writes beside its settings file (`Defaults.Catalog.writeSchema()`), or the one `-schema` names:
+// `keys` lists what it describes, and `write` converts a bare value to what the key reads, or refuses it with the
+// flag to use.
+
+extension OptionSpec {
+	/// `-schema <path>`: the app's schema is that file, not the one beside the settings file.
+	static let schema = OptionSpec(
+		name: "-schema", valueName: "path",
+		help: "the app's schema is the file at <path>, not <name>.schema.plist beside the settings file")
+}
 
 extension Verb.Declaration {
 	static let keys = Verb.Declaration(
@@ -10,21 +18,23 @@ extension Verb.Declaration {
 		summary: "list the app's keys from its schema",
 		details: """
 			Prints each key the app's schema describes (<name>.schema.plist beside the settings file, which
-			Defaults.Catalog.writeSchema() writes): its type, the bridge it is stored through, the stored form of
-			its default, whether it is synced or locked, and, for a stored value that cannot be what the key reads
-			as far as the schema tells, why. With --json, an object by key name.
+			Defaults.Catalog.writeSchema() writes, or the file -schema names): its type, the bridge it is stored
+			through, the stored form of its default, whether it is synced or locked, and, for a stored value that
+			cannot be what the key reads as far as the schema tells, why. With --json, an object by key name.
 			While a schema is there, write converts a bare value to the key's type (a URL key takes
 			https://example.com as the app's Key<URL> stores it) or refuses it, naming the flag to use; a type
 			flag writes exactly what it says.
-			Exits 1 when the domain has no schema.
-			"""
+			Exits 1 when the domain has no schema, 66 when the schema -schema names cannot be read, 65 when a
+			schema is not one.
+			""",
+		options: [.schema]
 	) { arguments throws(ToolError) in
 		let domain = try arguments.takeDomainFile()
 		try arguments.finish()
-		guard let schema = try domain.schema() else {
+		guard let schema = try arguments.schema(besideSettingsFile: domain.url) else {
 			throw .notFound(
 				"The domain \(domain.name) has no schema: the app writes one beside its settings file with "
-					+ "Defaults.Catalog.writeSchema().")
+					+ "Defaults.Catalog.writeSchema(), or name one with -schema <path>.")
 		}
 		let stored = try domain.values(mustExist: false)
 		if arguments.isJSON {
@@ -97,18 +107,39 @@ private func withArticle(_ kind: String) -> String {
 	("aeiou".contains(kind.first ?? "x") ? "an " : "a ") + kind
 }
 
-extension Domain {
-	/// The schema beside the domain's settings file, or `nil` when there is none; a file there that is not a schema
-	/// is an error, never silently ignored.
-	func schema() throws(ToolError) -> SchemaFile? {
-		let url = SchemaFile.url(besideSettingsFile: url)
-		guard FileManager.default.fileExists(atPath: url.path(percentEncoded: false)) else {
-			return nil
+extension VerbArguments {
+	/// The app's schema for the domain whose settings file is `settingsFile`: the file `-schema` names, which must
+	/// read, else the one beside the settings file, or `nil` when there is none. A file that is not a schema is an
+	/// error, never silently ignored.
+	func schema(besideSettingsFile settingsFile: URL) throws(ToolError) -> SchemaFile? {
+		guard let path = options[OptionSpec.schema.name] else {
+			return try Self.readSchema(at: SchemaFile.url(besideSettingsFile: settingsFile), isNamed: false)
 		}
+		guard !path.isEmpty else {
+			throw .usage("-schema needs the path of a schema file.", verb: verb)
+		}
+		return try Self.readSchema(at: URL(filePath: path, directoryHint: .notDirectory).absoluteURL, isNamed: true)
+	}
+
+	/// The schema at `url`; `nil` when there is no file and none was named. A schema that was named and is not there,
+	/// or any that cannot be read, is an input that cannot be read (66), as `verify`'s snapshot is.
+	private static func readSchema(at url: URL, isNamed: Bool) throws(ToolError) -> SchemaFile? {
 		do {
 			return try SchemaFile(contentsOf: url)
 		} catch {
-			throw .badValue("\(error.description); remove it or let the app write it again.")
+			switch error.kind {
+			case .missing where !isNamed:
+				return nil
+			case .missing, .inaccessible:
+				let named = isNamed ? " (named by -schema)" : ""
+				throw ToolError("\(error.description)\(named); nothing was changed.", status: .noInput)
+			case .malformed:
+				let remedy =
+					isNamed
+					? "name the schema the app wrote with Defaults.Catalog.writeSchema(to:)"
+					: "remove it or let the app write it again"
+				throw .badValue("\(error.description); \(remedy). Nothing was changed.")
+			}
 		}
 	}
 }

@@ -32,11 +32,11 @@ extension Verb.Declaration {
 			refused (exit 77, nothing written). -array-add and -dict-add add to the user's value.
 			With -system, run as root, writes the system-wide default in <name>.plist of the first folder of
 			$XDG_CONFIG_DIRS (else /etc/xdg) instead, as an XML property list.
-			When the app wrote a schema beside its settings file (see the keys verb), a bare value is
-			converted to the key's type, or refused with the flag to use.
+			When the app wrote a schema beside its settings file, or -schema names one (see the keys verb), a
+			bare value is converted to the key's type, or refused with the flag to use.
 			Exits 65 when a value does not parse as its type.
 			""",
-		options: [.system],
+		options: [.system, .schema],
 		valuesAfter: 2
 	) { arguments throws(ToolError) in
 		if arguments.has(OptionSpec.system.name) {
@@ -45,7 +45,8 @@ extension Verb.Declaration {
 		let domain = try arguments.takeDomainFile()
 		let key = try arguments.take("key")
 		let request = try WriteRequest(
-			tokens: arguments.values, key: key, entry: try domain.schema()?.entry(named: key))
+			tokens: arguments.values, key: key,
+			entry: try arguments.schema(besideSettingsFile: domain.url)?.entry(named: key))
 		try domain.layers(mustExist: false).refuseLocked([key], in: domain)
 		let store = try domain.openStore()
 		// Adding to a value is a read and a write: made as one update under the file's lock, so that additions from

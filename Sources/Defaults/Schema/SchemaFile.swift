@@ -68,9 +68,27 @@ package struct SchemaFile: Sendable {
 
 	/// Why a schema file cannot be read.
 	package struct ReadError: Error, CustomStringConvertible {
+		/// What kept the schema from being read: a reader that looks for a schema tells a missing file from a broken one,
+		/// and an input it could not read from one that is not a schema.
+		package enum Kind: Sendable {
+			/// No file at the path.
+			case missing
+			/// A file that could not be opened or read (permissions, not a regular file, a link root must not follow).
+			case inaccessible
+			/// A file that was read and is not a schema this reads.
+			case malformed
+		}
+
 		package let url: URL
+		package let kind: Kind
 		package let reason: String
 		package var description: String { "The schema \(url.path(percentEncoded: false)) \(reason)" }
+
+		init(url: URL, kind: Kind = .malformed, reason: String) {
+			self.url = url
+			self.kind = kind
+			self.reason = reason
+		}
 	}
 
 	static let formatName = "Defaults schema"
@@ -108,18 +126,20 @@ package struct SchemaFile: Sendable {
 	}
 
 	/// Reads the schema at `url`; a file that is not one is an error that says why, never a partial schema.
+	///
+	/// Read as a settings file is read (`SettingsFile.read()`): bounded, only a regular file, and, run as root, under
+	/// the rules for a file other users could steer, since the `defaults` command reads a schema in a user's folder.
 	package init(contentsOf url: URL) throws(ReadError) {
-		let data: Data
-		do {
-			data = try Data(contentsOf: url)
-		} catch {
-			throw ReadError(url: url, reason: "could not be read: \(error.localizedDescription)")
-		}
 		let top: [String: Any]
-		do throws(PropertyListFile.Error) {
-			top = try PropertyListFile.decode(data)
-		} catch {
-			throw ReadError(url: url, reason: "is not a property list: \(error)")
+		switch SettingsFile(url: url).read() {
+		case .missing:
+			throw ReadError(url: url, kind: .missing, reason: "does not exist")
+		case .inaccessible(let reason):
+			throw ReadError(url: url, kind: .inaccessible, reason: "could not be read: \(reason)")
+		case .unreadable(_, _, let reason):
+			throw ReadError(url: url, reason: "is not a property list with a dictionary at the top: \(reason)")
+		case .values(let values, _):
+			top = values
 		}
 		guard top["format"] as? String == Self.formatName else {
 			throw ReadError(url: url, reason: "is not a Defaults schema (no format = \"\(Self.formatName)\")")

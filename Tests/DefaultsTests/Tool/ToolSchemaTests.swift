@@ -11,9 +11,9 @@ import Testing
 		var height = 600
 	}
 
-	/// The app's catalog, written beside the domain `app` of `tool`; the keys live in a store of their own, so that
-	/// the file is read fresh after the tool wrote it.
-	static func writeSchema(for tool: ToolRunner) throws {
+	/// The app's catalog, written beside the domain `app` of `tool` (or at `url`); the keys live in a store of their
+	/// own, so that the file is read fresh after the tool wrote it.
+	static func writeSchema(for tool: ToolRunner, to url: URL? = nil) throws {
 		let store = Defaults.InMemoryStore()
 		let catalog = Defaults.Catalog([
 			Defaults.Key<URL>("homepage", default: URL(string: "https://example.org")!, suite: store),
@@ -23,7 +23,7 @@ import Testing
 			Defaults.Key<[String]>("tags", default: ["a"], suite: store),
 			Defaults.Key<String>("name", default: "", suite: store),
 		])
-		try catalog.writeSchema(to: SchemaFile.url(besideSettingsFile: tool.file("app")))
+		try catalog.writeSchema(to: url ?? SchemaFile.url(besideSettingsFile: tool.file("app")))
 	}
 
 	@Test func aBareURLIsWrittenAsTheAppsURLKeyReadsIt() throws {
@@ -113,5 +113,59 @@ import Testing
 		let result = try tool.run("write", "app", "count", "12")
 		#expect(result.status == 65, "\(result)")
 		#expect(result.standardError.contains("schema"), "\(result.standardError)")
+	}
+
+	/// A schema named with `-schema`, wherever it is, and none beside the settings file: `write` converts by it (the
+	/// option before the verb or after it) and `keys` lists it.
+	@Test func aSchemaNamedOnTheCommandLineConvertsAndLists() throws {
+		let tool = try ToolRunner()
+		let folder = tool.folder.file("schemas")
+		try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+		let schema = folder.appending(path: "app-keys.plist")
+		try Self.writeSchema(for: tool, to: schema)
+		try tool.succeed("-schema", schema.path, "write", "app", "homepage", "https://example.com")
+		try tool.succeed("write", "-schema", schema.path, "app", "count", "12")
+		let store = Defaults.FileStore.at(tool.file("app"))
+		#expect(
+			store[Defaults.Key<URL>("homepage", default: URL(string: "https://example.org")!, suite: store)]
+				== URL(string: "https://example.com"))
+		#expect(try tool.contents(of: "app")["count"] as? Int == 12)
+		let refused = try tool.run("-schema", schema.path, "write", "app", "count", "twelve")
+		#expect(refused.status == 65 && refused.standardError.contains("-string"), "\(refused)")
+
+		let lines = try tool.succeed("-schema", schema.path, "keys", "app").split(separator: "\n").map(String.init)
+		#expect(lines.count == 6, "\(lines)")
+		#expect(lines.contains { $0.hasPrefix("homepage: URL through ") && $0.contains("default https://example.org") })
+		#expect(try tool.run("keys", "app").status == 1, "no schema beside the settings file")
+		// Without the option, nothing describes the key: the bare value is text.
+		try tool.succeed("write", "app", "homepage", "https://example.net")
+		#expect(try tool.contents(of: "app")["homepage"] as? String == "https://example.net")
+	}
+
+	/// A schema named with `-schema` that is missing, cannot be read or is not a schema is an error before anything is
+	/// read or written: 66 as for any input file that cannot be read, 65 for one that is not a schema.
+	@Test func aSchemaNamedOnTheCommandLineThatDoesNotReadChangesNothing() throws {
+		let tool = try ToolRunner()
+		try tool.seed("app", ["count": 1])
+		let before = try Data(contentsOf: tool.file("app"))
+		let missing = tool.folder.file("missing.schema.plist").path
+		let folder = tool.folder.url.path
+		let garbage = tool.folder.file("garbage.plist")
+		try Data("not a schema".utf8).write(to: garbage)
+		let cases: [(arguments: [String], status: Int32, says: String)] = [
+			(["-schema", missing, "write", "app", "count", "12"], 66, missing),
+			(["-schema", missing, "keys", "app"], 66, missing),
+			(["-schema", folder, "write", "app", "count", "12"], 66, "not a regular file"),
+			(["-schema", garbage.path, "write", "app", "count", "12"], 65, "is not a property list"),
+			(["-schema", garbage.path, "keys", "app"], 65, "is not a property list"),
+			(["-schema"], 64, "needs a value"),
+			(["-schema", garbage.path, "read", "app"], 64, "-schema"),
+		]
+		for (arguments, status, says) in cases {
+			let result = try tool.run(arguments)
+			#expect(result.status == status, "\(arguments): \(result)")
+			#expect(result.standardError.contains(says), "\(arguments): \(result)")
+			#expect(try Data(contentsOf: tool.file("app")) == before, "\(arguments) changed the domain")
+		}
 	}
 }
