@@ -28,7 +28,7 @@ enum Help {
 			  -app <path>     the domain is the settings file at <path>
 			  -system         as root, write the system layer instead (write, delete, lock, unlock)
 			  -schema <path>  the app's schema is that file, not <name>.schema.plist beside the settings
-			                  file (write, keys)
+			                  file (write, lock, keys)
 			  --help, -h      this help; "defaults help <verb>" or "defaults <verb> --help" for a verb
 
 			\(exitStatuses)

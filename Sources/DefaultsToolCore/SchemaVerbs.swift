@@ -2,8 +2,8 @@ import Defaults
 import Foundation
 
 // The schema an app writes beside its settings file (`Defaults.Catalog.writeSchema()`), or the one `-schema` names:
-// `keys` lists what it describes, and `write` converts a bare value to what the key reads, or refuses it with the
-// flag to use.
+// `keys` lists what it describes, and `write` (and `-system write` and `lock`) converts a bare value to what the key
+// reads, or refuses it with the flag to use.
 
 extension OptionSpec {
 	/// `-schema <path>`: the app's schema is that file, not the one beside the settings file.

@@ -28,17 +28,20 @@ extension Verb.Declaration {
 			Run as root with -system: defaults -system lock <domain> <key> [<value>]. Writes <key> and its value
 			to <domain>.locks.plist in the first folder of $XDG_CONFIG_DIRS (else /etc/xdg): every app of every
 			user then reads that value, and a write of the key changes nothing (write exits 77). The value
-			takes the type flags of write; with none, the key is locked at its system-wide default. The file is
-			an XML property list, mode 0644 when new.
+			takes the type flags of write, and a bare value is converted by the app's schema as write converts
+			it; with none, the key is locked at its system-wide default. The file is an XML property list, mode
+			0644 when new.
 			""",
-		options: [.system.required],
+		options: [.system.required, .schema],
 		valuesAfter: 2
 	) { arguments throws(ToolError) in
 		let domain = try arguments.takeSystemDomain()
 		let key = try arguments.take("key")
-		let request = arguments.values.isEmpty ? nil : try WriteRequest(tokens: arguments.values)
+		try domain.requireRoot()
 		let value: Any
-		if let request {
+		if !arguments.values.isEmpty {
+			let request = try WriteRequest(
+				tokens: arguments.values, key: key, entry: try arguments.schema(of: domain)?.entry(named: key))
 			value = try request.value(adding: nil, key: key, domain: domain.name)
 		} else {
 			var exists = false
@@ -50,7 +53,6 @@ extension Verb.Declaration {
 			}
 			value = systemDefault
 		}
-		try domain.requireRoot()
 		try SystemFile.edit(domain.locksFiles[0]) { values throws(ToolError) in
 			values[key] = value
 		}
@@ -86,8 +88,9 @@ extension Verb.Declaration {
 	static func writeSystemDefault(_ arguments: inout VerbArguments) throws(ToolError) -> ExitStatus {
 		let domain = try arguments.takeSystemDomain()
 		let key = try arguments.take("key")
-		let request = try WriteRequest(tokens: arguments.values)
 		try domain.requireRoot()
+		let request = try WriteRequest(
+			tokens: arguments.values, key: key, entry: try arguments.schema(of: domain)?.entry(named: key))
 		try SystemFile.edit(domain.settingsFiles[0]) { values throws(ToolError) in
 			values[key] = try request.value(adding: values[key], key: key, domain: domain.settingsFiles[0].path)
 		}
@@ -150,6 +153,13 @@ struct SystemDomain {
 }
 
 extension VerbArguments {
+	/// The app's schema for a system write: the file `-schema` names, else the one a user's write of the domain reads,
+	/// beside its settings file in the configuration folder. A system-wide default is read by the same keys as the
+	/// user's value, so it is converted, or refused, by the same description.
+	func schema(of domain: SystemDomain) throws(ToolError) -> SchemaFile? {
+		try schema(besideSettingsFile: Domain(.named(domain.name), verb: verb).url)
+	}
+
 	/// Takes the domain of a `-system` verb: a store name (its system files are found by name), never a path.
 	mutating func takeSystemDomain() throws(ToolError) -> SystemDomain {
 		guard has(OptionSpec.system.name) else {

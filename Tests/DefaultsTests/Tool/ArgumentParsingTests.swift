@@ -131,7 +131,8 @@ import Testing
 		#expect(Verb.watch.usage == "defaults watch <domain> [<key>...] [--count <n>] [--timeout <seconds>]")
 		#expect(Verb.domains.usage == "defaults domains ")
 		// Without -system they do nothing but say so: it is not optional.
-		#expect(Verb.lock.usage == "defaults lock -system <domain> <key> [<type flag>] [<value>...]")
+		#expect(
+			Verb.lock.usage == "defaults lock -system <domain> <key> [<type flag>] [<value>...] [-schema <path>]")
 		#expect(Verb.unlock.usage == "defaults unlock -system <domain> <key>")
 		#expect(Verb.write.usage.contains("[-system]"))
 	}

@@ -82,6 +82,38 @@ import Testing
 		#expect(try contents(second.appending(path: "app.locks.plist"))["kept"] as? Int == 1)
 	}
 
+	/// Root's writes of the system layer convert a bare value by the app's schema, or refuse it, as a user's write does:
+	/// the schema beside the domain's settings file, or the one `-schema` names.
+	@Test(.enabled(if: geteuid() == 0, "-system is root's"))
+	func systemWritesConvertAndRefuseByTheSchema() throws {
+		let defaults = first.appending(path: "app.plist")
+		let locks = first.appending(path: "app.locks.plist")
+		try ToolSchemaTests.writeSchema(for: tool)
+		try succeed("-system", "write", "app", "homepage", "https://example.com")
+		try succeed("-system", "lock", "app", "count", "7")
+		let homepage = try #require(try contents(defaults)["homepage"] as? String)
+		#expect(try JSONDecoder().decode(URL.self, from: Data(homepage.utf8)) == URL(string: "https://example.com"))
+		#expect(try contents(locks)["count"] as? Int == 7)
+		let before = try Data(contentsOf: defaults)
+		let refused = try run("-system", "write", "app", "count", "twelve")
+		#expect(refused.status == 65 && refused.standardError.contains("-string"), "\(refused)")
+		let refusedLock = try run("-system", "lock", "app", "window", "big")
+		#expect(refusedLock.status == 65 && refusedLock.standardError.contains("-json"), "\(refusedLock)")
+		#expect(try Data(contentsOf: defaults) == before)
+		#expect(try contents(locks).count == 1)
+
+		// A schema elsewhere, named on the command line, and none beside the settings file.
+		let elsewhere = tool.folder.file("app-keys.plist")
+		try FileManager.default.moveItem(at: SchemaFile.url(besideSettingsFile: tool.file("app")), to: elsewhere)
+		try succeed("-system", "write", "app", "id", "e621e1f8-c36c-495a-93fc-0c247a3e6e5f")
+		#expect(try contents(defaults)["id"] as? String == "e621e1f8-c36c-495a-93fc-0c247a3e6e5f")
+		try succeed("-system", "-schema", elsewhere.path, "write", "app", "id", "e621e1f8-c36c-495a-93fc-0c247a3e6e5f")
+		#expect(try contents(defaults)["id"] as? String == "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")
+		let missing = try run("-system", "-schema", tool.folder.file("none.plist").path, "write", "app", "k", "v")
+		#expect(missing.status == 66, "\(missing)")
+		#expect(try contents(defaults)["k"] == nil)
+	}
+
 	@Test(.enabled(if: geteuid() == 0, "-system is root's"))
 	func aSystemFileThatExistsKeepsItsModeItsOtherKeysAndEveryValueExactly() throws {
 		let defaults = first.appending(path: "app.plist")
