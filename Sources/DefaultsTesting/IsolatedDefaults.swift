@@ -5,8 +5,9 @@ import Testing
 ///
 /// Every key of a replaced store reads and writes the replacement, wherever it is read from inside `body`: no file
 /// is read or written, nothing reaches sync, and code running at the same time outside `body` (another test) sees
-/// neither the replacement nor its values. The replacement starts empty, so keys read as their defaults; seed it by
-/// writing keys at the start of `body`. Use it from XCTest, and wherever a closure covers the code to isolate:
+/// neither the replacement nor its values. The replacement starts with no values, so keys read the defaults the app
+/// registered with the replaced store, else their own; seed it by writing keys at the start of `body`. Use it from
+/// XCTest, and wherever a closure covers the code to isolate:
 ///
 /// ```swift
 /// func testDarkTheme() {
@@ -119,7 +120,8 @@ public struct IsolatedDefaultsTrait: TestTrait, SuiteTrait, TestScoping {
 /// The spellings of ``IsolatedDefaultsTrait`` in a test's or a suite's traits: `.isolatedDefaults`, with or without
 /// a seed.
 extension Trait where Self == IsolatedDefaultsTrait {
-	/// Gives each test its own in-memory standard store, empty, so that keys read as their defaults.
+	/// Gives each test its own in-memory standard store, with no values, so that keys read as their defaults (the
+	/// ones the app registered, else their own).
 	///
 	/// ```swift
 	/// @Test(.isolatedDefaults) func countsVisits() {

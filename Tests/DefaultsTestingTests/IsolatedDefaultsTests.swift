@@ -168,6 +168,47 @@ private struct ThemeModel {
 		#expect(!Defaults.standardStore.storedKeys().contains("isolatedDefaultsNew"))
 	}
 
+	/// Defaults the app registered read in a scope as they read in the app, beneath the test's own values: before the
+	/// scope, inside it (the app's setup run by the test), and in another store the scope replaces; a registration on
+	/// the scope's own store replaces them for that scope alone.
+	@Test func registeredDefaultsReadInAScopeBeneathItsValues() {
+		let name = "isolatedDefaultsRegistered-\(UUID().uuidString.prefix(8))"
+		let key = Defaults.Key<String>(name, default: "declared")
+		let later = Defaults.Key<String>(name + "-later", default: "declared")
+		Defaults.standardStore.registerDefaultValues([name: "registered"])
+		#expect(Defaults[key] == "registered")
+		withIsolatedDefaults {
+			#expect(Defaults[key] == "registered")
+			Defaults[key] = "written"
+			#expect(Defaults[key] == "written")
+			Defaults.reset(key)
+			#expect(Defaults[key] == "registered")
+			// The app's setup, run in the test: registrations are the process's, as they are in the app.
+			Defaults.standardStore.registerDefaultValues([later.name: "registered later"])
+			#expect(Defaults[later] == "registered later")
+			// The test's own registration, on the store its keys read here, is its own.
+			key.suite.registerDefaultValues([name: "the test's"])
+			#expect(Defaults[key] == "the test's")
+			withIsolatedDefaults {
+				#expect(Defaults[key] == "the test's", "a nested scope reads what its enclosing scope reads")
+			}
+		}
+		withIsolatedDefaults {
+			#expect(Defaults[key] == "registered")
+		}
+		#expect(Defaults[key] == "registered")
+
+		let named = Defaults.InMemoryStore()
+		let inNamed = Defaults.Key<Int>("count", default: 0, suite: named)
+		named.registerDefaultValues(["count": 5])
+		withIsolatedDefaults(alsoIsolating: [named]) {
+			#expect(Defaults[inNamed] == 5)
+			Defaults[inNamed] = 6
+			#expect(Defaults[inNamed] == 6)
+		}
+		#expect(Defaults[inNamed] == 5)
+	}
+
 	/// Another store, named by choice, is replaced too; one not named is not.
 	@Test func otherStoresAreReplacedWhenNamed() throws {
 		let named = Defaults.InMemoryStore()

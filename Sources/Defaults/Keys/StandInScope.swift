@@ -26,6 +26,11 @@ package final class StandInScope: @unchecked Sendable {
 
 	/// A scope in which each store of `replacing` reads and writes a fresh, empty `InMemoryStore`, on top of the
 	/// stand-ins of `enclosing` for the stores it does not name.
+	///
+	/// A stand-in holds no values, but reads the defaults registered with the store it replaces (with the enclosing
+	/// scope's stand-in, for a store that one replaced), as they are at each read, beneath its own: registering is part
+	/// of how the app reads (its setup, or a distribution's defaults), so a test reads what the app reads until it
+	/// writes a value, or registers one on the store its keys read in the scope.
 	package init(replacing stores: [any Defaults.Store], enclosing: StandInScope? = StandInScope.enclosing) {
 		var standIns = enclosing?.standIns ?? [:]
 		var replaced = enclosing?.replaced ?? []
@@ -33,8 +38,10 @@ package final class StandInScope: @unchecked Sendable {
 			if !replaced.contains(where: { $0 === store }) {
 				replaced.append(store)
 			}
-			// A store the enclosing scope replaced already gets a fresh stand-in too.
-			standIns[ObjectIdentifier(store)] = Defaults.InMemoryStore()
+			// A store the enclosing scope replaced already gets a fresh stand-in too, beneath which the enclosing
+			// one's registrations show.
+			let beneath = RegistrationSource(store: standIns[ObjectIdentifier(store)] ?? store)
+			standIns[ObjectIdentifier(store)] = Defaults.InMemoryStore { beneath.store.registeredValue(forKey: $0) }
 		}
 		self.standIns = standIns
 		self.replaced = replaced
@@ -118,6 +125,14 @@ package final class StandInScope: @unchecked Sendable {
 		}
 		Self.activeScopes.subtract(1, ordering: .relaxed)
 	}
+}
+
+/// The store whose registered defaults a stand-in reads, handed to the stand-in's reads on any thread.
+///
+/// Unchecked: `registeredValue(forKey:)` reads only the stores the package ships (each behind its own lock, or
+/// Foundation's, thread-safe) and returns `nil` for any other without touching it.
+private struct RegistrationSource: @unchecked Sendable {
+	let store: any Defaults.Store
 }
 
 extension Defaults {

@@ -356,6 +356,11 @@ extension Defaults {
 			memory.withLock { Array($0.values.keys) }
 		}
 
+		/// The default registered for `key`, whatever the layers above it hold.
+		package func registeredValue(forKey key: String) -> Any? {
+			memory.withLock { $0.registered[key] }
+		}
+
 		/// Every stored value (launch arguments and registered defaults excluded).
 		public var dictionaryRepresentation: [String: Any] {
 			memory.withLock { $0.values }

@@ -17,15 +17,26 @@ extension Defaults {
 		}
 
 		private let state: LockedState<State>
+		/// Registered defaults read beneath the store's own (``registeredValue(forKey:)``): a test's stand-in reads the
+		/// registrations of the store it stands in for, as the app would.
+		private let registeredBeneath: (@Sendable (String) -> Any?)?
 
 		/// Advanced by every write, removal and registration, also those made past the package.
 		let changeCounter = ChangeCounter()
 		/// The store's runtime, kept here rather than in a table: see `StoreAttachments`.
 		let attachments = StoreAttachments()
 
-		/// Creates a store holding `values`, already in their normalised property-list shape.
-		init(normalizedValues values: [String: Any]) {
+		/// Creates a store holding `values`, already in their normalised property-list shape, that reads the registered
+		/// defaults `registeredBeneath` gives beneath its own.
+		init(normalizedValues values: [String: Any], registeredBeneath: (@Sendable (String) -> Any?)? = nil) {
 			self.state = LockedState(State(values: values))
+			self.registeredBeneath = registeredBeneath
+		}
+
+		/// Creates an empty store that reads the registered defaults `registeredBeneath` gives, as they are when read,
+		/// beneath its own registrations: the stand-in of a test's scope, beneath which the replaced store's show.
+		package convenience init(registeredBeneath: @escaping @Sendable (String) -> Any?) {
+			self.init(normalizedValues: [:], registeredBeneath: registeredBeneath)
 		}
 
 		/// Creates an empty store.
@@ -35,7 +46,13 @@ extension Defaults {
 
 		/// The stored value for `key`, or the registered default.
 		public func storedValue(forKey key: String) -> Any? {
-			state.withLock { $0.values[key] ?? $0.registered[key] }
+			// The defaults beneath are read outside the lock: they belong to another store, with its own.
+			state.withLock { $0.values[key] ?? $0.registered[key] } ?? registeredBeneath?(key)
+		}
+
+		/// The default registered for `key`, here or beneath.
+		package func registeredValue(forKey key: String) -> Any? {
+			state.withLock { $0.registered[key] } ?? registeredBeneath?(key)
 		}
 
 		/// Stores `value` for `key`.

@@ -69,3 +69,17 @@ extension Defaults.Store {
 	/// `true`: a store reports every change it makes itself with ``reportOutsideChanges(_:)``.
 	public var reportsEveryChange: Bool { true }
 }
+
+extension Defaults.Store {
+	/// The default registered for `key` with ``registerDefaultValues(_:)``, apart from any value stored or layered
+	/// above it; `nil` for a store that cannot tell them apart (one of the app's own).
+	package func registeredValue(forKey key: String) -> Any? {
+		switch self {
+		case let store as Defaults.FileStore: store.registeredValue(forKey: key)
+		case let store as Defaults.InMemoryStore: store.registeredValue(forKey: key)
+		// Those registered through this seam, which the package keeps, as Foundation does, for the whole process.
+		case is UserDefaults: RegisteredUserDefaults.values[key]
+		default: nil
+		}
+	}
+}
