@@ -131,8 +131,7 @@ extension VerbArguments {
 			case .missing where !isNamed:
 				return nil
 			case .missing, .inaccessible:
-				let named = isNamed ? " (named by -schema)" : ""
-				throw ToolError("\(error.description)\(named); nothing was changed.", status: .noInput)
+				throw ToolError("\(error.description); nothing was changed.", status: .noInput)
 			case .malformed:
 				let remedy =
 					isNamed
