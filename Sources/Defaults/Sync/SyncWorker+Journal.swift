@@ -111,7 +111,7 @@ extension SyncWorker {
 			if let journal {
 				compactJournal(journal, lines: local.lines)
 			}
-			if state != before {
+			if state != before || isStateUnsaved {
 				saveState()
 			}
 			return (local.received, result)
@@ -134,7 +134,7 @@ extension SyncWorker {
 		if local.lines.count >= Self.journalCompactionLines {
 			intents.compact { line in line.k.map { state.settledSequence(of: $0) >= line.s } ?? true }
 		}
-		if state != before {
+		if state != before || isStateUnsaved {
 			saveState()
 		}
 		IntentLog.$isApplyingReceived.withValue(true) {
@@ -175,9 +175,10 @@ extension SyncWorker {
 		}
 	}
 
-	/// Takes the state the file holds: another process of this settings file may have moved it on.
+	/// Takes the state the file holds: another process of this settings file may have moved it on. Not while this
+	/// process could not write it: the file is older than the memory then.
 	private func reloadState() {
-		guard case .state(let onDisk) = SyncState.load(from: stateFile) else {
+		guard !isStateUnsaved, case .state(let onDisk) = SyncState.load(from: stateFile) else {
 			return
 		}
 		state = onDisk

@@ -24,9 +24,11 @@ actor SyncWorker {
 	/// change itself is kept, not only the key's name: the conflict reply of a push may describe an older remote state
 	/// than the watch already delivered, and a change the watch delivered is never delivered again.
 	var heldBackRemoteChanges: [String: Defaults.RemoteEvent] = [:]
-	/// Whether a failure to read the journal or to write the state was reported, since the last success.
+	/// Whether a failure to read the journal was reported, since the last success.
 	var isJournalProblemReported = false
-	var isStateSaveFailureReported = false
+	/// Whether the last write of the state failed (reported once): what was agreed is then in memory only, newer than
+	/// the file, which is therefore not read back, and written again at every locked step until it succeeds.
+	var isStateUnsaved = false
 	/// Watches ended at once with "compacted", in a row: more than one means the remote keeps saying so, and the
 	/// engine waits between tries instead of reading the prefix in a loop.
 	var compactedInARow = 0
@@ -223,7 +225,8 @@ actor SyncWorker {
 			}
 			didConnect()
 			isOutageReported = false
-			return !keptLocally && !outcome.waits && !outcome.goesOutAgain
+			// Pushed, but not synchronized while a crash would lose what was agreed.
+			return !keptLocally && !outcome.waits && !outcome.goesOutAgain && !isStateUnsaved
 		} catch {
 			didDisconnect(error)
 			return false
@@ -285,27 +288,32 @@ actor SyncWorker {
 	}
 
 	/// Writes the state (under the settings file's lock, see ``locked(_:)``); a failure is reported once until a
-	/// write succeeds again.
+	/// write succeeds again, and shows in the status meanwhile.
 	func saveState() {
 		guard state.save(to: stateFile) else {
-			if !isStateSaveFailureReported {
-				isStateSaveFailureReported = true
-				lastError = "The sync state file \(stateFile?.path ?? "") could not be written."
+			if !isStateUnsaved {
+				isStateUnsaved = true
+				publish()
 				Defaults.report(
 					Defaults.Failure(
 						keyName: prefix, reason: .storage,
 						message:
-							"The sync state file \(stateFile?.path ?? "") could not be written: what '\(prefix)' agreed on with the remote is kept in memory, and written at the next change."
+							"The sync state file \(stateFile?.path ?? "") could not be written: what '\(prefix)' agreed on with the remote is kept in memory and written again at every step; until then the status shows it and synchronize() returns false."
 					))
 			}
 			return
 		}
-		isStateSaveFailureReported = false
+		if isStateUnsaved {
+			isStateUnsaved = false
+			publish()
+		}
 	}
 
 	func publish() {
+		let unsaved = isStateUnsaved ? "The sync state file \(stateFile?.path ?? "") could not be written." : nil
 		status.update(
 			Defaults.SyncStatus(
-				isConnected: isConnected, pendingCount: pendingCount, lastError: lastError, revision: state.revision))
+				isConnected: isConnected, pendingCount: pendingCount, lastError: lastError ?? unsaved,
+				revision: state.revision))
 	}
 }

@@ -68,4 +68,49 @@ import Testing
 			try? FileManager.default.removeItem(at: stateFile)
 		}
 	}
+
+	/// The state file cannot be replaced (`chattr +i`, as the issue did; root only) while the engine runs: the
+	/// engine says so once, the status shows it, and `synchronize()` does not claim success while what was agreed is
+	/// not on disk. Before the fix: a report, but a clean status and `synchronize()` true.
+	@Test func anUnwritableStateFileIsReportedAndSynchronizeSaysNotSynced() async throws {
+		guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/chattr") else {
+			return
+		}
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("immutable-state"))/"
+		let folder = try TemporaryDirectory()
+		let stateFile = folder.file("app.plist.sync.json")
+		let store = try Edge.freshStore(at: folder.file("app.plist"))
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add(["level"])
+		try store.write("1", forKey: "level")
+		#expect(store.flush())
+		#expect(await engine.synchronize())
+		engine.start()
+		defer { engine.stop() }
+
+		#expect(try ChildProcess.run(["+i", stateFile.path], executable: "/usr/bin/chattr").status == 0)
+		defer { _ = try? ChildProcess.run(["-i", stateFile.path], executable: "/usr/bin/chattr") }
+		try store.write("2", forKey: "level")
+		#expect(store.flush())
+		#expect(await engine.synchronize() == false, "the agreement is not on disk")
+		#expect(try await Edge.value(of: prefix + "level", in: remote) == "2", "the edit still went out")
+		#expect(engine.status.lastError?.contains(stateFile.path) == true, "\(engine.status)")
+		try store.write("3", forKey: "level")
+		#expect(store.flush())
+		#expect(await engine.synchronize() == false)
+		#expect(FailureRecorder.failures(mentioning: stateFile.path).count == 1, "said once")
+
+		#expect(try ChildProcess.run(["-i", stateFile.path], executable: "/usr/bin/chattr").status == 0)
+		#expect(await engine.synchronize())
+		#expect(engine.status.lastError == nil)
+		guard case .state(let onDisk) = SyncState.load(from: stateFile) else {
+			Issue.record("no state on disk")
+			return
+		}
+		#expect(onDisk.revision == engine.status.revision, "the state on disk caught up")
+	}
 }
