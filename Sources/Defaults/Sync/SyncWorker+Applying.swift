@@ -5,7 +5,9 @@ import Foundation
 // at a revision the state already holds (another process applied it, or something newer) is not applied again, so
 // the file never goes back.
 extension SyncWorker {
-	func readEverything() async throws {
+	/// - Parameter wakesPusher: whether to wake the session's pusher afterwards; not for a caller that pushes next
+	///   anyway (a signal left pending would cut the run loop's next wait before a retry short).
+	func readEverything(wakesPusher: Bool = true) async throws {
 		// Forgotten only once read and applied: a read that fails leaves them for the next try.
 		let reading = names.withLock { $0.unread }
 		let snapshot = try await remote.read(prefix: prefix)
@@ -25,9 +27,16 @@ extension SyncWorker {
 			seen.insert(name)
 			events.append(.put(entry))
 		}
+		var putBacks: [Push] = []
+		var lostRevision: Int64?
 		let applied: Void? = locked { local in
 			if let stateLoss {
 				rebuildLostState(from: snapshot, synced: synced, local: &local, reason: stateLoss)
+			} else if snapshot.revision < state.revision {
+				// A revision this remote never reached: it is not the remote the state knows (wiped, replaced, or
+				// restored from an older snapshot; etcd keeps its cluster id across a wipe).
+				lostRevision = state.revision
+				putBacks = rejoin(snapshot, synced: synced, local: &local)
 			}
 			// Deleted while this machine was not watching, with the deletion compacted away.
 			for (name, record) in state.records
@@ -38,7 +47,9 @@ extension SyncWorker {
 			state.revision = max(state.revision, snapshot.revision)
 			// A key synced for the first time, which the remote does not hold: its local value goes out.
 			for name in reading.sorted()
-			where state.records[name] == nil && local.value(of: name) != nil && !isPending(name, in: local) {
+			where state.records[name] == nil && local.value(of: name) != nil && !isPending(name, in: local)
+				&& !putBacks.contains(where: { $0.name == name })
+			{
 				local.recorded.append(name)
 			}
 			putBackOutsideEdits(synced: synced, local: &local)
@@ -47,9 +58,22 @@ extension SyncWorker {
 			throw Defaults.RemoteServiceError.unreachable(
 				"the settings file could not be locked or written, so nothing received was applied")
 		}
+		if let lostRevision {
+			// The state keeps the old revision until the values are back, so that a read after a failure here finds
+			// the lost remote again and puts them back then.
+			try await putBack(putBacks)
+			locked { _ in
+				if state.revision == lostRevision {
+					state.revision = snapshot.revision
+				}
+			}
+		}
+		isRemoteVerified = true
 		names.withLock { $0.unread.subtract(reading) }
 		// Keys newly synced may have gone into the journal, and lines of other processes may wait.
-		wakeToPushAgain()
+		if wakesPusher {
+			wakeToPushAgain()
+		}
 		publish()
 	}
 
@@ -115,6 +139,73 @@ extension SyncWorker {
 						? "."
 						: ", except for its unpushed changes of \(kept.joined(separator: ", ")), which it pushes.")
 			))
+	}
+
+	/// The remote lost what it held (section 6 of Docs/SyncRedesign.md): every key of the state is taken from what
+	/// the remote holds now, except that a change recorded here and not pushed is pushed against it (an edit), and a
+	/// value this machine holds of a key the remote lacks is put back (returned, to push once the lock is released).
+	/// Names another process of this settings file syncs are taken too, since that process finds the state already
+	/// rejoined.
+	private func rejoin(
+		_ snapshot: Defaults.RemoteSnapshot, synced: Set<String>, local: inout LocalSide
+	) -> [Push] {
+		var current: [String: Defaults.RemoteEntry] = [:]
+		for entry in snapshot.entries {
+			if let name = name(ofRemoteKey: entry.key) {
+				current[name] = entry
+			}
+		}
+		heldBackRemoteChanges = [:]
+		var putBacks: [Push] = []
+		var edits: [String] = []
+		for name in synced.union(state.records.keys).sorted() {
+			let entry = current[name]
+			let record = state.records[name]
+			if isPending(name, in: local) {
+				state.records[name] = entry.map { .init(value: $0.value, modRevision: $0.modRevision) }
+				edits.append(name)
+				continue
+			}
+			guard let entry else {
+				state.records[name] = nil
+				// A value kept back as too large stays local; any other goes back, marked as put back (sequence
+				// 0), not as an edit.
+				let mark = state.machine.map { SyncedValueCoding.Mark(machine: $0, sequence: 0) }
+				if record?.isHeldLocally != true, let value = local.value(of: name),
+					let bytes = try? SyncedValueCoding.pushedBytes(of: value, mark: mark)
+				{
+					putBacks.append(Push(name: name, sequence: 0, bytes: bytes, expectedModRevision: 0))
+				}
+				continue
+			}
+			guard synced.contains(name) else {
+				// Another process's key: taken here, since `apply` takes only this engine's.
+				state.records[name] = .init(value: entry.value, modRevision: entry.modRevision)
+				if SyncedValueCoding.isRemoval(entry.value) {
+					local.received[name] = .some(nil)
+				} else if let stored = SyncedValueCoding.decode(entry.value) {
+					local.received[name] = stored
+				}
+				continue
+			}
+			// Agreed on the local value, so that `apply` replaces it with the remote's like any remote change.
+			state.records[name] = .init(
+				value: try? local.value(of: name).map { try SyncedValueCoding.encode($0) }, modRevision: 0)
+		}
+		if rejoinReportedFrom != state.revision {
+			rejoinReportedFrom = state.revision
+			let putBackNames = putBacks.map(\.name).joined(separator: ", ")
+			Defaults.report(
+				Defaults.Failure(
+					keyName: prefix, reason: .storage,
+					message:
+						"The remote of '\(prefix)' is not the one this machine synced with: its revision went back from \(state.revision) to \(snapshot.revision) (a wiped or replaced cluster, or a restore from an older snapshot). This machine puts back its values of the keys the remote lacks"
+						+ (putBackNames.isEmpty ? " (none)" : " (\(putBackNames))")
+						+ (edits.isEmpty ? "" : ", pushes its unpushed changes of \(edits.joined(separator: ", "))")
+						+ ", and takes the remote's values of the others."
+				))
+		}
+		return putBacks
 	}
 
 	func receive(_ events: [Defaults.RemoteEvent]) {

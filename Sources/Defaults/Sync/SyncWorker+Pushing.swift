@@ -9,6 +9,8 @@ extension SyncWorker {
 		/// The local value's bytes, or ``SyncedValueCoding/tombstone`` for a removal.
 		let bytes: Data
 		let expectedModRevision: Int64
+		/// The state's revision when the pass read the key: the watch delivered nothing since while it is the same.
+		var revisionSeen: Int64 = 0
 	}
 
 	/// What a push pass left undone, for ``SyncWorker/synchronize(localChanges:)``.
@@ -94,6 +96,13 @@ extension SyncWorker {
 	/// pending). Only recorded changes go out: a local value that differs from the agreed one with no line is not
 	/// an edit of this machine.
 	private func pushPendingPass() async throws -> PushPassOutcome {
+		// Not against revisions of a remote that may have lost them (see `isRemoteVerified`). Counted first: offline,
+		// the read fails, and a status line still shows what waits.
+		if !isRemoteVerified {
+			let waiting = locked { local in state.pending(in: local.lines, among: currentNames).count }
+			updatePendingCount(waiting ?? pendingCount)
+			try await readEverything(wakesPusher: false)
+		}
 		let pushLock = await takePushLock()
 		defer { releasePushLock(pushLock) }
 		// Nothing goes out before a lost state is rebuilt from the remote: the revisions to compare against are gone.
@@ -123,7 +132,8 @@ extension SyncWorker {
 				pushes.append(
 					Push(
 						name: name, sequence: sequence, bytes: bytes,
-						expectedModRevision: state.records[name]?.expectedModRevision ?? 0))
+						expectedModRevision: state.records[name]?.expectedModRevision ?? 0, revisionSeen: state.revision
+					))
 			}
 			return pushes
 		}
@@ -234,6 +244,23 @@ extension SyncWorker {
 			wakeToPushAgain()
 			return isAgreed(local.value(of: push.name), forKey: push.name)
 		}
+		// A key this machine saw exist is gone, which no machine of this package does (a removal leaves a tombstone):
+		// the remote may have lost its data before the watch said so (it delivered nothing since the pass began). Once
+		// per connection, the next pass reads the remote first, which finds that out (`readEverything`); a key
+		// deleted by another program loses there.
+		if current == nil, record?.value != nil, state.revision == push.revisionSeen, !isMissingKeyChecked {
+			isMissingKeyChecked = true
+			isRemoteVerified = false
+			wakeToPushAgain()
+			return false
+		}
+		// A value another machine put back after the remote lost its data (sequence 0), not an edit: this edit, made
+		// before it was seen, goes out again over it.
+		if let current, let mark = SyncedValueCoding.mark(of: current.value), mark.sequence == 0 {
+			state.records[push.name] = .init(value: current.value, modRevision: current.modRevision)
+			wakeToPushAgain()
+			return false
+		}
 		// Made without knowing the latest remote value: the remote value wins here too. The winner is the newest
 		// remote change this machine knows of: the reply's, or one the watch delivered while the push was on its way
 		// (the reply may describe an older state, and the watch does not deliver a change twice).
@@ -261,6 +288,41 @@ extension SyncWorker {
 		}
 		lostConflictsToReport.append((push.name, discarded, winnerEntry))
 		return true
+	}
+
+	/// Writes `pushes` (values of keys a remote that lost its data lacks, see `rejoin`) where the key is still
+	/// absent. A key another machine put back or changed first keeps that value, which is applied here: both held
+	/// the same agreement, or it is an edit made on the new remote.
+	func putBack(_ pushes: [Push]) async throws {
+		for batch in Self.batches(of: pushes) {
+			if batch.count > 1, let revision = try await pushAll(batch) {
+				locked { _ in
+					for push in batch where (state.records[push.name]?.modRevision ?? 0) < revision {
+						state.records[push.name] = .init(value: push.bytes, modRevision: revision)
+					}
+				}
+				continue
+			}
+			for push in batch {
+				let result: Defaults.RemoteWriteResult
+				do {
+					result = try await remote.compareAndSwap(
+						key: prefix + push.name, value: push.bytes, expectedModRevision: 0)
+				} catch Defaults.RemoteServiceError.valueTooLarge {
+					continue
+				}
+				locked { local in
+					switch result {
+					case .written(let revision):
+						if (state.records[push.name]?.modRevision ?? 0) < revision {
+							state.records[push.name] = .init(value: push.bytes, modRevision: revision)
+						}
+					case .conflict(let current):
+						apply(current.map { [.put($0)] } ?? [], local: &local)
+					}
+				}
+			}
+		}
 	}
 
 	/// This value will never fit: say so and let the others through. The local value stays as it is, held against

@@ -16,6 +16,15 @@ actor SyncWorker {
 	var stateLoss: String?
 	var isConnected = false
 	var isOutageReported = false
+	/// Whether a full read since the engine last connected found the remote to be the one the state knows. Pushes
+	/// wait for it: a push compared against another remote's revisions (a wiped cluster) would take the remote's
+	/// lack of the key for another machine's change and drop the edit.
+	var isRemoteVerified = false
+	/// Whether a push of this connection met a key gone from the remote and had the remote read again for it.
+	var isMissingKeyChecked = false
+	/// The revision of the state when the remote was last found not to be the one it knows, so that it is reported
+	/// once however many reads find it.
+	var rejoinReportedFrom: Int64?
 	var lastError: String?
 	var pendingCount = 0
 	var reportedUnreadable: Set<String> = []
@@ -118,8 +127,10 @@ actor SyncWorker {
 		while !Task.isCancelled {
 			let started = ContinuousClock.now
 			do {
-				if needsFullRead || names.withLock({ !$0.unread.isEmpty }) || state.revision == 0 {
-					try await readEverything()
+				// After every reconnection too: a remote that came back may not be the one the state knows.
+				if needsFullRead || !isRemoteVerified || names.withLock({ !$0.unread.isEmpty }) || state.revision == 0 {
+					// The session's pusher runs a pass first anyway.
+					try await readEverything(wakesPusher: false)
 					needsFullRead = false
 					heardFromRemote()
 				}
@@ -263,6 +274,8 @@ actor SyncWorker {
 
 	func didDisconnect(_ error: any Error) {
 		isConnected = false
+		isRemoteVerified = false
+		isMissingKeyChecked = false
 		lastError = "\(error)"
 		if !isOutageReported {
 			isOutageReported = true

@@ -13,6 +13,86 @@ import Testing
 @Suite(.serialized, .requiresEtcd, .scaledTimeLimit(minutes: 2)) struct SyncLostRemoteAndStateTests {
 	typealias Edge = SyncSettingsFileEdgeTests
 
+	/// etcd restarted on an empty data folder (same URLs, same cluster id, revisions from 1 again) while two machines
+	/// run. Before the fix nothing was pushed again, a flushed edit of an existing key was dropped as a lost conflict
+	/// (the key removed), and a watch resumed after the old revision never heard the other machine's new write.
+	@Test func aWipedClusterGetsEveryMachinesValuesBack() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("wiped"))/"
+		let (firstFolder, secondFolder) = (try TemporaryDirectory(), try TemporaryDirectory())
+		let first = try Edge.freshStore(at: firstFolder.file("app.plist"))
+		let second = try Edge.freshStore(at: secondFolder.file("app.plist"))
+		let firstSync = Defaults.SyncEngine(remote: remote, prefix: prefix, store: first)
+		let secondSync = Defaults.SyncEngine(remote: remote, prefix: prefix, store: second)
+		let names = ["a", "b", "c"]
+		firstSync.add(names)
+		secondSync.add(names)
+		try first.write("1", forKey: "a")
+		try first.write("1", forKey: "c")
+		#expect(first.flush())
+		#expect(await firstSync.synchronize())
+		try second.write("1", forKey: "b")
+		#expect(second.flush())
+		#expect(await secondSync.synchronize())
+		#expect(await firstSync.synchronize())
+		// Many revisions, so that the new cluster's revision stays below the old one for the whole test.
+		for index in 0..<20 {
+			try first.write("\(index)", forKey: "c")
+			#expect(first.flush())
+			#expect(await firstSync.synchronize())
+		}
+		try first.write("1", forKey: "c")
+		#expect(first.flush())
+		#expect(await firstSync.synchronize())
+		firstSync.start()
+		secondSync.start()
+		defer {
+			firstSync.stop()
+			secondSync.stop()
+		}
+		#expect(await eventually { second.storedValue(forKey: "c") as? String == "1" })
+		var conflicts = firstSync.conflicts.makeAsyncIterator()
+
+		try await etcd.wipe()
+		// A flushed edit of an existing key, made as the empty cluster comes up.
+		try first.write("2", forKey: "a")
+		#expect(first.flush())
+
+		let expected = ["a": "2", "b": "1", "c": "1"]
+		let deadline = ContinuousClock.now + .seconds(30)
+		var held: [String: String] = [:]
+		while held != expected, ContinuousClock.now < deadline {
+			try await Task.sleep(for: .milliseconds(50))
+			held = [:]
+			for name in names {
+				held[name] = try? await Edge.value(of: prefix + name, in: remote)
+			}
+		}
+		#expect(
+			held == expected,
+			"etcd holds every machine's values again: \(FailureRecorder.failures(mentioning: prefix).map(\.message)), \(firstSync.status), \(secondSync.status)"
+		)
+		#expect(await eventually { second.storedValue(forKey: "a") as? String == "2" })
+		#expect(first.storedValue(forKey: "a") as? String == "2", "the edit was not dropped")
+		#expect(first.storedValue(forKey: "b") as? String == "1")
+
+		// The watches run on the new cluster: a write on one machine reaches the other.
+		try second.write("3", forKey: "b")
+		#expect(second.flush())
+		#expect(await eventually { first.storedValue(forKey: "b") as? String == "3" })
+		#expect(await firstSync.synchronize())
+		#expect(await secondSync.synchronize())
+
+		let reports = FailureRecorder.failures(mentioning: prefix).filter { $0.message.contains("not the one") }
+		#expect((1...2).contains(reports.count), "each machine says so once: \(reports.map(\.message))")
+		let reported = Task { await conflicts.next() }
+		reported.cancel()
+		#expect(await reported.value == nil, "no conflict is reported: no other machine changed `a`")
+	}
+
 	enum StateLoss: String, CaseIterable {
 		case deleted, corrupt, fifo
 	}
@@ -112,5 +192,15 @@ import Testing
 			return
 		}
 		#expect(onDisk.revision == engine.status.revision, "the state on disk caught up")
+	}
+}
+
+extension EtcdServer {
+	/// Stops etcd, removes its data folder and starts it again on the same URLs: a wiped or replaced cluster (with
+	/// the same cluster id, since etcd derives it from the member's name and URLs).
+	func wipe() async throws {
+		stop()
+		try FileManager.default.removeItem(at: folder.file("data"))
+		try await restart()
 	}
 }
