@@ -93,6 +93,39 @@ import Testing
 		#expect(await reported.value == nil, "no conflict is reported: no other machine changed `a`")
 	}
 
+	/// The same at a start: the machine was not running while etcd was wiped (or restored from an older snapshot),
+	/// and its state file knows a higher revision than etcd's. Its first read finds that out and puts its values back.
+	@Test func aMachineStartedAfterAWipePutsItsValuesBack() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("wiped-at-start"))/"
+		let folder = try TemporaryDirectory()
+		do {
+			let store = try Edge.freshStore(at: folder.file("app.plist"))
+			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+			engine.add(["a", "b"])
+			for index in 0..<10 {
+				try store.write("\(index)", forKey: "a")
+				try store.write("\(index)", forKey: "b")
+				#expect(store.flush())
+				#expect(await engine.synchronize())
+			}
+		}
+		try await etcd.wipe()
+
+		let store = try Edge.freshStore(at: folder.file("app.plist"))
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add(["a", "b"])
+		#expect(await engine.synchronize())
+		#expect(try await Edge.value(of: prefix + "a", in: remote) == "9")
+		#expect(try await Edge.value(of: prefix + "b", in: remote) == "9")
+		#expect(store.storedValue(forKey: "a") as? String == "9")
+		let reports = FailureRecorder.failures(mentioning: prefix).filter { $0.message.contains("not the one") }
+		#expect(reports.count == 1, "\(reports.map(\.message))")
+	}
+
 	enum StateLoss: String, CaseIterable {
 		case deleted, corrupt, fifo
 	}
