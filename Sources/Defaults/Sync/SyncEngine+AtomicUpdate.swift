@@ -93,10 +93,25 @@ extension Defaults.SyncEngine {
 	nonisolated(nonsending) private func compareAndSwapUntilCommitted(
 		_ loop: inout AtomicUpdateLoop, _ transform: ([String: Any]) throws -> [String: Any]
 	) async throws -> (values: [String: Any], run: Int) {
+		var isRemoteChecked = false
 		while true {
+			let known = await worker.knownRevision()
 			let snapshots: [Defaults.RemoteSnapshot]
 			do {
 				snapshots = try await loop.keys.asyncMap { key in try await remote.read(prefix: key) }
+			} catch let error as Defaults.RemoteServiceError {
+				try loop.readFailed(error)
+				try await loop.backOff()
+				continue
+			}
+			// A remote below the revision the state knows lost its data (the watch may not have said so yet): the
+			// values every machine held are put back first, and the update reads again.
+			do {
+				let lowest = snapshots.map(\.revision).min() ?? known
+				if !isRemoteChecked, try await worker.putBackIfRemoteWentBack(below: lowest, known: known) {
+					isRemoteChecked = true
+					continue
+				}
 			} catch let error as Defaults.RemoteServiceError {
 				try loop.readFailed(error)
 				try await loop.backOff()

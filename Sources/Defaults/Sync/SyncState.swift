@@ -44,6 +44,13 @@ struct SyncState: Codable, Equatable {
 		Data((0..<16).map { _ in UInt8.random(in: 0...255) })
 	}
 
+	/// The highest revision of the remote this state has seen: the watch's and reads' (``revision``), or a write's
+	/// (an atomic update's commit does not move ``revision``). A remote that answers below it is not the one this
+	/// state knows.
+	var knownRevision: Int64 {
+		max(revision, records.values.lazy.map(\.modRevision).max() ?? 0)
+	}
+
 	/// The highest sequence of `name` whose push is decided.
 	func settledSequence(of name: String) -> Int {
 		settled?[name] ?? 0

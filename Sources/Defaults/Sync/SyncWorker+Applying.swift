@@ -5,9 +5,14 @@ import Foundation
 // at a revision the state already holds (another process applied it, or something newer) is not applied again, so
 // the file never goes back.
 extension SyncWorker {
-	/// - Parameter wakesPusher: whether to wake the session's pusher afterwards; not for a caller that pushes next
-	///   anyway (a signal left pending would cut the run loop's next wait before a retry short).
-	func readEverything(wakesPusher: Bool = true) async throws {
+	/// - Parameters:
+	///   - wakesPusher: whether to wake the session's pusher afterwards; not for a caller that pushes next anyway (a
+	///     signal left pending would cut the run loop's next wait before a retry short).
+	///   - known: a revision this machine saw before the read began (by default the state's): a read below it is of
+	///     a remote that lost its data. Taken before the read, since another process of the settings file may move
+	///     the shared state past the read's revision while it is on its way.
+	func readEverything(wakesPusher: Bool = true, known: Int64? = nil) async throws {
+		let known = known ?? state.revision
 		// Forgotten only once read and applied: a read that fails leaves them for the next try.
 		let reading = names.withLock { $0.unread }
 		let snapshot = try await remote.read(prefix: prefix)
@@ -32,11 +37,11 @@ extension SyncWorker {
 		let applied: Void? = locked { local in
 			if let stateLoss {
 				rebuildLostState(from: snapshot, synced: synced, local: &local, reason: stateLoss)
-			} else if snapshot.revision < state.revision {
+			} else if snapshot.revision < known {
 				// A revision this remote never reached: it is not the remote the state knows (wiped, replaced, or
 				// restored from an older snapshot; etcd keeps its cluster id across a wipe).
 				lostRevision = state.revision
-				putBacks = rejoin(snapshot, synced: synced, local: &local)
+				putBacks = rejoin(snapshot, known: known, synced: synced, local: &local)
 			}
 			// Deleted while this machine was not watching, with the deletion compacted away.
 			for (name, record) in state.records
@@ -147,7 +152,7 @@ extension SyncWorker {
 	/// Names another process of this settings file syncs are taken too, since that process finds the state already
 	/// rejoined.
 	private func rejoin(
-		_ snapshot: Defaults.RemoteSnapshot, synced: Set<String>, local: inout LocalSide
+		_ snapshot: Defaults.RemoteSnapshot, known: Int64, synced: Set<String>, local: inout LocalSide
 	) -> [Push] {
 		var current: [String: Defaults.RemoteEntry] = [:]
 		for entry in snapshot.entries {
@@ -155,7 +160,10 @@ extension SyncWorker {
 				current[name] = entry
 			}
 		}
+		// Heard from the remote that was lost and not applied yet: applied now, they would take old values with
+		// revisions above the new remote's, and its changes up to those revisions would be skipped as seen.
 		heldBackRemoteChanges = [:]
+		receivedEvents = []
 		var putBacks: [Push] = []
 		var edits: [String] = []
 		for name in synced.union(state.records.keys).sorted() {
@@ -192,14 +200,14 @@ extension SyncWorker {
 			state.records[name] = .init(
 				value: try? local.value(of: name).map { try SyncedValueCoding.encode($0) }, modRevision: 0)
 		}
-		if rejoinReportedFrom != state.revision {
-			rejoinReportedFrom = state.revision
+		if rejoinReportedFrom != known {
+			rejoinReportedFrom = known
 			let putBackNames = putBacks.map(\.name).joined(separator: ", ")
 			Defaults.report(
 				Defaults.Failure(
 					keyName: prefix, reason: .storage,
 					message:
-						"The remote of '\(prefix)' is not the one this machine synced with: its revision went back from \(state.revision) to \(snapshot.revision) (a wiped or replaced cluster, or a restore from an older snapshot). This machine puts back its values of the keys the remote lacks"
+						"The remote of '\(prefix)' is not the one this machine synced with: its revision went back from \(known) to \(snapshot.revision) (a wiped or replaced cluster, or a restore from an older snapshot). This machine puts back its values of the keys the remote lacks"
 						+ (putBackNames.isEmpty ? " (none)" : " (\(putBackNames))")
 						+ (edits.isEmpty ? "" : ", pushes its unpushed changes of \(edits.joined(separator: ", "))")
 						+ ", and takes the remote's values of the others."

@@ -12,7 +12,9 @@ extension SyncWorker {
 	///   then nothing was changed by the update (the local change stays queued, as any offline write).
 	func prepareAtomicUpdate(of keyNames: [String]) async throws {
 		do {
-			if stateLoss != nil || names.withLock({ !$0.unread.isDisjoint(with: keyNames) }) {
+			// Also before reading a remote not known to be the one the state knows (see `isRemoteVerified`): an update
+			// on a wiped remote would count from its emptiness, not from the values every machine holds.
+			if stateLoss != nil || !isRemoteVerified || names.withLock({ !$0.unread.isDisjoint(with: keyNames) }) {
 				try await readEverything()
 			}
 			guard !unpushedLocalChanges(of: keyNames).isEmpty else {
@@ -35,6 +37,21 @@ extension SyncWorker {
 					"The update of \(AtomicUpdateLoop.quoted(keyNames)) was not made: the local change of \(unpushed.joined(separator: ", ")) could not be pushed first (see the sync status); nothing was changed."
 			)
 		}
+	}
+
+	/// The highest revision this machine has seen, for an atomic update to take before it reads.
+	func knownRevision() -> Int64 {
+		state.knownRevision
+	}
+
+	/// Whether `revision`, an atomic update's read, is below `known`, taken before the read; if so the remote is not
+	/// the one the state knows, and the full read that finds it out (and puts the values back, see `rejoin`) is made.
+	func putBackIfRemoteWentBack(below revision: Int64, known: Int64) async throws -> Bool {
+		guard revision < known else {
+			return false
+		}
+		try await readEverything(known: known)
+		return true
 	}
 
 	/// The keys with a change recorded in the journal and not pushed (or whose settings file cannot be read now).
