@@ -14,7 +14,8 @@ extension Defaults {
 		public var isConnected: Bool
 		/// How many synced keys have local changes the remote has not taken yet.
 		public var pendingCount: Int
-		/// The last error met talking to the remote, `nil` once it answers again.
+		/// The last error met talking to the remote, `nil` once it answers again; while the sync state file cannot be
+		/// written, a sentence naming it.
 		public var lastError: String?
 		/// The remote's revision the engine has seen changes up to: for the tests, which wait for it to pass a
 		/// revision, and for the debug log (``Defaults/iCloud/isDebug``), which prints it.
