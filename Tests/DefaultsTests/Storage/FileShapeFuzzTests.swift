@@ -11,7 +11,7 @@ import Testing
 /// Deterministic fuzzing of what a settings path can lead to: chains of links of random length (absolute, relative,
 /// through `..`), loops, devices, FIFOs, kernel files without a size, files that keep growing. A store opened on
 /// each, written and flushed, must never hang, never replace what it did not read, and leave every link a link.
-@Suite(.scaledTimeLimit(minutes: 2)) struct FileShapeFuzzTests {
+@Suite(.scaledTimeLimit(minutes: FuzzRun.minutes)) struct FileShapeFuzzTests {
 	/// 40 in the suite; `.ci/fuzz` raises it with `DEFAULTS_FUZZ_CASES`, up to 2,000 (each case keeps a store and a
 	/// watched folder for the rest of the run).
 	static let caseCount = min(2_000, max(40, FuzzTests.caseCount / 500))

@@ -4,12 +4,22 @@ import Testing
 
 @testable import Defaults
 
+/// The size of a fuzz run and its time limit, outside the suites so that their traits can name it.
+enum FuzzRun {
+	/// `DEFAULTS_FUZZ_CASES`, or CI's 3,000.
+	static let caseCount = ProcessInfo.processInfo.environment["DEFAULTS_FUZZ_CASES"].flatMap(Int.init) ?? 3_000
+
+	/// Each test's time limit in minutes: 2 for CI's cases, and one per 100,000 cases for the long run, whose third
+	/// of a million random values took 195 s on two loaded cores against a fixed 2 minutes.
+	static var minutes: Int { max(2, caseCount / 100_000) }
+}
+
 /// Deterministic fuzzing of everything that reads stored data: settings files of every format, mutated, and random
 /// property-list values handed to every built-in bridge. A crash fails the run; every outcome is checked.
 ///
 /// `DEFAULTS_FUZZ_CASES` raises the number of mutated files (see Docs/FileStore.md, "Fuzzing"); CI runs the default.
-@Suite(.scaledTimeLimit(minutes: 2)) struct FuzzTests {
-	static let caseCount = ProcessInfo.processInfo.environment["DEFAULTS_FUZZ_CASES"].flatMap(Int.init) ?? 3_000
+@Suite(.scaledTimeLimit(minutes: FuzzRun.minutes)) struct FuzzTests {
+	static let caseCount = FuzzRun.caseCount
 
 	/// Valid files of each format the reader takes, to mutate.
 	static var seeds: [Data] {
