@@ -25,17 +25,17 @@ enum MigrationRunner {
 			// `StoreRuntime.migratingThread`).
 			runtime.migratingThread.store(StoreRuntime.currentThread, ordering: .relaxed)
 			defer { runtime.migratingThread.store(0, ordering: .relaxed) }
-			// And what it reads is the user's value beneath a lock, an argument or a variable, as what it writes goes
-			// there: a custom step that reads `storedValue(forKey:)` and writes back never copies a locked value into
+			// And what it reads is the user's own value, beneath a lock, an argument or a variable and never a system
+			// or registered default, as what it writes goes there: a custom step that reads `storedValue(forKey:)` and writes back never copies a locked value into
 			// the file. While it runs no key remembers a read (the count carries the flag under which nothing is
 			// cached), so that no other thread is handed from a key's cache what only this thread may read.
 			if let layered = store as? any LayeredStore {
 				runtime.beginStandIn()
-				layered.readBeneathOverrides(onThread: StoreRuntime.currentThread)
+				layered.readOwnValuesOnly(onThread: StoreRuntime.currentThread)
 			}
 			defer {
 				if let layered = store as? any LayeredStore {
-					layered.readBeneathOverrides(onThread: 0)
+					layered.readOwnValuesOnly(onThread: 0)
 					runtime.endStandIn()
 				}
 			}

@@ -24,10 +24,11 @@ protocol LayeredStore: Defaults.Store {
 	func storeBeneathLocks(_ value: Any?, forKey key: String)
 	/// The file that locked `key`, if one did.
 	func lockFile(ofKey key: String) -> String?
-	/// Makes the reads of the store on `thread` skip the layers above the stored values (locks, launch arguments, the
-	/// environment), until called with 0: a migration's thread, whose custom steps read the user's values and store
-	/// theirs beneath the locks. The caller keeps keys from remembering what that thread reads.
-	func readBeneathOverrides(onThread thread: UInt)
+	/// Makes the reads of the store on `thread` read the user's own values only, none of the layers above them (locks,
+	/// launch arguments, the environment) or beneath them (system-wide and registered defaults), until called with 0:
+	/// a migration's thread, whose custom steps read the user's values and store theirs beneath the locks. The caller
+	/// keeps keys from remembering what that thread reads.
+	func readOwnValuesOnly(onThread thread: UInt)
 	/// What observers of `key` compare (``ObservedForm``), now and once `stored` is the user's value (removed for
 	/// `nil`) when `storing` is given: a write's observers hear nothing when the two are the same.
 	func observedForms(forKey key: String, storing stored: Any??) -> (now: ObservedForm, after: ObservedForm?)
@@ -134,14 +135,14 @@ extension Defaults.FileStore: LayeredStore {
 		}
 	}
 
-	func readBeneathOverrides(onThread thread: UInt) {
-		threadBeneathOverrides.store(thread, ordering: .relaxed)
+	func readOwnValuesOnly(onThread thread: UInt) {
+		threadReadingOwnValues.store(thread, ordering: .relaxed)
 	}
 
 	/// Whether the calling thread is a migration's, which reads the user's own values only, none of the layers above
 	/// or beneath them: checked only for a key such a layer sets, so that other reads pay nothing for it.
-	var isReadingBeneathOverrides: Bool {
-		let thread = threadBeneathOverrides.load(ordering: .relaxed)
+	var isReadingOwnValuesOnly: Bool {
+		let thread = threadReadingOwnValues.load(ordering: .relaxed)
 		return thread != 0 && thread == ThreadIdentity.current
 	}
 

@@ -118,9 +118,9 @@ extension Defaults {
 		let systemFiles: [SettingsFile]
 		/// The files of locked values (`<name>.locks.plist` beside each of `systemFiles`); read, never written.
 		let lockFiles: [SettingsFile]
-		/// The thread whose reads skip the layers above the stored values (a migration's, which moves the user's
-		/// values beneath the locks: `readBeneathOverrides(onThread:)`), else 0.
-		let threadBeneathOverrides = Atomic<UInt>(0)
+		/// The thread whose reads see the user's own values only, no layer above or beneath them (a migration's, which
+		/// moves the user's values beneath the locks: `readOwnValuesOnly(onThread:)`), else 0.
+		let threadReadingOwnValues = Atomic<UInt>(0)
 
 		/// - Parameter systemFileName: the name of the system files in `systemFolders` (see
 		///   `FileStoreRegistry.layers(of:)`), and of the locks beside them; the file's own name when `nil`.
@@ -260,7 +260,7 @@ extension Defaults {
 		public func storedValue(forKey key: String) -> Any? {
 			memory.withLock { memory in
 				// Checked first so that a store without such layers hashes the name no more than before.
-				if !memory.above.isEmpty, let value = memory.above[key], !isReadingBeneathOverrides {
+				if !memory.above.isEmpty, let value = memory.above[key], !isReadingOwnValuesOnly {
 					return value
 				}
 				if let value = memory.values[key] {
@@ -268,7 +268,7 @@ extension Defaults {
 				}
 				// A migration moves the user's own values: a system-wide or registered default it read and wrote back
 				// would pin that default in the user's file.
-				return memory.beneath.isEmpty || isReadingBeneathOverrides ? nil : memory.beneath[key]
+				return memory.beneath.isEmpty || isReadingOwnValuesOnly ? nil : memory.beneath[key]
 			}
 		}
 
