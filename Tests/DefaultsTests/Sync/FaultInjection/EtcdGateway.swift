@@ -116,6 +116,13 @@ enum EtcdGateway {
 			+ detail.joined(separator: ", ")
 	}
 
+	/// Whether `key` is the mark an atomic update's commit leaves beside the key it updated
+	/// (`<prefix><name>/.defaults-update/<UUID>`, see `AtomicUpdateLoop`): bookkeeping of the engine, not a value a
+	/// machine holds, so the checks leave it out (the counters' histories show what the commits did).
+	static func isAtomicUpdateMark(_ key: String) -> Bool {
+		key.contains("/.defaults-update/")
+	}
+
 	/// The synced values of a range answer's keys under `prefix`, by name without the prefix.
 	private static func values(in answer: [String: Any], prefix: String) -> [String: String] {
 		var values: [String: String] = [:]
@@ -123,7 +130,9 @@ enum EtcdGateway {
 			let key = (entry["key"] as? String).flatMap { Data(base64Encoded: $0) }.map {
 				String(decoding: $0, as: UTF8.self)
 			}
-			if let key, key.hasPrefix(prefix), let value = syncedString(entry["value"] as? String) {
+			if let key, key.hasPrefix(prefix), !isAtomicUpdateMark(key),
+				let value = syncedString(entry["value"] as? String)
+			{
 				values[String(key.dropFirst(prefix.count))] = value
 			}
 		}

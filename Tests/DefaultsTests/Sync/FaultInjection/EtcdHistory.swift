@@ -111,6 +111,9 @@ struct EtcdHistory {
 				else {
 					throw Unreadable(description: "an entry the checker cannot read: \(entry)")
 				}
+				if EtcdGateway.isAtomicUpdateMark(key) {
+					continue
+				}
 				state[String(key.dropFirst(prefix.count))] = (
 					EtcdGateway.syncedString(entry["value"] as? String), modRevision
 				)

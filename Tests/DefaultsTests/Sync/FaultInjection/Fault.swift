@@ -8,6 +8,9 @@ enum Fault: String, CaseIterable, Sendable {
 	/// the machines' requests timed out.
 	case pausedQuorum
 	case machineKill
+	/// One of the processes sharing a settings file (any process when none does) killed with SIGKILL while a synced
+	/// atomic update of its is on its way to etcd (between its `inc` line and the answer), and started again.
+	case sharingProcessKilledMidPush
 	/// A machine killed once all it wrote is in etcd, its settings file left empty (a lost disk, a bad restore), its
 	/// sync state kept, and started again: it must rejoin like a new machine, not push its empty file as removals.
 	case settingsFileLoss
@@ -56,6 +59,15 @@ enum Fault: String, CaseIterable, Sendable {
 			try await Task.sleep(for: .seconds(seconds))
 			healed = Date()
 			try fleet.launch(machine)
+		case .sharingProcessKilledMidPush:
+			let sharing = fleet.schedule.sharingProcesses
+			let process = pick % (sharing > 0 ? sharing : fleet.schedule.machines)
+			// Without increments in the schedule (or none in 5 s) the kill lands wherever the process is.
+			_ = try await fleet.waitUntilIncrementInFlight(process, timeout: 5)
+			try fleet.kill(process)
+			try await Task.sleep(for: .seconds(seconds))
+			healed = Date()
+			try fleet.launch(process)
 		case .settingsFileLoss:
 			let machine = pick % fleet.schedule.machines
 			try await fleet.waitUntilIdle(machine, timeout: 15)

@@ -12,6 +12,11 @@ struct FaultChecker {
 	let finalState: [String: String]
 	let logs: [MachineLog]
 	let sharedNames: [String]
+	/// The shared counters the machines add 1 to with synced atomic updates.
+	var counterNames: [String] = []
+	/// Each machine's settings file as it ends (the values of ``MachineFleet/settingsFileValues(of:)``; `nil` when it
+	/// cannot be read), by machine: several processes (logs) may share one.
+	var settingsFiles: [[String: String]?] = []
 
 	/// The conflict rule of the DocC article "Syncing across machines", as the checker applies it: of two changes to a key made
 	/// without seeing each other, the one etcd commits first is kept on every machine; the other fails its
@@ -22,7 +27,54 @@ struct FaultChecker {
 
 	var violations: [String] {
 		historyMatchesTheFinalState + everyMachineConverged + noAcknowledgedWriteLost + sharedKeysFollowTheRule
-			+ noEchoPushes + noValueGoesBack
+			+ noEchoPushes + noValueGoesBack + everySettingsFileConverged + everyIncrementCountedOnce
+	}
+
+	/// Every settings file ends on etcd's values, whichever of the processes sharing it wrote it last.
+	private var everySettingsFileConverged: [String] {
+		settingsFiles.enumerated().compactMap { machine, values in
+			values == finalState
+				? nil
+				: "machine \(machine)'s settings file ended on \(values.map { "\($0)" } ?? "nothing readable"), "
+					+ "etcd on \(finalState)"
+		}
+	}
+
+	/// Each counter's history rises by 1 at every revision (each is one committed increment, so it never goes back or
+	/// stands still), every increment a machine saw committed is a value of that history, no two machines saw the same
+	/// one, and the counter ends between the acknowledged increments and those plus the ones of unknown outcome.
+	private var everyIncrementCountedOnce: [String] {
+		counterNames.flatMap { name -> [String] in
+			var violations: [String] = []
+			let events = history.events(of: name)
+			var previous = 0
+			for event in events {
+				guard let value = event.value.flatMap(Int.init), value == previous + 1 else {
+					violations.append("\(name) went from \(previous) to \(event) (history: \(events))")
+					break
+				}
+				previous = value
+			}
+			let seen = logs.flatMap { $0.incremented.filter { $0.counter == name }.map(\.value) }
+			let stored = Set(events.compactMap { $0.value.flatMap(Int.init) })
+			let repeated = Dictionary(grouping: seen) { $0 }.filter { $0.value.count > 1 }.keys.sorted()
+			if !repeated.isEmpty {
+				violations.append("\(name): several increments acknowledged with the same value: \(repeated)")
+			}
+			let missing = seen.filter { !stored.contains($0) }.sorted()
+			if !missing.isEmpty {
+				violations.append("\(name): increments acknowledged with values etcd never stored: \(missing)")
+			}
+			// Unknown outcomes are not per counter in the log (a kill), so they bound every counter's total.
+			let unknown = logs.map(\.unknownIncrements).reduce(0, +)
+			let final = finalState[name].flatMap(Int.init) ?? 0
+			if final < seen.count || final > seen.count + unknown {
+				violations.append(
+					"\(name) ended on \(final) after \(seen.count) acknowledged increments and \(unknown) of unknown "
+						+ "outcome")
+			}
+			return violations
+		}
 	}
 
 	private var historyMatchesTheFinalState: [String] {
@@ -103,12 +155,16 @@ struct FaultChecker {
 	/// (`Defaults.Failure`, "A local change lost a sync conflict: '<name>': the local value <value> lost …") although it
 	/// never wrote that value. Such an echo never reaches etcd's history (its compare-and-swap failed), so only the
 	/// machine's reports show it; a report naming the wrong value looks the same, and is as wrong for the app that
-	/// reads it. `reports[i]` is machine `i`'s standard error.
-	static func echoAttempts(logs: [MachineLog], reports: [String]) -> [String] {
-		zip(logs.indices, reports).flatMap { index, report in
+	/// reads it. `reports[i]` is machine `i`'s standard error; `machines[i]` the settings file it writes, when several
+	/// processes share one (a value any of them wrote is an edit of that machine).
+	static func echoAttempts(logs: [MachineLog], reports: [String], machines: [Int]? = nil) -> [String] {
+		let machines = machines ?? Array(logs.indices)
+		return zip(logs.indices, reports).flatMap { index, report in
 			report.matches(of: /lost a sync conflict: '([^']+)': the local value (\S+) lost/).compactMap { match in
 				let (name, value) = (String(match.output.1), String(match.output.2))
-				let written = logs[index].attempts.filter { $0.name == name }.map { $0.value ?? "(removed)" }
+				let written = logs.indices.filter { machines[$0] == machines[index] }.flatMap { other in
+					logs[other].attempts.filter { $0.name == name }.map { $0.value ?? "(removed)" }
+				}
 				// Whether the machine was restarted tells a restart's lagging state from an echo of a running machine.
 				let starts = logs[index].lines.filter { if case .start = $0 { true } else { false } }.count
 				return written.contains(value)

@@ -107,4 +107,60 @@ import Testing
 			echoes.first?.hasPrefix("machine 1 (started 1 times) reports its change own0=m0.1.2 lost") == true,
 			"\(echoes)")
 	}
+
+	/// Two processes sharing a settings file (logs 0 and 1, machine 0) and one alone (log 2, machine 1), each adding 1
+	/// to `count0`; process 1 was killed while its second increment was on its way, and it committed.
+	static let counterLogs = [
+		MachineLog(text: "start 1\ninc count0\nincok count0 1\ndone\nview 1 0 count0=3\nfinal count0=3\n"),
+		MachineLog(text: "start 1\ninc count0\nincok count0 2\ninc count0\nstart 2\ndone\nfinal count0=3\n"),
+		MachineLog(text: "start 1\ninc count0\nincfail count0 unreachable\ndone\nfinal count0=3\n"),
+	]
+
+	static let counterHistory = (1...3).map { Event(revision: Int64($0 + 1), name: "count0", value: "\($0)") }
+
+	func counterViolations(
+		history: [Event] = counterHistory, finalState: [String: String] = ["count0": "3"],
+		logs: [MachineLog] = counterLogs, files: [[String: String]?] = [["count0": "3"], ["count0": "3"]]
+	) -> [String] {
+		FaultChecker(
+			history: EtcdHistory(events: history), finalState: finalState, logs: logs, sharedNames: [],
+			counterNames: ["count0"], settingsFiles: files
+		).violations.filter { !$0.contains("own key") }
+	}
+
+	@Test func incrementsCountedOnceWithAKillMidPushHaveNoViolations() {
+		#expect(counterViolations() == [])
+		#expect(Self.counterLogs[1].incrementsCutByAKill == 1)
+		#expect(Self.counterLogs[2].failedIncrements == ["unreachable"])
+	}
+
+	@Test func aCounterGoingBackIsFound() {
+		let history = Self.counterHistory + [Event(revision: 5, name: "count0", value: "2")]
+		let found = counterViolations(history: history, finalState: ["count0": "2"])
+		#expect(found.contains { $0.hasPrefix("count0 went from 3 to @5 count0=2") }, "\(found)")
+	}
+
+	@Test func anIncrementCountedTwiceOrNotAtAllIsFound() {
+		var logs = Self.counterLogs
+		logs[2] = MachineLog(text: "start 1\ninc count0\nincok count0 2\ndone\nfinal count0=3\n")
+		#expect(counterViolations(logs: logs).contains { $0.contains("same value: [2]") })
+		let lost = Array(Self.counterHistory.prefix(1))
+		let found = counterViolations(history: lost, finalState: ["count0": "1"])
+		#expect(found.contains { $0.contains("values etcd never stored: [2]") }, "\(found)")
+		#expect(found.contains { $0.contains("ended on 1 after 2 acknowledged") }, "\(found)")
+	}
+
+	@Test func aSettingsFileNotOnEtcdsValuesIsFound() {
+		let found = counterViolations(files: [["count0": "3"], ["count0": "2"]])
+		#expect(found.contains { $0.hasPrefix("machine 1's settings file ended on") }, "\(found)")
+	}
+
+	@Test func aConflictReportedForAValueAnotherProcessOfTheSameFileWroteIsNoEcho() {
+		let report =
+			"Defaults: A local change lost a sync conflict: 'shared0': the local value m0.1.1 lost to the remote value "
+			+ "m1.1.0 (revision 5).\n"
+		// Process 1 reports process 0's write: an edit of its machine when they share a file, an echo otherwise.
+		#expect(FaultChecker.echoAttempts(logs: Self.logs, reports: ["", report], machines: [0, 0]).isEmpty)
+		#expect(FaultChecker.echoAttempts(logs: Self.logs, reports: ["", report]).count == 1)
+	}
 }

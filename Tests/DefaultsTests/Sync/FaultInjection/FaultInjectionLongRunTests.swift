@@ -2,8 +2,10 @@ import DefaultsTestSupport
 import Foundation
 import Testing
 
-/// The randomized run for before a release (`.ci/faults`, see Docs/Sync.md): round after round of 20 machines and
-/// two random faults, until `DEFAULTS_FAULTS_SECONDS` is spent. Off unless that variable is set.
+/// The randomized run for before a release (`.ci/faults`, see Docs/Sync.md): round after round of 20 processes and
+/// two random faults, until `DEFAULTS_FAULTS_SECONDS` is spent. Off unless that variable is set. Six of the processes
+/// are two machines of three processes sharing a settings file; a fifth of every process's steps are synced atomic
+/// increments of two shared counters.
 ///
 /// `DEFAULTS_FAULTS_SEED` fixes the seed (printed first, so that a failing run can be repeated);
 /// `DEFAULTS_FAULTS_MACHINES` changes the number of machines; `DEFAULTS_FAULTS_SKIP` names faults to leave out
@@ -30,21 +32,25 @@ import Testing
 		var random = SeededRandom(seed: seed)
 		let deadline = Date().addingTimeInterval(seconds)
 		var round = 0
-		var healTimes: [TimeInterval] = []
+		var tallies: [String: Tally] = [:]
 		// A round takes about a minute at most; none starts that could not end in time.
 		while Date().addingTimeInterval(60) < deadline {
 			let schedule = MachineFleet.Schedule(
 				seed: random.next() % 1_000_000, machines: machines, writes: 60, intervalMilliseconds: 80,
-				sharedKeys: 5, removalPercent: 10)
+				sharedKeys: 5, removalPercent: 10, sharedFiles: machines >= 8 ? 2 : 0, processesPerSharedFile: 3,
+				incrementPercent: 20, counters: 2, viewsWhileWriting: true)
 			let chosen = (0..<2).map { _ in faults[Int(random.next() % UInt64(faults.count))] }
+			let etcd = etcds[round % etcds.count]
+			let version = EtcdServer.version(of: etcd) ?? etcd.path
 			let run = FaultRun(
-				etcd: etcds[round % etcds.count], schedule: schedule, faults: chosen, startDelay: 1.5,
+				etcd: etcd, schedule: schedule, faults: chosen, startDelay: 1.5,
 				faultSeconds: 0.5 + Double(random.next() % 3000) / 1000)
 			let outcome: FaultRun.Outcome
 			do {
 				outcome = try await run.run()
 			} catch {
 				Issue.record(error, "round \(round) of seed \(seed): \(chosen.map(\.rawValue)), \(schedule)")
+				tallies[version, default: Tally()].add(round: round, schedule: schedule, error: "\(error)")
 				round += 1
 				continue
 			}
@@ -53,18 +59,83 @@ import Testing
 			for echo in outcome.echoAttempts.prefix(3) {
 				print("  echo: \(echo)")
 			}
-			outcome.expectNoViolations("round \(round) of seed \(seed): ")
-			if let time = outcome.healToConvergence {
-				healTimes.append(time)
+			if !outcome.failureReportSample.isEmpty, outcome.failureReports.max()! > chosen.count {
+				print("  reports of the machine with the most: \(outcome.failureReportSample)")
 			}
+			outcome.expectNoViolations("round \(round) of seed \(seed): ")
+			tallies[version, default: Tally()].add(round: round, outcome: outcome)
 			round += 1
 		}
 		#expect(round > 0, "DEFAULTS_FAULTS_SECONDS=\(seconds) leaves no time for a round (about a minute each)")
-		let sorted = healTimes.sorted()
-		if !sorted.isEmpty {
-			print(
-				"fault injection: \(round) rounds, heal → convergence p50 \(sorted[sorted.count / 2]) s, "
-					+ "max \(sorted.last!) s")
+		for (version, tally) in tallies.sorted(by: { $0.key < $1.key }) {
+			print("fault injection, etcd \(version), seed \(seed): \(tally)")
+		}
+		let all = tallies.values.reduce(into: Tally()) { $0.merge($1) }
+		print("fault injection: \(round) rounds, seed \(seed): \(all)")
+	}
+
+	/// The figures of the rounds on one etcd version.
+	struct Tally: CustomStringConvertible {
+		var rounds = 0
+		/// Rounds with a violation (or an error), with the round's schedule seed.
+		var failedRounds: [String] = []
+		var healTimes: [TimeInterval] = []
+		var unconverged = 0
+		var slowestArrival: TimeInterval = 0
+		var slowestArrivalOutsideFaults: TimeInterval = 0
+		/// The most reports one machine made in a round, divided by the round's faults.
+		var mostReportsPerOutage: Double = 0
+		var machinesOverOnePerOutage = 0
+		var machineRounds = 0
+
+		mutating func add(round: Int, outcome: FaultRun.Outcome) {
+			rounds += 1
+			if !outcome.violations.isEmpty {
+				failedRounds.append("round \(round) (schedule seed \(outcome.schedule.seed))")
+			}
+			if let time = outcome.healToConvergence {
+				healTimes.append(time)
+			} else {
+				unconverged += 1
+			}
+			slowestArrival = max(slowestArrival, outcome.slowestArrival ?? 0)
+			slowestArrivalOutsideFaults = max(slowestArrivalOutsideFaults, outcome.slowestArrivalOutsideFaults ?? 0)
+			let outages = Double(max(1, outcome.faults.count))
+			mostReportsPerOutage = max(mostReportsPerOutage, Double(outcome.failureReports.max() ?? 0) / outages)
+			machinesOverOnePerOutage += outcome.failureReports.filter { Double($0) > outages }.count
+			machineRounds += outcome.failureReports.count
+		}
+
+		mutating func add(round: Int, schedule: MachineFleet.Schedule, error: String) {
+			rounds += 1
+			failedRounds.append("round \(round) (schedule seed \(schedule.seed)): \(error)")
+		}
+
+		mutating func merge(_ other: Tally) {
+			rounds += other.rounds
+			failedRounds += other.failedRounds
+			healTimes += other.healTimes
+			unconverged += other.unconverged
+			slowestArrival = max(slowestArrival, other.slowestArrival)
+			slowestArrivalOutsideFaults = max(slowestArrivalOutsideFaults, other.slowestArrivalOutsideFaults)
+			mostReportsPerOutage = max(mostReportsPerOutage, other.mostReportsPerOutage)
+			machinesOverOnePerOutage += other.machinesOverOnePerOutage
+			machineRounds += other.machineRounds
+		}
+
+		var description: String {
+			let sorted = healTimes.sorted()
+			let heal =
+				sorted.isEmpty
+				? "no heal converged"
+				: String(format: "heal → convergence p50 %.2f s, max %.2f s", sorted[sorted.count / 2], sorted.last!)
+			return "\(rounds) rounds, \(failedRounds.count) with violations \(failedRounds), \(heal)"
+				+ (unconverged == 0 ? "" : " (\(unconverged) never converged)")
+				+ String(
+					format: ", slowest arrival %.2f s (%.2f s of writes outside faults)", slowestArrival,
+					slowestArrivalOutsideFaults)
+				+ String(format: ", failure reports: at most %.1f per machine per outage, ", mostReportsPerOutage)
+				+ "\(machinesOverOnePerOutage) of \(machineRounds) machine-rounds over one per outage"
 		}
 	}
 }

@@ -20,6 +20,22 @@ struct FaultRun {
 		/// Machines that crashed or exited with a failure: also in ``violations``, and never excused, since they do
 		/// not depend on what etcd stored.
 		var machineExits: [String] = []
+		/// The reports (`Defaults.Failure` on standard error, lost conflicts left out) of each machine: the processes
+		/// sharing a settings file counted together. The promise is at most one per machine per outage (``faults``).
+		var failureReports: [Int] = []
+		/// A sample of the reports of the machine that made the most.
+		var failureReportSample: [String] = []
+		/// From a write to the moment the last machine (of those not sharing the writer's file) held it, the slowest,
+		/// of the values etcd stored that every such machine held at some point (with views logged while writing).
+		var slowestArrival: TimeInterval?
+		/// The same, of writes made while no fault was in effect (at least 1 s before one began, or after its heal).
+		var slowestArrivalOutsideFaults: TimeInterval?
+		/// Increments whose process was killed before their answer, or that answered an unknown outcome.
+		var unknownIncrements = 0
+		/// Increments whose process was killed before their answer: a kill in the middle of a push.
+		var incrementsCutByAKill = 0
+		/// Increments that failed having changed nothing, by reason.
+		var failedIncrements: [String: Int] = [:]
 
 		/// Checks that the run kept every promise (and, with `echoes`, that no machine pushed back a value it
 		/// received): each violation is a failure of the test.
@@ -55,6 +71,13 @@ struct FaultRun {
 		var description: String {
 			"\(faults.map(\.rawValue)) against \(etcd.path), \(schedule), \(revisions) revisions, heal → convergence "
 				+ "\(healToConvergence.map { String(format: "%.2f s", $0) } ?? "never")"
+				+ (slowestArrival.map { String(format: ", slowest arrival %.2f s", $0) } ?? "")
+				+ (slowestArrivalOutsideFaults.map { String(format: " (%.2f s outside faults)", $0) } ?? "")
+				+ (failureReports.isEmpty ? "" : ", failure reports per machine \(failureReports)")
+				+ (schedule.incrementPercent == 0
+					? ""
+					: ", increments of unknown outcome \(unknownIncrements) (\(incrementsCutByAKill) cut by a kill), "
+						+ "failed \(failedIncrements)")
 				+ (echoAttempts.isEmpty ? "" : ", \(echoAttempts.count) echo pushes refused by etcd")
 				+ (violations.isEmpty ? "" : ":\n" + violations.joined(separator: "\n"))
 		}
@@ -75,9 +98,12 @@ struct FaultRun {
 		let fleet = try MachineFleet(endpoints: cluster.endpoints, schedule: schedule)
 		try await Task.sleep(for: .seconds(startDelay))
 		var healed = Date()
+		var windows: [ClosedRange<Date>] = []
 		for (index, fault) in faults.enumerated() {
+			let start = Date()
 			healed = try await fault.inject(
 				into: cluster, machines: fleet, for: faultSeconds, choosing: Int(schedule.seed) &+ index)
+			windows.append(start.addingTimeInterval(-1)...max(start, healed))
 		}
 		let converged = try await fleet.waitUntilConverged(on: cluster.endpoints, timeout: convergenceTimeout)
 		try fleet.stop()
@@ -93,13 +119,19 @@ struct FaultRun {
 			violations.append(disagreement)
 		}
 		let logs = fleet.logs
+		let machines = (0..<schedule.machines).map(schedule.machine(of:))
+		var arrivals: (all: TimeInterval?, outsideFaults: TimeInterval?) = (nil, nil)
 		do {
 			let history = try EtcdHistory.read(anyOf: cluster.endpoints, prefix: fleet.prefix, upTo: state.revision)
 			violations +=
 				FaultChecker(
 					history: history, finalState: state.values, logs: logs,
-					sharedNames: (0..<schedule.sharedKeys).map { "shared\($0)" }
+					sharedNames: (0..<schedule.sharedKeys).map { "shared\($0)" }, counterNames: schedule.counterNames,
+					settingsFiles: (0..<schedule.folders).map(fleet.settingsFileValues(of:))
 				).violations
+			if schedule.viewsWhileWriting {
+				arrivals = Self.slowestArrivals(history: history, logs: logs, machines: machines, faults: windows)
+			}
 		} catch {
 			violations.append("etcd's history could not be read: \(error)")
 		}
@@ -120,12 +152,68 @@ struct FaultRun {
 			}
 		}
 		let reports = (0..<schedule.machines).map { fleet.exits[$0, default: []].map(\.standardError).joined() }
-		let echoAttempts = FaultChecker.echoAttempts(logs: logs, reports: reports)
+		let echoAttempts = FaultChecker.echoAttempts(logs: logs, reports: reports, machines: machines)
 		let convergedAt = logs.compactMap(\.lastView?.milliseconds).max().map { Double($0) / 1000 }
 		let healToConvergence = converged ? max(0, (convergedAt ?? 0) - healed.timeIntervalSince1970) : nil
+		var machineReports = Array(repeating: [String](), count: schedule.folders)
+		for (index, report) in reports.enumerated() {
+			machineReports[machines[index]] += report.split(separator: "\n").map(String.init).filter {
+				$0.hasPrefix("Defaults: ") && !$0.contains("lost a sync conflict")
+			}
+		}
 		return Outcome(
 			faults: faults, schedule: schedule, etcd: etcd, violations: violations, echoAttempts: echoAttempts,
 			healToConvergence: healToConvergence, revisions: state.revision, etcdMembersDisagree: disagreement != nil,
-			machineExits: machineExits)
+			machineExits: machineExits, failureReports: machineReports.map(\.count),
+			failureReportSample: Array(machineReports.max { $0.count < $1.count }?.prefix(6) ?? []),
+			slowestArrival: arrivals.all, slowestArrivalOutsideFaults: arrivals.outsideFaults,
+			unknownIncrements: logs.map(\.unknownIncrements).reduce(0, +),
+			incrementsCutByAKill: logs.map(\.incrementsCutByAKill).reduce(0, +),
+			failedIncrements: Dictionary(grouping: logs.flatMap(\.failedIncrements)) { $0 }.mapValues(\.count))
+	}
+
+	/// The slowest arrival of a written value etcd stored at every machine other than its writer's (the first view of
+	/// each that holds it, minus the `try` line's time), over values every such machine held at some point (one
+	/// replaced at once may never reach some, which is no delay), and over those written outside `faults`.
+	static func slowestArrivals(
+		history: EtcdHistory, logs: [MachineLog], machines: [Int], faults: [ClosedRange<Date>]
+	) -> (all: TimeInterval?, outsideFaults: TimeInterval?) {
+		// When each process first held each name=value.
+		let firstHeld: [[String: Int64]] = logs.map { log in
+			var first: [String: Int64] = [:]
+			var previous: [String: String] = [:]
+			for view in log.views {
+				for (name, value) in view.values where previous[name] != value {
+					let pair = "\(name)=\(value)"
+					if first[pair] == nil {
+						first[pair] = view.milliseconds
+					}
+				}
+				previous = view.values
+			}
+			return first
+		}
+		var slowest: Int64?
+		var slowestOutside: Int64?
+		for event in history.events {
+			guard let value = event.value,
+				let writer = logs.indices.first(where: { logs[$0].attemptMilliseconds[value] != nil }),
+				let written = logs[writer].attemptMilliseconds[value]
+			else {
+				continue
+			}
+			let others = logs.indices.filter { machines[$0] != machines[writer] }
+			let held = others.map { firstHeld[$0]["\(event.name)=\(value)"] }
+			guard !others.isEmpty, held.allSatisfy({ $0 != nil }) else {
+				continue
+			}
+			let arrival = held.compactMap(\.self).max()! - written
+			slowest = max(slowest ?? arrival, arrival)
+			let moment = Date(timeIntervalSince1970: Double(written) / 1000)
+			if !faults.contains(where: { $0.contains(moment) }) {
+				slowestOutside = max(slowestOutside ?? arrival, arrival)
+			}
+		}
+		return (slowest.map { Double($0) / 1000 }, slowestOutside.map { Double($0) / 1000 })
 	}
 }

@@ -6,8 +6,11 @@ import Foundation
 	import Darwin
 #endif
 
-/// The machines of a fault-injection run: `DefaultsTestHelper sync-machine` child processes, each with a config
-/// folder of its own, writing a seeded schedule and logging it (see `SyncMachineCommand.swift` in the helper).
+/// The machines of a fault-injection run: `DefaultsTestHelper sync-machine` child processes writing a seeded schedule
+/// and logging it (see `SyncMachineCommand.swift` in the helper). Each process has a config folder of its own, except
+/// the first `sharedFiles × processesPerSharedFile`: those share one folder (one settings file, one prefix) per
+/// `processesPerSharedFile`, as the processes of one app on one machine do. Indices (`kill`, `launch`, `log`) are
+/// processes; ``machine(of:)`` is the folder a process writes.
 ///
 /// ```swift
 /// let fleet = try MachineFleet(endpoints: cluster.endpoints, schedule: .init(seed: 7))
@@ -22,11 +25,34 @@ final class MachineFleet: @unchecked Sendable {
 		var intervalMilliseconds = 60
 		var sharedKeys = 3
 		var removalPercent = 0
+		/// Machines made of several processes sharing one settings file, counted in `machines` by their processes.
+		var sharedFiles = 0
+		var processesPerSharedFile = 3
+		/// The share of steps that add 1 to a shared counter (`count0…`) with a synced atomic update instead of writing.
+		var incrementPercent = 0
+		var counters = 2
+		/// Machines log their values while they write too, not only after: needed for arrival times.
+		var viewsWhileWriting = false
 
 		var description: String {
 			"seed \(seed), \(machines) machines × \(writes) writes every ~\(intervalMilliseconds) ms, "
 				+ "\(sharedKeys) shared keys, \(removalPercent)% removals"
+				+ (sharedFiles == 0 ? "" : ", \(sharedFiles) files shared by \(processesPerSharedFile) processes each")
+				+ (incrementPercent == 0 ? "" : ", \(incrementPercent)% increments of \(counters) counters")
 		}
+
+		/// How many processes share a settings file with others.
+		var sharingProcesses: Int { min(machines, sharedFiles * processesPerSharedFile) }
+
+		/// The settings folder process `index` writes.
+		func machine(of index: Int) -> Int {
+			index < sharingProcesses ? index / processesPerSharedFile : index - sharingProcesses + sharedFiles
+		}
+
+		/// How many settings folders (machines) the processes write.
+		var folders: Int { machines == 0 ? 0 : machine(of: machines - 1) + 1 }
+
+		var counterNames: [String] { incrementPercent == 0 ? [] : (0..<max(1, counters)).map { "count\($0)" } }
 	}
 
 	let schedule: Schedule
@@ -43,6 +69,7 @@ final class MachineFleet: @unchecked Sendable {
 	/// Every name the machines sync.
 	var names: [String] {
 		(0..<schedule.machines).map { "own\($0)" } + (0..<schedule.sharedKeys).map { "shared\($0)" }
+			+ schedule.counterNames
 	}
 
 	init(endpoints: [String], schedule: Schedule) throws {
@@ -50,7 +77,7 @@ final class MachineFleet: @unchecked Sendable {
 		self.endpoints = endpoints
 		prefix = "/faults/\(UUID().uuidString.prefix(8))/"
 		folder = try TemporaryDirectory()
-		configFolders = try (0..<schedule.machines).map { _ in try TemporaryDirectory() }
+		configFolders = try (0..<schedule.folders).map { _ in try TemporaryDirectory() }
 		processes = Array(repeating: nil, count: schedule.machines)
 		incarnations = Array(repeating: 0, count: schedule.machines)
 		for index in 0..<schedule.machines {
@@ -72,8 +99,9 @@ final class MachineFleet: @unchecked Sendable {
 				// few enough that heal-to-convergence times measure sync rather than the schedule.
 				"\(incarnations[index] == 1 ? schedule.writes : min(schedule.writes, 5))",
 				"\(schedule.intervalMilliseconds)", "\(schedule.sharedKeys)", "\(schedule.removalPercent)",
-				folder.url.path,
-			], environment: configFolders[index].configEnvironment)
+				folder.url.path, "\(schedule.incrementPercent)", "\(schedule.counters)",
+				schedule.viewsWhileWriting ? "1" : "0",
+			], environment: configFolders[schedule.machine(of: index)].configEnvironment)
 	}
 
 	/// `kill -9` of machine `index`.
@@ -88,7 +116,50 @@ final class MachineFleet: @unchecked Sendable {
 
 	/// Empties machine `index`'s settings file (the helper's standard store), keeping its sync state beside it.
 	func emptySettingsFile(of index: Int) throws {
-		try Data().write(to: configFolders[index].file("DefaultsTestHelper.plist"))
+		try Data().write(to: configFolders[schedule.machine(of: index)].file("DefaultsTestHelper.plist"))
+	}
+
+	/// The values in machine `machine`'s settings file (every name the machines sync), as the logs write them:
+	/// counters as numbers, and those at 0 or absent left out, as etcd holds nothing for them.
+	func settingsFileValues(of machine: Int) -> [String: String]? {
+		guard let data = try? Data(contentsOf: configFolders[machine].file("DefaultsTestHelper.plist")),
+			let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
+		else {
+			return nil
+		}
+		var values: [String: String] = [:]
+		for name in names {
+			if let text = plist[name] as? String {
+				values[name] = text
+			} else if let number = plist[name] as? Int, number != 0 {
+				values[name] = String(number)
+			}
+		}
+		return values
+	}
+
+	/// Waits until process `index`'s last increment is on its way (logged as begun, not yet answered), at most
+	/// `timeout` seconds: the moment to kill a process in the middle of a push. Returns whether it came.
+	func waitUntilIncrementInFlight(_ index: Int, timeout: TimeInterval) async throws -> Bool {
+		let deadline = Date().addingTimeInterval(timeout)
+		let file = folder.file("log-\(index)")
+		while Date() < deadline {
+			if let handle = try? FileHandle(forReadingFrom: file) {
+				defer { try? handle.close() }
+				let size = (try? handle.seekToEnd()) ?? 0
+				try? handle.seek(toOffset: size > 4096 ? size - 4096 : 0)
+				let tail = String(decoding: (try? handle.readToEnd()) ?? Data(), as: UTF8.self)
+				// Views may be logged after the `inc` line; what counts is the last line about a write.
+				let last = tail.split(separator: "\n").last {
+					$0.hasPrefix("inc") || $0.hasPrefix("try ") || $0.hasPrefix("ack ") || $0.hasPrefix("start ")
+				}
+				if last?.hasPrefix("inc ") == true {
+					return true
+				}
+			}
+			try await Task.sleep(for: .milliseconds(1))
+		}
+		return false
 	}
 
 	/// Waits until machine `index` finished its schedule with nothing left to push, at most `timeout` seconds.

@@ -9,12 +9,76 @@ struct MachineLog {
 		case done
 		case view(milliseconds: Int64, pending: Int, values: [String: String])
 		case final(values: [String: String])
+		case increment(counter: String)
+		/// A committed increment and the value it stored.
+		case incremented(counter: String, value: Int)
+		case incrementFailed(counter: String, reason: String)
+		case incrementUnknown(counter: String)
 	}
 
 	let lines: [Line]
+	/// When each value was written (`try` lines carry the time since the shared-file shape), for arrival times.
+	let attemptMilliseconds: [String: Int64]
 
 	init(text: String) {
-		lines = text.split(separator: "\n").compactMap(Self.parse)
+		let raw = text.split(separator: "\n")
+		lines = raw.compactMap(Self.parse)
+		var times: [String: Int64] = [:]
+		for line in raw where line.hasPrefix("try ") {
+			let fields = line.split(separator: " ")
+			if fields.count == 4, let milliseconds = Int64(fields[3]) {
+				times[String(fields[2])] = milliseconds
+			}
+		}
+		attemptMilliseconds = times
+	}
+
+	/// Every view this machine logged, oldest first.
+	var views: [(milliseconds: Int64, pending: Int, values: [String: String])] {
+		lines.compactMap {
+			if case .view(let milliseconds, let pending, let values) = $0 {
+				(milliseconds, pending, values)
+			} else {
+				nil
+			}
+		}
+	}
+
+	/// The values of every increment this machine saw committed, by counter.
+	var incremented: [(counter: String, value: Int)] {
+		lines.compactMap { if case .incremented(let counter, let value) = $0 { (counter, value) } else { nil } }
+	}
+
+	/// Increments that may have been committed without this machine learning it: answered `incunknown`, or begun and
+	/// never answered (the process was killed in between, ``incrementsCutByAKill``).
+	var unknownIncrements: Int {
+		lines.filter { if case .incrementUnknown = $0 { true } else { false } }.count + incrementsCutByAKill
+	}
+
+	/// Increments begun and never answered: the process was killed while the update was on its way (or, for the last,
+	/// before it logged the answer).
+	var incrementsCutByAKill: Int {
+		var cut = 0
+		var open = false
+		for line in lines {
+			switch line {
+			case .increment:
+				cut += open ? 1 : 0
+				open = true
+			case .incremented, .incrementFailed, .incrementUnknown:
+				open = false
+			case .start:
+				cut += open ? 1 : 0
+				open = false
+			default: break
+			}
+		}
+		return cut + (open ? 1 : 0)
+	}
+
+	/// The reasons of the increments that failed having changed nothing.
+	var failedIncrements: [String] {
+		lines.compactMap { if case .incrementFailed(_, let reason) = $0 { reason } else { nil } }
 	}
 
 	var isDone: Bool {
@@ -51,7 +115,11 @@ struct MachineLog {
 		func value(_ text: String) -> String? { text == "-" ? nil : text }
 		switch (fields.first, fields.count) {
 		case ("start", 2): return Int(fields[1]).map { .start(incarnation: $0) }
-		case ("try", 3): return .attempt(name: fields[1], value: value(fields[2]))
+		case ("try", 3), ("try", 4): return .attempt(name: fields[1], value: value(fields[2]))
+		case ("inc", 2): return .increment(counter: fields[1])
+		case ("incok", 3): return Int(fields[2]).map { .incremented(counter: fields[1], value: $0) }
+		case ("incfail", 3): return .incrementFailed(counter: fields[1], reason: fields[2])
+		case ("incunknown", 2): return .incrementUnknown(counter: fields[1])
 		case ("ack", 3): return .acknowledged(name: fields[1], value: value(fields[2]))
 		case ("done", 1): return .done
 		case ("view", 4):
