@@ -61,9 +61,11 @@ enum Fault: String, CaseIterable, Sendable {
 			try fleet.launch(machine)
 		case .sharingProcessKilledMidPush:
 			let sharing = fleet.schedule.sharingProcesses
-			let process = pick % (sharing > 0 ? sharing : fleet.schedule.machines)
-			// Without increments in the schedule (or none in 5 s) the kill lands wherever the process is.
-			_ = try await fleet.waitUntilIncrementInFlight(process, timeout: 5)
+			let candidates = Array(0..<(sharing > 0 ? sharing : fleet.schedule.machines))
+			// Without increments in the schedule (or none in flight within 5 s) the kill lands wherever it is.
+			let process =
+				try await fleet.waitUntilIncrementInFlight(anyOf: candidates, timeout: 5)
+				?? candidates[pick % candidates.count]
 			try fleet.kill(process)
 			try await Task.sleep(for: .seconds(seconds))
 			healed = Date()

@@ -23,6 +23,8 @@ struct FaultRun {
 		/// The reports (`Defaults.Failure` on standard error, lost conflicts left out) of each machine: the processes
 		/// sharing a settings file counted together. The promise is at most one per machine per outage (``faults``).
 		var failureReports: [Int] = []
+		/// The most reports one process made.
+		var mostReportsOfOneProcess = 0
 		/// A sample of the reports of the machine that made the most.
 		var failureReportSample: [String] = []
 		/// From a write to the moment the last machine (of those not sharing the writer's file) held it, the slowest,
@@ -106,8 +108,15 @@ struct FaultRun {
 			windows.append(start.addingTimeInterval(-1)...max(start, healed))
 		}
 		let converged = try await fleet.waitUntilConverged(on: cluster.endpoints, timeout: convergenceTimeout)
+		let unfinished = converged ? [] : fleet.unfinished
 		try fleet.stop()
-		var violations = converged ? [] : ["the machines did not converge within \(convergenceTimeout) s of the heal"]
+		var violations =
+			converged
+			? []
+			: [
+				"the machines did not converge within \(convergenceTimeout) s of the heal"
+					+ (unfinished.isEmpty ? "" : " (\(unfinished.joined(separator: ", ")))")
+			]
 		guard let state = EtcdGateway.state(anyOf: cluster.endpoints, prefix: fleet.prefix)
 		else {
 			return Outcome(
@@ -156,15 +165,19 @@ struct FaultRun {
 		let convergedAt = logs.compactMap(\.lastView?.milliseconds).max().map { Double($0) / 1000 }
 		let healToConvergence = converged ? max(0, (convergedAt ?? 0) - healed.timeIntervalSince1970) : nil
 		var machineReports = Array(repeating: [String](), count: schedule.folders)
+		var mostReportsOfOneProcess = 0
 		for (index, report) in reports.enumerated() {
-			machineReports[machines[index]] += report.split(separator: "\n").map(String.init).filter {
+			let failures = report.split(separator: "\n").map(String.init).filter {
 				$0.hasPrefix("Defaults: ") && !$0.contains("lost a sync conflict")
 			}
+			machineReports[machines[index]] += failures
+			mostReportsOfOneProcess = max(mostReportsOfOneProcess, failures.count)
 		}
 		return Outcome(
 			faults: faults, schedule: schedule, etcd: etcd, violations: violations, echoAttempts: echoAttempts,
 			healToConvergence: healToConvergence, revisions: state.revision, etcdMembersDisagree: disagreement != nil,
 			machineExits: machineExits, failureReports: machineReports.map(\.count),
+			mostReportsOfOneProcess: mostReportsOfOneProcess,
 			failureReportSample: Array(machineReports.max { $0.count < $1.count }?.prefix(6) ?? []),
 			slowestArrival: arrivals.all, slowestArrivalOutsideFaults: arrivals.outsideFaults,
 			unknownIncrements: logs.map(\.unknownIncrements).reduce(0, +),

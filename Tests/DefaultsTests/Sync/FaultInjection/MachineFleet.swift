@@ -138,28 +138,46 @@ final class MachineFleet: @unchecked Sendable {
 		return values
 	}
 
-	/// Waits until process `index`'s last increment is on its way (logged as begun, not yet answered), at most
-	/// `timeout` seconds: the moment to kill a process in the middle of a push. Returns whether it came.
-	func waitUntilIncrementInFlight(_ index: Int, timeout: TimeInterval) async throws -> Bool {
+	/// Waits until the last increment of one of `processes` is on its way (logged as begun, not yet answered), at most
+	/// `timeout` seconds: the moment to kill a process in the middle of a push. Returns that process, `nil` when none
+	/// came.
+	func waitUntilIncrementInFlight(anyOf processes: [Int], timeout: TimeInterval) async throws -> Int? {
 		let deadline = Date().addingTimeInterval(timeout)
-		let file = folder.file("log-\(index)")
 		while Date() < deadline {
-			if let handle = try? FileHandle(forReadingFrom: file) {
-				defer { try? handle.close() }
-				let size = (try? handle.seekToEnd()) ?? 0
-				try? handle.seek(toOffset: size > 4096 ? size - 4096 : 0)
-				let tail = String(decoding: (try? handle.readToEnd()) ?? Data(), as: UTF8.self)
-				// Views may be logged after the `inc` line; what counts is the last line about a write.
-				let last = tail.split(separator: "\n").last {
-					$0.hasPrefix("inc") || $0.hasPrefix("try ") || $0.hasPrefix("ack ") || $0.hasPrefix("start ")
-				}
-				if last?.hasPrefix("inc ") == true {
-					return true
-				}
+			for index in processes where isIncrementInFlight(index) {
+				return index
 			}
 			try await Task.sleep(for: .milliseconds(1))
 		}
-		return false
+		return nil
+	}
+
+	private func isIncrementInFlight(_ index: Int) -> Bool {
+		guard let handle = try? FileHandle(forReadingFrom: folder.file("log-\(index)")) else {
+			return false
+		}
+		defer { try? handle.close() }
+		let size = (try? handle.seekToEnd()) ?? 0
+		try? handle.seek(toOffset: size > 4096 ? size - 4096 : 0)
+		let tail = String(decoding: (try? handle.readToEnd()) ?? Data(), as: UTF8.self)
+		// Views may be logged after the `inc` line; what counts is the last line about a write.
+		let last = tail.split(separator: "\n").last {
+			$0.hasPrefix("inc") || $0.hasPrefix("try ") || $0.hasPrefix("ack ") || $0.hasPrefix("start ")
+		}
+		return last?.hasPrefix("inc ") == true
+	}
+
+	/// The processes that have not finished their schedule, or still have changes to push, described.
+	var unfinished: [String] {
+		logs.enumerated().compactMap { index, log in
+			if !log.isDone {
+				return "process \(index) not done"
+			}
+			if let pending = log.lastView?.pending, pending > 0 {
+				return "process \(index) with \(pending) pending"
+			}
+			return nil
+		}
 	}
 
 	/// Waits until machine `index` finished its schedule with nothing left to push, at most `timeout` seconds.
