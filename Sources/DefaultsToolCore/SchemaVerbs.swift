@@ -20,7 +20,8 @@ extension Verb.Declaration {
 			Prints each key the app's schema describes (<name>.schema.plist beside the settings file, which
 			Defaults.Catalog.writeSchema() writes, or the file -schema names): its type, the bridge it is stored
 			through, the stored form of its default, whether it is synced or locked, and, for a stored value that
-			cannot be what the key reads as far as the schema tells, why. With --json, an object by key name.
+			does not decode as the app reads it as far as the schema tells (its kind, and the structure of its
+			stored form, such as a Codable value's JSON fields), why. With --json, an object by key name.
 			While a schema is there, write converts a bare value to the key's type (a URL key takes
 			https://example.com as the app's Key<URL> stores it) or refuses it, naming the flag to use; a type
 			flag writes exactly what it says.
@@ -44,7 +45,7 @@ extension Verb.Declaration {
 					"type": entry.type, "bridge": entry.bridge, "synced": entry.isSynced, "locked": entry.isLocked,
 				]
 				fields["default"] = entry.storedDefault?.value
-				fields["misfit"] = stored[entry.name].flatMap { misfit($0, for: entry) }
+				fields["doesNotDecode"] = stored[entry.name].flatMap { whyNotDecoding($0, for: entry) }
 				all[entry.name] = fields
 			}
 			Output.line(JSONFormat.encode(all))
@@ -65,8 +66,8 @@ extension Verb.Declaration {
 			if entry.isLocked {
 				line += ", locked"
 			}
-			if let misfit = stored[entry.name].flatMap({ misfit($0, for: entry) }) {
-				line += "; the stored value does not fit: \(misfit)"
+			if let why = stored[entry.name].flatMap({ whyNotDecoding($0, for: entry) }) {
+				line += "; the stored value does not decode: \(why)"
 			}
 			Output.line(line)
 		}
@@ -74,8 +75,26 @@ extension Verb.Declaration {
 	}
 }
 
-/// Why the stored `value` cannot be what the key of `entry` reads, as far as the schema tells (the kind of value its
-/// input or its default has); `nil` when it may be. The app's bridge alone decides the rest.
+/// Why the stored `value` does not decode as the key of `entry` reads it, as far as the schema tells: the kind of value
+/// its input takes, then the structure of its stored form (``StoredShape``), else the kind of its default; `nil` when
+/// it may decode. The app's bridge alone decides the rest.
+func whyNotDecoding(_ value: Any, for entry: SchemaFile.Entry) -> String? {
+	if let why = misfit(value, for: entry) {
+		return why
+	}
+	if let shape = entry.shape {
+		return shape.problem(with: value)
+	}
+	guard entry.input == nil, let storedDefault = entry.storedDefault?.value else {
+		return nil
+	}
+	let kind = withArticle(Defaults.PropertyList.typeName(of: value))
+	let expected = withArticle(Defaults.PropertyList.typeName(of: storedDefault))
+	return expected == kind ? nil : "\(kind), where the default is \(expected)"
+}
+
+/// Why the stored `value` is not of the kind the input of `entry` converts to; `nil` when it is, or the key has no
+/// input.
 private func misfit(_ value: Any, for entry: SchemaFile.Entry) -> String? {
 	let kind = withArticle(Defaults.PropertyList.typeName(of: value))
 	switch entry.input {
@@ -94,11 +113,7 @@ private func misfit(_ value: Any, for entry: SchemaFile.Entry) -> String? {
 			return "not the JSON text of a URL, which a Key<URL> reads"
 		}
 	case nil:
-		guard let storedDefault = entry.storedDefault?.value else {
-			return nil
-		}
-		let expected = withArticle(Defaults.PropertyList.typeName(of: storedDefault))
-		return expected == kind ? nil : "\(kind), where the default is \(expected)"
+		return nil
 	}
 }
 

@@ -20,9 +20,33 @@ extension Defaults {
 		/// The keys, in the order given.
 		public let keys: [Keys]
 
+		/// The shapes of the samples given with ``withSample(_:for:)``, by key name.
+		private var sampleShapes: [String: StoredShape] = [:]
+
 		/// Creates a catalog of `keys`.
 		public init(_ keys: [Keys]) {
 			self.keys = keys
+		}
+
+		/// The catalog, describing the stored form of `key` by `sample` rather than by the key's default.
+		///
+		/// The schema describes the structure of each key's stored form, so that the `defaults` command can say which
+		/// stored values do not decode as the app reads them: a `Codable` value's JSON fields and their kinds, an
+		/// array's elements. It takes that structure from the key's default; give a sample for a key whose default
+		/// shows little or nothing of it, such as an optional key (whose default is `nil`) or an empty array:
+		///
+		/// ```swift
+		/// static let catalog = Catalog([Keys.lastWindow, Keys.bookmarks])
+		/// 	.withSample(Window(width: 800, height: 600), for: Keys.lastWindow)   // Key<Window?>
+		/// 	.withSample([Bookmark(title: "t", url: URL(string: "https://example.com")!)], for: Keys.bookmarks)
+		/// ```
+		///
+		/// A sample with every optional property set shows the most: a property the sample leaves `nil` is not
+		/// described, and elements of several structures in one array leave their structure undescribed.
+		public func withSample<Value>(_ sample: Value, for key: Key<Value>) -> Self {
+			var catalog = self
+			catalog.sampleShapes[key.name] = key.shape(of: sample)
+			return catalog
 		}
 
 		/// What the catalog says of one key, as the schema file records it (the app has the keys themselves: their
@@ -126,7 +150,11 @@ extension Defaults {
 						hasDynamicDefault: false, isSynced: Defaults.iCloud.isSynced(key),
 						isLocked: Defaults.isLocked(key))
 				}
-				return described.schemaEntry
+				var entry = described.schemaEntry
+				if let shape = sampleShapes[key.name] {
+					entry.shape = shape
+				}
+				return entry
 			}
 		}
 	}
@@ -140,17 +168,32 @@ protocol DescribedKey {
 extension Defaults.Key: DescribedKey {
 	var schemaEntry: SchemaFile.Entry {
 		SchemaFile.Entry(
-			name: name, type: String(describing: Value.self), bridge: bridge.name, input: schemaInput,
+			name: name, type: String(describing: Value.self), bridge: bridge.name,
+			input: SchemaFile.Input.of(
+				StoredForm.unwrappingOptional(Value.self), bridgeName: bridge.name,
+				automaticName: Defaults.AnyBridge<Value>.automatic.name),
+			elementInput: (Value.self as? any SchemaElements.Type)?.elementInput(bridgeName: bridge.name),
+			shape: staticDefault.flatMap(shape(of:)),
 			storedDefault: staticDefault.flatMap { try? bridge.storedForm(of: $0) },
 			hasDynamicDefault: hasDynamicDefault, isSynced: Defaults.iCloud.isSynced(self),
 			isLocked: Defaults.isLocked(self))
 	}
 
-	/// How text from a command line becomes what this key reads: for the scalars stored as they are and for URLs
-	/// and UUIDs, through the bridge their type picks (or, for a URL, JSON text named on the key, the same form).
-	private var schemaInput: SchemaFile.Input? {
-		let type = StoredForm.unwrappingOptional(Value.self)
-		let automatic = bridge.name == Defaults.AnyBridge<Value>.automatic.name
+	/// The structure of `value`'s stored form through the key's bridge.
+	func shape(of value: Value) -> StoredShape? {
+		guard let stored = try? bridge.storedForm(of: value) else {
+			return nil
+		}
+		return StoredShape.of(storedForm: stored, value: value)
+	}
+}
+
+extension SchemaFile.Input {
+	/// How text from a command line becomes a value of `type` stored through the bridge named `bridgeName`: for the
+	/// scalars stored as they are and for URLs and UUIDs, through the bridge their type picks (`automaticName`), or,
+	/// for a URL, JSON text named on the key, the same form.
+	static func of(_ type: Any.Type, bridgeName: String, automaticName: String) -> Self? {
+		let automatic = bridgeName == automaticName
 		switch type {
 		case is String.Type: return automatic ? .string : nil
 		case is Bool.Type: return automatic ? .boolean : nil
@@ -158,10 +201,59 @@ extension Defaults.Key: DescribedKey {
 		case is any BinaryFloatingPoint.Type: return automatic ? .real : nil
 		case is Date.Type: return automatic ? .date : nil
 		case is Data.Type: return automatic ? .data : nil
-		case is URL.Type: return automatic || bridge.name == "JSON text" ? .url : nil
-		case is UUID.Type: return automatic || bridge.name.contains("UUIDBridge") ? .uuid : nil
+		case is URL.Type: return automatic || bridgeName == "JSON text" ? .url : nil
+		case is UUID.Type: return automatic || bridgeName.contains("UUIDBridge") ? .uuid : nil
 		default: return nil
 		}
+	}
+}
+
+/// An array, set or dictionary key, whose elements a command line may give one by one.
+protocol SchemaElements {
+	/// How text becomes each element when the collection is stored through the bridge named `bridgeName`: the
+	/// collection's own bridge, or an element bridge (`.array(of:)`, `.set(of:)`, `.dictionary(of:)`) naming it.
+	static func elementInput(bridgeName: String) -> SchemaFile.Input?
+}
+
+extension SchemaElements {
+	/// The element bridge's name within `bridgeName`, the collection's: the element type's own when the collection
+	/// uses the bridge its type picks, the named one of an element bridge.
+	fileprivate static func elementBridgeName<Element: Defaults.Serializable>(
+		_: Element.Type, in bridgeName: String, automaticName: String
+	) -> String? {
+		if bridgeName == automaticName {
+			return Defaults.AnyBridge<Element>.automatic.name
+		}
+		for prefix in ["array of ", "set of ", "dictionary of "] where bridgeName.hasPrefix(prefix) {
+			return String(bridgeName.dropFirst(prefix.count))
+		}
+		return nil
+	}
+
+	fileprivate static func input<Element: Defaults.Serializable>(
+		of _: Element.Type, bridgeName: String, automaticName: String
+	) -> SchemaFile.Input? {
+		elementBridgeName(Element.self, in: bridgeName, automaticName: automaticName).flatMap {
+			SchemaFile.Input.of(Element.self, bridgeName: $0, automaticName: Defaults.AnyBridge<Element>.automatic.name)
+		}
+	}
+}
+
+extension Array: SchemaElements where Element: Defaults.Serializable {
+	static func elementInput(bridgeName: String) -> SchemaFile.Input? {
+		input(of: Element.self, bridgeName: bridgeName, automaticName: Defaults.AnyBridge<Self>.automatic.name)
+	}
+}
+
+extension Set: SchemaElements where Element: Defaults.Serializable {
+	static func elementInput(bridgeName: String) -> SchemaFile.Input? {
+		input(of: Element.self, bridgeName: bridgeName, automaticName: Defaults.AnyBridge<Self>.automatic.name)
+	}
+}
+
+extension Dictionary: SchemaElements where Key == String, Value: Defaults.Serializable {
+	static func elementInput(bridgeName: String) -> SchemaFile.Input? {
+		input(of: Value.self, bridgeName: bridgeName, automaticName: Defaults.AnyBridge<Self>.automatic.name)
 	}
 }
 

@@ -7,10 +7,14 @@ import Foundation
 /// included, which JSON could hold only in a form of its own; and the settings file's readers read it.
 ///
 /// ```
-/// { format = "Defaults schema"; version = 1;
+/// { format = "Defaults schema"; version = 2;
 ///   keys = { homepage = { type = URL; bridge = "TopLevelCodableBridge<URL>"; input = url;
-///                         default = "\"https:\/\/example.com\""; synced = 0; locked = 0; }; }; }
+///                         default = "\"https:\/\/example.com\""; shape = { kind = json; content = { kind = string; }; };
+///                         synced = 0; locked = 0; }; }; }
 /// ```
+///
+/// Version 2 added `shape` (``StoredShape``) and `elements` (the ``Input`` of a collection's elements); a version 1
+/// file reads as one without them, so a value it describes is checked by the kind of its default only.
 package struct SchemaFile: Sendable {
 	/// One key's description.
 	package struct Entry: Sendable, Equatable {
@@ -22,6 +26,12 @@ package struct SchemaFile: Sendable {
 		/// How a value typed on a command line becomes what the key reads, when the key is of a type whose text the
 		/// command can convert (``Input``); `nil` otherwise.
 		package var input: Input?
+		/// How a command line's text becomes each element of an array or set key, or each value of a dictionary key,
+		/// when the elements are of a type whose text converts; `nil` otherwise.
+		package var elementInput: Input?
+		/// The structure of the key's stored form, as its default or a sample the catalog gave shows it; `nil` when
+		/// nothing showed it (an optional key without a sample, a computed default, a version 1 schema).
+		package var shape: StoredShape?
 		/// The stored form of the key's static default; `nil` for an optional key's `nil` or a computed default.
 		package var storedDefault: PropertyListValue?
 		/// Whether the key's default is computed at each read.
@@ -30,13 +40,15 @@ package struct SchemaFile: Sendable {
 		package var isLocked: Bool
 
 		package init(
-			name: String, type: String, bridge: String, input: Input?, storedDefault: Any?, hasDynamicDefault: Bool,
-			isSynced: Bool, isLocked: Bool
+			name: String, type: String, bridge: String, input: Input?, elementInput: Input? = nil,
+			shape: StoredShape? = nil, storedDefault: Any?, hasDynamicDefault: Bool, isSynced: Bool, isLocked: Bool
 		) {
 			self.name = name
 			self.type = type
 			self.bridge = bridge
 			self.input = input
+			self.elementInput = elementInput
+			self.shape = shape
 			self.storedDefault = storedDefault.map(PropertyListValue.init)
 			self.hasDynamicDefault = hasDynamicDefault
 			self.isSynced = isSynced
@@ -92,7 +104,9 @@ package struct SchemaFile: Sendable {
 	}
 
 	static let formatName = "Defaults schema"
-	static let version = 1
+	/// The version written; ``readableVersions`` are read.
+	static let version = 2
+	static let readableVersions = 1...2
 
 	/// The entries, by name.
 	package var entries: [Entry]
@@ -115,6 +129,8 @@ package struct SchemaFile: Sendable {
 				"type": entry.type, "bridge": entry.bridge, "synced": entry.isSynced, "locked": entry.isLocked,
 			]
 			fields["input"] = entry.input?.rawValue
+			fields["elements"] = entry.elementInput?.rawValue
+			fields["shape"] = entry.shape?.propertyList
 			fields["default"] = entry.storedDefault?.value
 			if entry.hasDynamicDefault {
 				fields["dynamicDefault"] = true
@@ -144,10 +160,12 @@ package struct SchemaFile: Sendable {
 		guard top["format"] as? String == Self.formatName else {
 			throw ReadError(url: url, reason: "is not a Defaults schema (no format = \"\(Self.formatName)\")")
 		}
-		guard let version = top["version"] as? Int, version == Self.version else {
+		guard let version = top["version"] as? Int, Self.readableVersions.contains(version) else {
 			throw ReadError(
 				url: url,
-				reason: "has version \(top["version"].map { "\($0)" } ?? "none"), and this reads \(Self.version)")
+				reason:
+					"has version \(top["version"].map { "\($0)" } ?? "none"), and this reads versions "
+					+ "\(Self.readableVersions.lowerBound) to \(Self.readableVersions.upperBound)")
 		}
 		guard let keys = top["keys"] as? [String: Any] else {
 			throw ReadError(url: url, reason: "has no dictionary of keys")
@@ -159,16 +177,20 @@ package struct SchemaFile: Sendable {
 			else {
 				throw ReadError(url: url, reason: "describes the key '\(name)' without a type and a bridge")
 			}
-			var input: Input?
-			if let text = fields["input"] {
-				guard let known = (text as? String).flatMap(Input.init(rawValue:)) else {
-					throw ReadError(url: url, reason: "gives the key '\(name)' an input this does not know: \(text)")
+			var inputs: [String: Input] = [:]
+			for field in ["input", "elements"] {
+				if let text = fields[field] {
+					guard let known = (text as? String).flatMap(Input.init(rawValue:)) else {
+						throw ReadError(
+							url: url, reason: "gives the key '\(name)' an input this does not know: \(text)")
+					}
+					inputs[field] = known
 				}
-				input = known
 			}
 			entries.append(
 				Entry(
-					name: name, type: type, bridge: bridge, input: input, storedDefault: fields["default"],
+					name: name, type: type, bridge: bridge, input: inputs["input"], elementInput: inputs["elements"],
+					shape: StoredShape(propertyList: fields["shape"]), storedDefault: fields["default"],
 					hasDynamicDefault: fields["dynamicDefault"] as? Bool ?? false,
 					isSynced: fields["synced"] as? Bool ?? false, isLocked: fields["locked"] as? Bool ?? false))
 		}

@@ -53,6 +53,58 @@ import Testing
 		#expect(schema.entry(named: "letter")?.storedDefault?.value as? String == "alpha")
 	}
 
+	struct Shaped: Codable, Defaults.Serializable {
+		var size: Int
+		var name: String?
+		var tags: [String]
+		var limits: [String: Int]
+	}
+
+	/// The structure of a stored form, from the key's default or a sample: a `Codable` value's JSON fields, required
+	/// where they are stored properties that are not optional; a Swift dictionary's entries of one shape; an array's
+	/// elements.
+	@Test func theSchemaDescribesTheStructureOfStoredForms() throws {
+		let store = Defaults.InMemoryStore()
+		let shaped = Defaults.Key<Shaped?>("shaped", suite: store)
+		let tags = Defaults.Key<[String]>("tags", default: [], suite: store)
+		let catalog = Defaults.Catalog([shaped, tags])
+		#expect(catalog.schemaEntries.map(\.shape) == [nil, .array(nil)], "nothing shows the structure yet")
+
+		let sampled = catalog.withSample(Shaped(size: 1, name: "n", tags: ["t"], limits: ["a": 1]), for: shaped)
+		let expected = StoredShape.jsonText(
+			.record([
+				"size": .init(shape: .number, isRequired: true),
+				"name": .init(shape: .string, isRequired: false),
+				"tags": .init(shape: .array(.string), isRequired: true),
+				"limits": .init(shape: .map(.number), isRequired: true),
+			]))
+		#expect(sampled.schemaEntries[0].shape == expected)
+		#expect(sampled.schemaEntries[1].shape == .array(nil))
+
+		let folder = try TemporaryDirectory()
+		let schema = try SchemaFile(contentsOf: sampled.writeSchema(to: folder.file("App.schema.plist")))
+		#expect(schema.entry(named: "shaped")?.shape == expected, "the shape round-trips through the file")
+	}
+
+	/// A schema written before shapes (version 1) still reads, without them; a shape of a kind this does not know
+	/// reads as unknown, which accepts any value.
+	@Test func aVersion1SchemaStillReads() throws {
+		let folder = try TemporaryDirectory()
+		let url = folder.file("App.schema.plist")
+		let file: [String: Any] = [
+			"format": "Defaults schema", "version": 1,
+			"keys": [
+				"count": ["type": "Int", "bridge": "IntBridge", "input": "integer", "default": 3],
+				"later": ["type": "Thing", "bridge": "B", "shape": ["kind": "hologram"]],
+			],
+		]
+		try PropertyListSerialization.data(fromPropertyList: file, format: .xml, options: 0).write(to: url)
+		let schema = try SchemaFile(contentsOf: url)
+		#expect(schema.entry(named: "count")?.input == .integer)
+		#expect(schema.entry(named: "count")?.shape == nil)
+		#expect(schema.entry(named: "later")?.shape == nil)
+	}
+
 	@Test func theSchemaGoesBesideTheSettingsFile() throws {
 		let folder = try TemporaryDirectory()
 		let store = Defaults.FileStore.at(folder.file("App.plist"))

@@ -94,17 +94,58 @@ import Testing
 		try Self.writeSchema(for: tool)
 		try tool.seed("app", ["homepage": "https://example.com", "count": 4, "tags": "x"])
 		let lines = try tool.succeed("keys", "app").split(separator: "\n").map(String.init)
-		let misfits = lines.filter { $0.contains("does not fit") }
+		let misfits = lines.filter { $0.contains("does not decode") }
 		#expect(misfits.count == 2, "\(lines)")
 		#expect(
 			misfits.contains {
 				$0.hasPrefix("homepage:") && $0.hasSuffix("not the JSON text of a URL, which a Key<URL> reads")
 			})
-		#expect(misfits.contains { $0.hasPrefix("tags:") && $0.hasSuffix("a string, where the default is an array") })
+		#expect(misfits.contains { $0.hasPrefix("tags:") && $0.hasSuffix("does not decode: a string, not an array") })
 		let json = try tool.succeed("--json", "keys", "app")
 		let parsed = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: [String: Any]]
-		#expect(parsed?["count"]?["misfit"] == nil)
-		#expect(parsed?["homepage"]?["misfit"] is String)
+		#expect(parsed?["count"]?["doesNotDecode"] == nil)
+		#expect(parsed?["homepage"]?["doesNotDecode"] is String)
+	}
+
+	struct Placement: Codable, Equatable, Defaults.Serializable {
+		var x: Int
+		var label: String
+		var note: String?
+	}
+
+	/// A stored value of the right kind whose structure is not what the app's bridge reads: a `Codable` key's JSON
+	/// with a field of another kind or without a required one, an optional key described by a sample, an array's
+	/// element, a dictionary's value. A value with a field the type does not have, or without an optional one, decodes.
+	@Test func keysSaysWhichStoredValuesDoNotDecodeByTheirStructure() throws {
+		let tool = try ToolRunner()
+		let store = Defaults.InMemoryStore()
+		let placement = Defaults.Key<Placement>("placement", default: Placement(x: 1, label: "a"), suite: store)
+		let last = Defaults.Key<Placement?>("last", suite: store)
+		let all = Defaults.Key<[Placement]>("all", default: [], suite: store)
+		let limits = Defaults.Key<[String: Int]>("limits", default: ["a": 1], suite: store)
+		let good = Defaults.Key<Placement>("good", default: Placement(x: 1, label: "a"), suite: store)
+		try Defaults.Catalog([placement, last, all, limits, good])
+			.withSample(Placement(x: 1, label: "a", note: "n"), for: last)
+			.withSample([Placement(x: 1, label: "a")], for: all)
+			.writeSchema(to: SchemaFile.url(besideSettingsFile: tool.file("app")))
+		try tool.seed(
+			"app",
+			[
+				"placement": #"{"x":"one","label":"a"}"#, "last": #"{"x":1}"#,
+				"all": [#"{"x":1,"label":"a"}"#, #"{"x":2,"label":3}"#], "limits": ["b": "many"],
+				"good": #"{"x":1,"label":"a","extra":true}"#,
+			])
+		let lines = try tool.succeed("keys", "app").split(separator: "\n").map(String.init)
+		func report(_ name: String) -> String? {
+			lines.first { $0.hasPrefix(name + ":") }?.components(separatedBy: "does not decode: ").dropFirst().first
+		}
+		#expect(report("placement") == "x is a string, not a number", "\(lines)")
+		#expect(report("last") == "the field 'label' is missing", "\(lines)")
+		#expect(report("all") == "[1].label is a number, not a string", "\(lines)")
+		#expect(report("limits") == #"["b"] is a string, not an integer"#, "\(lines)")
+		#expect(report("good") == nil, "\(lines)")
+		let status = try tool.run("keys", "app").status
+		#expect(status == 0, "a report, not a failure: the guide promises no other status")
 	}
 
 	@Test func aSchemaFileThatIsNotOneStopsAWrite() throws {
