@@ -162,6 +162,10 @@ extension WriteRequest {
 	/// The value part of `write`, as ``init(tokens:)`` reads it, except a bare value for a key that `entry` (the
 	/// schema's) describes: converted to what the key reads, or refused with the flag that would write it.
 	init(tokens: [String], key: String, entry: SchemaFile.Entry?) throws(ToolError) {
+		if let entry, let flag = tokens.first.flatMap(TypeFlag.init(token:)), !flag.isScalar {
+			try self.init(elements: tokens, flag: flag, key: key, entry: entry)
+			return
+		}
 		guard let entry, tokens.count == 1, let text = tokens.first, !text.hasPrefix("-") || text == "-" else {
 			try self.init(tokens: tokens)
 			return
@@ -186,14 +190,178 @@ extension WriteRequest {
 		try self.init(tokens: tokens)
 	}
 
-	/// `text` as the stored form of a key whose schema names `input`.
+	/// `-array`, `-array-add`, `-dict` or `-dict-add` with their elements, for a key the schema describes: refused for
+	/// a key that is not that kind of collection, with the flag to use; each bare element converted to what the key
+	/// reads (the elements of a `Key<[URL]>` as the app's URL bridge writes them), or refused. Elements typed by a
+	/// flag are written as they say.
+	private init(elements tokens: [String], flag: TypeFlag, key: String, entry: SchemaFile.Entry) throws(ToolError) {
+		let parsed = try WriteRequest(tokens: tokens)
+		let what = "The key \(key) is a \(entry.type) (its app's schema says so)"
+		let isDictionary = flag == .dictionary || flag == .dictionaryAdd
+		let elementShape: StoredShape?
+		switch entry.shape {
+		case .array(let element)? where !isDictionary: elementShape = element
+		case .map(let element)? where isDictionary: elementShape = element
+		case .record? where isDictionary, nil: elementShape = nil
+		case let shape?:
+			var use = entry.storedDefault.map { Self.flag(forStoredForm: $0.value) } ?? Self.flag(forShape: shape)
+			if case .jsonText = shape {
+				use = TypeFlag.json.token
+			}
+			throw .badValue(
+				"\(what), not \(isDictionary ? "a dictionary" : "an array"): write it with \(use); nothing was written."
+			)
+		}
+		let bare = Self.bareElements(Array(tokens.dropFirst()), isDictionary: isDictionary)
+		func convert(_ value: Any, at position: String, isBare: Bool) throws(ToolError) -> Any {
+			guard isBare, let text = value as? String else {
+				return value
+			}
+			if let input = entry.elementInput {
+				return try Self.converted(text, input: input, what: "\(what), and its element \(position)")
+			}
+			if case .jsonText? = elementShape {
+				throw .badValue(
+					"\(what), whose elements are stored as JSON text: write the element \(position) with -json before "
+						+ "it; nothing was written.")
+			}
+			return value
+		}
+		switch parsed {
+		case .set(let array as [Any]), .appendToArray(let array):
+			var converted: [Any] = []
+			for (index, element) in array.enumerated() {
+				converted.append(try convert(element, at: "\(index + 1)", isBare: bare.indices.contains(index)))
+			}
+			self = flag == .arrayAdd ? .appendToArray(converted) : .set(converted)
+		case .set(let dictionary as [String: Any]), .addToDictionary(let dictionary):
+			var converted: [String: Any] = [:]
+			for name in dictionary.keys.sorted() {
+				converted[name] = try convert(dictionary[name]!, at: "'\(name)'", isBare: bare.names.contains(name))
+			}
+			self = flag == .dictionaryAdd ? .addToDictionary(converted) : .set(converted)
+		case .set:
+			self = parsed
+		}
+	}
+
+	/// Which elements (by position) or values (by name) of a collection flag's `tokens` were given bare, without a
+	/// type flag before them; the tokens already parsed.
+	private static func bareElements(_ tokens: [String], isDictionary: Bool) -> (indices: Set<Int>, names: Set<String>)
+	{
+		var indices: Set<Int> = []
+		var names: Set<String> = []
+		var index = tokens.startIndex
+		var position = 0
+		while index < tokens.endIndex {
+			var name: String?
+			if isDictionary {
+				name = tokens[index]
+				index += 1
+				guard index < tokens.endIndex else {
+					break
+				}
+			}
+			let isBare = TypeFlag(token: tokens[index]) == nil
+			index += isBare ? 1 : 2
+			if isBare {
+				indices.insert(position)
+			}
+			if let name {
+				// A name given twice takes its last value, as the dictionary does.
+				if isBare { names.insert(name) } else { names.remove(name) }
+			}
+			position += 1
+		}
+		return (indices, names)
+	}
+
+	/// The flag that writes a value of `shape`.
+	private static func flag(forShape shape: StoredShape) -> String {
+		switch shape {
+		case .integer: TypeFlag.integer.token
+		case .real, .number: TypeFlag.float.token
+		case .boolean: TypeFlag.boolean.token
+		case .date: TypeFlag.date.token
+		case .data: TypeFlag.data.token
+		case .jsonText: TypeFlag.json.token
+		case .array: TypeFlag.array.token
+		case .map, .record: TypeFlag.dictionary.token
+		case .string: TypeFlag.string.token
+		}
+	}
+
+	/// The stored `value` an import gives the key of `entry`, as the app reads it: kept when it may decode, or
+	/// converted from its text when it is text of the key's input (a URL as the app's `Key<URL>` stores it), element by
+	/// element for a collection of such elements; `nil` when it neither decodes nor converts, with why in `reason`.
+	static func imported(_ value: Any, for entry: SchemaFile.Entry) -> Result<Any, ImportRefusal> {
+		var value = value
+		if let input = entry.input, misfit(value, for: entry) != nil {
+			guard let text = value as? String else {
+				return .failure(ImportRefusal(reason: misfit(value, for: entry)!))
+			}
+			do {
+				value = try convertedValue(text, input: input)
+			} catch {
+				return .failure(ImportRefusal(reason: error.message))
+			}
+		}
+		if let input = entry.elementInput {
+			var element = entry
+			element.input = input
+			element.shape = nil
+			element.storedDefault = nil
+			func convert(_ item: Any, at position: String) -> Result<Any, ImportRefusal> {
+				imported(item, for: element).mapError { ImportRefusal(reason: "the element \(position): \($0.reason)") }
+			}
+			if let array = value as? [Any] {
+				var converted: [Any] = []
+				for (index, item) in array.enumerated() {
+					switch convert(item, at: "\(index + 1)") {
+					case .success(let item): converted.append(item)
+					case .failure(let refusal): return .failure(refusal)
+					}
+				}
+				value = converted
+			} else if let dictionary = value as? [String: Any] {
+				var converted: [String: Any] = [:]
+				for name in dictionary.keys.sorted() {
+					switch convert(dictionary[name]!, at: "'\(name)'") {
+					case .success(let item): converted[name] = item
+					case .failure(let refusal): return .failure(refusal)
+					}
+				}
+				value = converted
+			}
+		}
+		if let why = whyNotDecoding(value, for: entry) {
+			return .failure(ImportRefusal(reason: why))
+		}
+		return .success(value)
+	}
+
+	/// Why an imported value was refused.
+	struct ImportRefusal: Error {
+		let reason: String
+	}
+
+	/// `text` as the stored form of a key whose schema names `input`, or the error of a write.
 	private static func converted(_ text: String, input: SchemaFile.Input, what: String) throws(ToolError) -> Any {
+		do {
+			return try convertedValue(text, input: input)
+		} catch {
+			throw .badValue("\(what): \(error.message) Nothing was written; write other text with -string.")
+		}
+	}
+
+	/// `text` as the stored form of a key whose schema names `input`; the error says what the text is not.
+	private static func convertedValue(_ text: String, input: SchemaFile.Input) throws(ToolError) -> Any {
 		let flag: TypeFlag
 		switch input {
 		case .string: return text
 		case .uuid:
 			guard let uuid = UUID(uuidString: text) else {
-				throw .badValue("\(what): \"\(text)\" is not a UUID; write other text with -string.")
+				throw .badValue("\"\(text)\" is not a UUID.")
 			}
 			return uuid.uuidString
 		case .integer: flag = .integer
@@ -203,11 +371,7 @@ extension WriteRequest {
 		case .data: flag = .data
 		case .url: flag = .url
 		}
-		do {
-			return try scalar(text, as: flag)
-		} catch {
-			throw .badValue("\(what): \(error.message) Nothing was written; write other text with -string.")
-		}
+		return try scalar(text, as: flag)
 	}
 
 	/// The flag that writes a value of the stored form's kind.

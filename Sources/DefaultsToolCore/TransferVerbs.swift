@@ -37,13 +37,20 @@ extension Verb.Declaration {
 			checked first: if any cannot be stored, nothing changes. At most 64 MiB are read. Exits 65 when the
 			input is not such a property list or is larger, 66 when <path> cannot be read, 77 (nothing changed)
 			when it would set, change or remove the user's value of a key an administrator locked.
-			"""
+			When the app wrote a schema beside its settings file, or -schema names one (see the keys verb), each
+			value it describes is checked as write checks a bare value: kept when it decodes as the app reads it,
+			text converted to the key's type (a URL as the app's Key<URL> stores it, each element of a Key<[URL]>),
+			and a value that neither decodes nor converts refuses the whole import (65, nothing changed). A value
+			equal to the one stored now is kept as it is.
+			""",
+		options: [.schema]
 	) { arguments throws(ToolError) in
 		let domain = try arguments.takeDomainFile()
 		let source = try arguments.take("input path (or - for standard input)")
 		try arguments.finish()
-		// A corrupt domain is refused before the input is read.
+		// A corrupt domain and a schema that does not read are refused before the input is read.
 		let layers = try domain.layers(mustExist: false)
+		let schema = try arguments.schema(besideSettingsFile: domain.url)
 		let data = try ImportInput.bytes(from: source)
 		let imported: [String: Any]
 		do {
@@ -60,6 +67,22 @@ extension Verb.Declaration {
 				normalized[key] = try Defaults.PropertyList.normalize(imported[key]!)
 			} catch {
 				throw .badValue("The value of \(key) cannot be stored: \(error); nothing was imported.")
+			}
+		}
+		// Each value the schema describes becomes what the app reads, or refuses the import, before anything changes.
+		for key in normalized.keys.sorted() {
+			guard let entry = schema?.entry(named: key),
+				!Defaults.PropertyList.isEqualOrBothAbsent(layers.stored[key], normalized[key])
+			else {
+				continue
+			}
+			switch WriteRequest.imported(normalized[key]!, for: entry) {
+			case .success(let value):
+				normalized[key] = value
+			case .failure(let refusal):
+				throw .badValue(
+					"The value of \(key) is not what the app's \(entry.type) reads (its schema says so): "
+						+ "\(refusal.reason); nothing was imported.")
 			}
 		}
 		// A locked key whose user's value the import would set, change or remove refuses the whole import.

@@ -33,8 +33,8 @@ extension Verb.Declaration {
 			With -system, run as root, writes the system-wide default in <name>.plist of the first folder of
 			$XDG_CONFIG_DIRS (else /etc/xdg) instead, as an XML property list.
 			When the app wrote a schema beside its settings file, or -schema names one (see the keys verb), a
-			bare value is converted to the key's type, or refused with the flag to use; -system writes follow it
-			too.
+			bare value is converted to the key's type, or refused with the flag to use, and so is each bare
+			element of -array, -array-add, -dict and -dict-add; -system writes follow it too.
 			Exits 65 when a value does not parse as its type.
 			""",
 		options: [.system, .schema],

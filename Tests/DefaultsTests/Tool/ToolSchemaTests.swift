@@ -210,3 +210,105 @@ import Testing
 		}
 	}
 }
+
+/// With a schema, the elements of `-array`, `-array-add` and `-dict` and the values of `import` are converted to what
+/// the app's keys read, or refused before anything is written.
+@Suite struct ToolSchemaElementTests {
+	typealias Window = ToolSchemaTests.Window
+
+	static func writeSchema(for tool: ToolRunner) throws {
+		let store = Defaults.InMemoryStore()
+		try Defaults.Catalog([
+			Defaults.Key<[URL]>("links", default: [], suite: store),
+			Defaults.Key<Set<Int>>("sizes", default: [], suite: store),
+			Defaults.Key<[String: URL]>("mirrors", default: [:], suite: store),
+			Defaults.Key<[Window]>("windows", default: [Window()], suite: store),
+			Defaults.Key<URL>("homepage", default: URL(string: "https://example.org")!, suite: store),
+			Defaults.Key<Int>("count", default: 3, suite: store),
+		]).writeSchema(to: SchemaFile.url(besideSettingsFile: tool.file("app")))
+	}
+
+	static func read<Value: Defaults.Serializable>(_ tool: ToolRunner, _ name: String, default value: Value) -> Value {
+		let store = Defaults.FileStore.at(tool.file("app"))
+		let key = Defaults.Key<Value>(name, default: value, suite: store)
+		#expect(
+			{ if case .current = Defaults.storedState(of: key) { true } else { false } }(),
+			"\(name) decodes as the app reads it")
+		return store[key]
+	}
+
+	@Test func eachElementIsWrittenAsTheAppsKeyReadsIt() throws {
+		let tool = try ToolRunner()
+		try Self.writeSchema(for: tool)
+		try tool.succeed("write", "app", "links", "-array", "https://a.example", "/tmp/b")
+		try tool.succeed("write", "app", "links", "-array-add", "https://c.example")
+		try tool.succeed("write", "app", "sizes", "-array", "10", "-int", "20")
+		try tool.succeed("write", "app", "mirrors", "-dict", "eu", "https://eu.example")
+		#expect(
+			Self.read(tool, "links", default: [URL]())
+				== [URL(string: "https://a.example")!, URL(filePath: "/tmp/b"), URL(string: "https://c.example")!])
+		#expect(Self.read(tool, "sizes", default: Set<Int>()) == [10, 20])
+		#expect(Self.read(tool, "mirrors", default: [String: URL]()) == ["eu": URL(string: "https://eu.example")!])
+	}
+
+	@Test(arguments: [
+		(["links", "-array", "https://a.example", "not a url"], "-string"),
+		(["sizes", "-array", "ten"], "is not an integer"),
+		(["windows", "-array", "big"], "-json"),
+		(["count", "-array", "1"], "-int"),
+		(["links", "-dict", "a", "https://a.example"], "-array"),
+		(["homepage", "-array", "https://a.example"], "-json"),
+	])
+	func anElementThatDoesNotFitIsRefusedWithTheFlagToUse(arguments: [String], expected: String) throws {
+		let tool = try ToolRunner()
+		try Self.writeSchema(for: tool)
+		let result = try tool.run(["write", "app"] + arguments)
+		#expect(result.status == 65, "\(result)")
+		#expect(result.standardError.contains(expected), "\(result.standardError)")
+		#expect(!FileManager.default.fileExists(atPath: tool.file("app").path), "nothing was written")
+	}
+
+	@Test func anImportIsConvertedByTheSchema() throws {
+		let tool = try ToolRunner()
+		try Self.writeSchema(for: tool)
+		let input = tool.folder.file("input.plist")
+		let values: [String: Any] = [
+			"homepage": "https://example.com", "links": ["https://a.example"], "sizes": ["7"], "other": "kept",
+		]
+		try PropertyListSerialization.data(fromPropertyList: values, format: .xml, options: 0).write(to: input)
+		try tool.succeed("import", "app", input.path)
+		#expect(
+			Self.read(tool, "homepage", default: URL(string: "https://example.org")!)
+				== URL(string: "https://example.com"))
+		#expect(Self.read(tool, "links", default: [URL]()) == [URL(string: "https://a.example")!])
+		#expect(Self.read(tool, "sizes", default: Set<Int>()) == [7])
+		#expect(try tool.contents(of: "app")["other"] as? String == "kept")
+
+		// What export writes imports again unchanged: the values already decode.
+		let exported = tool.folder.file("exported.plist")
+		try tool.succeed("export", "app", exported.path)
+		try tool.succeed("import", "app", exported.path)
+		#expect(try tool.contents(of: "app").keys.sorted() == ["homepage", "links", "other", "sizes"])
+		#expect(Self.read(tool, "links", default: [URL]()) == [URL(string: "https://a.example")!])
+	}
+
+	@Test func anImportThatDoesNotFitChangesNothing() throws {
+		let cases: [(values: [String: Any], expected: String)] = [
+			(["count": "twelve", "homepage": "https://example.net"], "count"),
+			(["links": ["https://a.example", "not a url"]], "the element 2"),
+			(["windows": [#"{"width":"wide","height":1}"#]], "width is a string"),
+		]
+		let tool = try ToolRunner()
+		try Self.writeSchema(for: tool)
+		try tool.seed("app", ["count": 1, "kept": "yes"])
+		let before = try Data(contentsOf: tool.file("app"))
+		let input = tool.folder.file("input.plist")
+		for (values, expected) in cases {
+			try PropertyListSerialization.data(fromPropertyList: values, format: .xml, options: 0).write(to: input)
+			let result = try tool.run("import", "app", input.path)
+			#expect(result.status == 65, "\(result)")
+			#expect(result.standardError.contains(expected), "\(result.standardError)")
+			#expect(try Data(contentsOf: tool.file("app")) == before, "byte for byte")
+		}
+	}
+}
