@@ -19,7 +19,8 @@ extension Verb.Declaration {
 		details: """
 			Prints each key the app's schema describes (<name>.schema.plist beside the settings file, which
 			Defaults.Catalog.writeSchema() writes, or the file -schema names): its type, the bridge it is stored
-			through, the stored form of its default, whether it is synced or locked, and, for a stored value that
+			through, the stored form of its default, whether it is synced, whether an administrator locked it (as
+			the locks files read now, naming the file), and, for a stored value that
 			does not decode as the app reads it as far as the schema tells (its kind, and the structure of its
 			stored form, such as a Codable value's JSON fields), why. With --json, an object by key name.
 			While a schema is there, write converts a bare value to the key's type (a URL key takes
@@ -37,12 +38,17 @@ extension Verb.Declaration {
 				"The domain \(domain.name) has no schema: the app writes one beside its settings file with "
 					+ "Defaults.Catalog.writeSchema(), or name one with -schema <path>.")
 		}
-		let stored = try domain.values(mustExist: false)
+		// The locks as the app reads them now, from the locks files of $XDG_CONFIG_DIRS: the schema's flag is only what
+		// they were when the app wrote it.
+		let layers = try domain.layers(mustExist: false)
+		let stored = layers.stored
+		let isLocked = { (name: String) in layers.lockedBy[name] != nil }
 		if arguments.isJSON {
 			var all: [String: Any] = [:]
 			for entry in schema.entries {
 				var fields: [String: Any] = [
-					"type": entry.type, "bridge": entry.bridge, "synced": entry.isSynced, "locked": entry.isLocked,
+					"type": entry.type, "bridge": entry.bridge, "synced": entry.isSynced,
+					"locked": isLocked(entry.name),
 				]
 				fields["default"] = entry.storedDefault?.value
 				fields["doesNotDecode"] = stored[entry.name].flatMap { whyNotDecoding($0, for: entry) }
@@ -63,8 +69,8 @@ extension Verb.Declaration {
 			if entry.isSynced {
 				line += ", synced"
 			}
-			if entry.isLocked {
-				line += ", locked"
+			if let file = layers.lockedBy[entry.name] {
+				line += ", locked by \(file)"
 			}
 			if let why = stored[entry.name].flatMap({ whyNotDecoding($0, for: entry) }) {
 				line += "; the stored value does not decode: \(why)"

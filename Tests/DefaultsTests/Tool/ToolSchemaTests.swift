@@ -312,3 +312,29 @@ import Testing
 		}
 	}
 }
+
+/// `keys` says whether a key is locked as the locks files say now, not as they were when the app wrote the schema.
+@Suite struct ToolSchemaLockTests {
+	@Test func keysShowsTheLocksOfNow() throws {
+		let tool = try ToolRunner(systemFolders: ["system"])
+		try ToolSchemaTests.writeSchema(for: tool)
+		let locks = tool.systemFolders[0].appending(path: "app.locks.plist")
+		func lockedKeys() throws -> [String] {
+			let lines = try tool.succeed("keys", "app").split(separator: "\n").map(String.init)
+			let json = try tool.succeed("--json", "keys", "app")
+			let parsed = try #require(
+				try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: [String: Any]])
+			let fromJSON = parsed.keys.filter { parsed[$0]?["locked"] as? Bool == true }.sorted()
+			let fromText = lines.filter { $0.contains(", locked by \(locks.path)") }.map {
+				String($0.prefix { $0 != ":" })
+			}
+			#expect(fromJSON == fromText.sorted())
+			return fromJSON
+		}
+		#expect(try lockedKeys() == [])
+		try PropertyListSerialization.data(fromPropertyList: ["count": 5], format: .xml, options: 0).write(to: locks)
+		#expect(try lockedKeys() == ["count"])
+		try FileManager.default.removeItem(at: locks)
+		#expect(try lockedKeys() == [])
+	}
+}
