@@ -19,6 +19,7 @@ let commands = userDefaultsCommands.merging(fileStoreCommands) { first, _ in fir
 	.merging(syncSharedFileCommands) { first, _ in first }
 	.merging(layerCommands) { first, _ in first }
 	.merging(isolationCommands) { first, _ in first }
+	.merging(traitCommands) { first, _ in first }
 guard let command = commands[name] else {
 	FileHandle.standardError.write(Data("unknown command \(name); known: \(commands.keys.sorted())\n".utf8))
 	exit(64)

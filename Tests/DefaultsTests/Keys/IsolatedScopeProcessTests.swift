@@ -40,6 +40,24 @@ import Testing
 		#expect(FileManager.default.fileExists(atPath: config.appending(path: "DefaultsTestHelper.plist").path))
 	}
 
+	/// The `.isolatedDefaults` trait itself, applied by Swift Testing's runner to a test in the child (the helper's
+	/// `TraitChildTests`), not the closure it calls: the test's write and its flush leave the home folder as it was.
+	@Test func theTraitRunByTheTestRunnerLeavesHomeAndTheConfigurationFolderAsTheyWere() throws {
+		let home = try TemporaryDirectory()
+		let config = home.url.appending(path: ".config", directoryHint: .isDirectory)
+		try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+		let environment = [
+			"HOME": home.url.path(percentEncoded: false), "XDG_CONFIG_HOME": config.path(percentEncoded: false),
+		]
+		let before = Self.listing(of: home.url)
+
+		let result = try ChildProcess.run(["isolated-trait", "theme", "dark"], environment: environment, timeout: 90)
+		#expect(result.status == 0, "\(result)")
+		// The test ran (it printed), under the trait (outside it the key reads its default).
+		#expect(result.lines == ["inside dark", "outside none"], "\(result)")
+		#expect(Self.listing(of: home.url) == before)
+	}
+
 	/// A preview's scope covers the whole process, threads of their own included, and writes nothing either.
 	@Test func aProcessWideScopeCoversEveryThreadAndWritesNothing() throws {
 		let home = try TemporaryDirectory()
