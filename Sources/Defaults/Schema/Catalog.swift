@@ -2,7 +2,8 @@ import Foundation
 
 extension Defaults {
 	/// The keys of an app, listed once: a schema file beside the settings file that tools such as the `defaults`
-	/// command read (each key's type, bridge and default), and the list to reset or export.
+	/// command read (each key's type, bridge, default and the structure of its stored form), and the list to reset or
+	/// export.
 	///
 	/// ```swift
 	/// extension Defaults {
