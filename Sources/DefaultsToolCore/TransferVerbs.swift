@@ -91,12 +91,15 @@ extension Verb.Declaration {
 				!Defaults.PropertyList.isEqualOrBothAbsent(layers.stored[$0], normalized[$0])
 			}, in: domain)
 		let store = try domain.openStore()
-		let replaced = store.storedKeys()
-		for key in replaced where normalized[key] == nil {
-			store.removeValue(forKey: key)
-		}
-		for key in normalized.keys.sorted() {
-			store.setStoredValue(normalized[key]!, forKey: key)
+		// One update under the file's lock, which checks the locks again: a lock that lands after the check above
+		// refuses the whole import with the locked status and changes nothing.
+		let replaced = Set(store.storedKeys()).union(normalized.keys)
+		try domain.update(replaced.sorted(), ownValuesOnly: true, in: store) { values in
+			for key in replaced {
+				values[key] = normalized[key]
+			}
+		} otherError: { error in
+			.badValue("The import cannot be stored: \(error); nothing was imported.")
 		}
 		try domain.flush(store)
 		return .success

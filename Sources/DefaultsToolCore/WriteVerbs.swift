@@ -92,8 +92,14 @@ extension Verb.Declaration {
 		}
 		let store = try domain.openStore()
 		let keys = key.map { [$0] } ?? store.storedKeys().sorted()
-		for key in keys {
-			store.removeValue(forKey: key)
+		// One update under the file's lock, which checks the locks again: a lock that lands after the check above
+		// refuses the removal with the locked status and removes nothing.
+		try domain.update(keys, ownValuesOnly: true, in: store) { values in
+			for key in keys {
+				values[key] = nil
+			}
+		} otherError: { error in
+			ToolError("The values could not be removed: \(error).", status: .ioError)
 		}
 		try domain.flush(store)
 		return .success
@@ -128,12 +134,13 @@ extension Verb.Declaration {
 		guard oldKey != newKey else {
 			return .success
 		}
-		do {
-			try store.write(value, forKey: newKey)
-		} catch {
-			throw .badValue("The value cannot be stored: \(error).")
+		// Both keys in one update under the file's lock, which checks the locks again (see delete).
+		try domain.update([oldKey, newKey], ownValuesOnly: true, in: store) { values in
+			values[newKey] = value
+			values[oldKey] = nil
+		} otherError: { error in
+			.badValue("The value cannot be stored: \(error).")
 		}
-		store.removeValue(forKey: oldKey)
 		try domain.flush(store)
 		return .success
 	}

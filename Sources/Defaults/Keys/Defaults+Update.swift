@@ -218,13 +218,18 @@ extension Defaults.Store {
 	/// Runs `transform` on the stored values of `names` (`nil` where nothing is stored) and stores the result
 	/// atomically, as `Defaults.update(_:_:)` does for keys: for callers that know stored forms only (the
 	/// `defaults` command). Only values `transform` changed are stored; a value set to `nil` is removed.
+	///
+	/// `transform` starts from what each key reads beneath launch arguments and locks (a system default included),
+	/// as an increment must; with `ownValuesOnly` it starts from the values the store keeps itself, for edits of the
+	/// user's file as it is (a rename, a removal, an import), where a value equal to a system default is still the
+	/// user's to keep.
 	package func updateStoredValues<Result>(
-		_ names: [String], _ transform: (inout [String: Any]) throws -> Result
+		_ names: [String], ownValuesOnly: Bool = false, _ transform: (inout [String: Any]) throws -> Result
 	) throws -> Result {
 		try withUpdate {
 			var original: [String: Any] = [:]
 			for name in names {
-				original[name] = valueBeneathOverrides(forKey: name)
+				original[name] = ownValuesOnly ? ownValue(forKey: name) : valueBeneathOverrides(forKey: name)
 			}
 			var values = original
 			let result = try transform(&values)

@@ -31,4 +31,31 @@ import Testing
 		#expect(store.ownValue(forKey: "channel") == nil)
 		#expect(!FileManager.default.fileExists(atPath: url.path))
 	}
+
+	/// Each verb that edits the user's file in one step, run in this process while a lock lands after its own check:
+	/// the store it opens (registered here beforehand) reads the new locks file, so the verb's check finds no lock and
+	/// the store's, under the file's lock, does. Before this, `delete` and `import` exited 74 (the store dropped the
+	/// refused removal and the flush reported it) and `rename` 65, with the unlocked half of a rename written.
+	@Test(arguments: [
+		["delete", "{file}", "channel"], ["delete", "{file}"], ["rename", "{file}", "other", "channel"],
+		["rename", "{file}", "channel", "moved"], ["import", "{file}", "{input}"],
+	])
+	func aLockThatLandsAfterTheVerbsCheckRefusesTheWholeEditWithTheLockedStatus(arguments: [String]) throws {
+		let home = try TemporaryDirectory()
+		let system = try TemporaryDirectory()
+		let url = home.file("app.plist")
+		let original = try PropertyListSerialization.data(
+			fromPropertyList: ["channel": "stable", "other": 1], format: .xml, options: 0)
+		try original.write(to: url)
+		let input = home.file("input.plist")
+		try PropertyListSerialization.data(fromPropertyList: ["channel": "beta", "other": 2], format: .xml, options: 0)
+			.write(to: input)
+		try PropertyListSerialization.data(fromPropertyList: ["channel": "stable"], format: .xml, options: 0)
+			.write(to: system.file("app.locks.plist"))
+		_ = Defaults.FileStore.at(url, systemFolders: [system.url])
+		defer { ChangeGuard.end() }
+		let tokens = arguments.map { $0 == "{file}" ? url.path : $0 == "{input}" ? input.path : $0 }
+		#expect(Tool.run(tokens) == .locked, "\(tokens)")
+		#expect(try Data(contentsOf: url) == original, "\(tokens) changed the file")
+	}
 }
