@@ -59,10 +59,11 @@ let benchmarks: @Sendable () -> Void = {
 		) { benchmark in
 			let prefix = "/bench/initial\(count)/"
 			let names = (0..<count).map { "key\($0)" }
-			let seeder = Defaults.SyncEngine(remote: etcd.client, prefix: prefix, store: Defaults.InMemoryStore())
+			let seederStore = Defaults.InMemoryStore()
+			let seeder = Defaults.SyncEngine(remote: etcd.client, prefix: prefix, store: seederStore)
 			seeder.add(names)
 			for name in names {
-				try! seeder.store.write("value of \(name)", forKey: name)
+				try! seederStore.write("value of \(name)", forKey: name)
 			}
 			_ = await seeder.synchronize()
 			for _ in benchmark.scaledIterations {
@@ -167,7 +168,7 @@ final class Cluster: @unchecked Sendable {
 	func writeAndAwaitEveryone(_ value: String) async {
 		await withCheckedContinuation { continuation in
 			heard.withLock { $0 = (value, 0, continuation) }
-			engines[0].store[keys[0]] = value
+			Defaults[keys[0]] = value
 		}
 	}
 

@@ -18,7 +18,7 @@ func registerAtomicUpdateBenchmarks(etcd: BenchmarkEtcd) {
 		for _ in benchmark.scaledIterations {
 			value += 1
 			benchmark.startMeasurement()
-			engine.store[key] = value
+			Defaults[key] = value
 			let isSynced = await engine.synchronize()
 			benchmark.stopMeasurement()
 			precondition(isSynced, "etcd did not answer")
@@ -32,7 +32,7 @@ func registerAtomicUpdateBenchmarks(etcd: BenchmarkEtcd) {
 			benchmark.startMeasurement()
 			let updated = try! await Defaults.update(key) { $0 += 1 }
 			benchmark.stopMeasurement()
-			precondition(updated == engine.store[key], "the update was not applied locally")
+			precondition(updated == Defaults[key], "the update was not applied locally")
 		}
 		// The engine is not started, so only an update made through sync (a compare-and-swap) reaches etcd.
 		let isRemote = try! await etcd.gateway.exists(prefix + "counter")

@@ -75,15 +75,17 @@ enum HealFault: String, CaseIterable {
 
 /// Five machines: engines with in-memory stores, each preferring another member.
 final class HealMachines: @unchecked Sendable {
+	let stores: [Defaults.InMemoryStore]
 	let engines: [Defaults.SyncEngine]
 	let names = (0..<5).map { "machine\($0)" }
 
 	init(endpoints: [String], prefix: String) {
-		engines = (0..<5).map { index in
+		let stores = (0..<5).map { _ in Defaults.InMemoryStore() }
+		self.stores = stores
+		engines = zip(0..<5, stores).map { index, store in
 			let preferred = endpoints.indices.map { endpoints[($0 + index) % endpoints.count] }
 			let engine = Defaults.SyncEngine(
-				remote: try! EtcdClient(endpoints: preferred, requestTimeout: 2), prefix: prefix,
-				store: Defaults.InMemoryStore())
+				remote: try! EtcdClient(endpoints: preferred, requestTimeout: 2), prefix: prefix, store: store)
 			engine.add((0..<5).map { "machine\($0)" })
 			engine.start()
 			return engine
@@ -92,16 +94,16 @@ final class HealMachines: @unchecked Sendable {
 
 	/// Each machine writes `value` to its own key.
 	func writeEverywhere(_ value: String) {
-		for (engine, name) in zip(engines, names) {
-			try! engine.store.write(value, forKey: name)
+		for (store, name) in zip(stores, names) {
+			try! store.write(value, forKey: name)
 		}
 	}
 
 	func waitUntilEveryoneHolds(_ value: String, timeout: TimeInterval) async -> Bool {
 		let deadline = Date().addingTimeInterval(timeout)
 		while Date() < deadline {
-			let isConverged = engines.allSatisfy { engine in
-				names.allSatisfy { engine.store.storedValue(forKey: $0) as? String == value }
+			let isConverged = stores.allSatisfy { store in
+				names.allSatisfy { store.storedValue(forKey: $0) as? String == value }
 			}
 			if isConverged {
 				return true

@@ -354,12 +354,13 @@ func runFleet(_ options: FleetOptions) throws {
 
 	// Cold start: a prefix of `coldKeys` keys, and every machine new (empty folders), started at once.
 	let coldPrefix = "/fleet/cold/"
+	let seederStore = Defaults.InMemoryStore()
 	let seeder = Defaults.SyncEngine(
-		remote: try EtcdClient(endpoints: cluster.endpoints), prefix: coldPrefix, store: Defaults.InMemoryStore())
+		remote: try EtcdClient(endpoints: cluster.endpoints), prefix: coldPrefix, store: seederStore)
 	let names = (0..<options.coldKeys).map { "k\($0)" }
 	seeder.add(names)
 	for name in names {
-		try seeder.store.write("value of \(name), as a setting might hold it", forKey: name)
+		try seederStore.write("value of \(name), as a setting might hold it", forKey: name)
 	}
 	guard waitFor(seeder.synchronize) else {
 		throw FleetError("the seeder could not write the cold prefix")

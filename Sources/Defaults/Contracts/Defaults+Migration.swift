@@ -65,8 +65,9 @@ extension Defaults {
 		}
 
 		/// The name the version a store reached is recorded under, unless ``Defaults/migrate(_:store:versionKey:)``
-		/// is given another.
-		public static let versionKey = "DefaultsMigrationVersion"
+		/// is given another: the default of its `versionKey`, spelled out there (a program learns the version from
+		/// `migrate`, which returns it).
+		package static let versionKey = "DefaultsMigrationVersion"
 	}
 
 	/// A migration that cannot go on: what went wrong, and at which step. The store keeps every step completed
@@ -130,7 +131,7 @@ extension Defaults {
 	@discardableResult
 	public static func migrate(
 		_ migrations: [Migration], store: any Store = Defaults.standardStore,
-		versionKey: String = Migration.versionKey
+		versionKey: String = "DefaultsMigrationVersion"
 	) throws(MigrationError) -> Int {
 		// In a test's isolated scope, the store standing in for `store`: a test runs the app's migrations there.
 		try MigrationRunner.run(migrations, in: resolved(store), versionKey: versionKey)

@@ -83,8 +83,8 @@ extension Defaults {
 		/// A snapshot file that cannot be read or written, or a store that does not match its snapshot: the
 		/// description names the file and says which, listing every key that differs.
 		public struct Error: Swift.Error, CustomStringConvertible, @unchecked Sendable {
-			/// The snapshot file.
-			public let url: URL
+			/// The snapshot file (the caller named it; the ``description`` names it).
+			package let url: URL
 			/// What is wrong with the file (`could not be read …`); `nil` when the store does not match it.
 			package let fileProblem: String?
 			/// Every key that differs, sorted by name; empty for a problem with the file.

@@ -27,8 +27,8 @@ extension Defaults {
 	/// }
 	/// ```
 	public struct LockedKeyError: Error, Sendable, CustomStringConvertible {
-		/// The locked key's name.
-		public let keyName: String
+		/// The locked key's name (the caller wrote it; the ``description`` names it).
+		package let keyName: String
 		/// The file that locks it.
 		public let lockFile: String
 

@@ -11,7 +11,7 @@ extension Defaults {
 	/// 	static let purchases = Key<[String]>("purchases", default: [])
 	/// }
 	///
-	/// try Defaults.update(.credits, .purchases) { transaction in
+	/// try Defaults.update([.credits, .purchases]) { transaction in
 	/// 	guard transaction[.credits] >= 3 else {
 	/// 		return
 	/// 	}

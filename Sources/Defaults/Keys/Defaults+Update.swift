@@ -24,7 +24,7 @@ extension Defaults {
 	///
 	/// `transform` may run more than once (it is retried for a synced key when another machine changed the value
 	/// first), so it must have no side effects, and it must not read or write other keys through `Defaults` inside it: use
-	/// `update(_:_:_:transaction:)` to update several keys together. It runs while the store is held, so keep it short.
+	/// the form that takes a list of keys to update several keys together. It runs while the store is held, so keep it short.
 	/// An update started inside `transform`, or inside an observer of the update's change, throws
 	/// ``UpdateError/Kind/nested``.
 	///
@@ -52,13 +52,14 @@ extension Defaults {
 		}
 	}
 
-	/// Runs `transform` on the latest values of two or more keys of one store, and stores what it writes atomically:
-	/// a transaction.
+	/// Runs `transform` on the latest values of `keys`, keys of one store, and stores what it writes atomically: a
+	/// transaction.
 	///
 	/// Read and write the keys through the ``Transaction`` handed to `transform`; only the keys named here can be
 	/// used. The keys written are stored together when `transform` returns, and their observers hear one change per
 	/// key written; if `transform` throws, nothing is stored. What the update is atomic against, and what
-	/// `transform` must not do, is as for `update(_:_:)`.
+	/// `transform` must not do, is as for `update(_:_:)` of one key. The keys are a list, written out or built at run
+	/// time.
 	///
 	/// ```swift
 	/// extension Defaults.Keys {
@@ -66,36 +67,13 @@ extension Defaults {
 	/// 	static let savings = Key<Int>("savings", default: 0)
 	/// }
 	///
-	/// try Defaults.update(.checking, .savings) { accounts in
+	/// try Defaults.update([.checking, .savings]) { accounts in
 	/// 	accounts[.checking] -= 25
 	/// 	accounts[.savings] += 25
 	/// }
 	/// ```
 	///
 	/// - Returns: what `transform` returns.
-	/// - Throws: what `transform` throws, or ``UpdateError`` (also when the keys live in different stores).
-	@discardableResult
-	public static func update<Result>(
-		_ first: Keys, _ second: Keys, _ others: Keys..., transaction transform: (inout Transaction) throws -> Result
-	) throws -> Result {
-		try updateWaitingForRemote([first, second] + others, transform)
-	}
-
-	/// Runs `transform` on the latest values of `keys`, keys of one store, and stores what it writes atomically.
-	///
-	/// The form of `update(_:_:_:transaction:)` for a list of keys built at run time.
-	///
-	/// ```swift
-	/// extension Defaults.Keys {
-	/// 	static let visits = Key<Int>("visits", default: 0)
-	/// }
-	///
-	/// let keys: [Defaults.Keys] = [.visits]
-	/// try Defaults.update(keys) { transaction in
-	/// 	transaction[.visits] += 1
-	/// }
-	/// ```
-	///
 	/// - Throws: what `transform` throws, or ``UpdateError`` (also when `keys` is empty or its keys live in
 	///   different stores).
 	@discardableResult

@@ -27,49 +27,16 @@ extension Defaults {
 			self.start = start
 		}
 
-		/// Starts observing and returns an iterator over the values.
-		public func makeAsyncIterator() -> Iterator {
+		/// Starts observing and returns an iterator over the values: `AsyncStream`'s own, whose end (a loop that
+		/// breaks drops it, a cancelled task finishes it) ends the stream and so, through `onTermination`, the
+		/// observation.
+		public func makeAsyncIterator() -> AsyncStream<Element>.Iterator {
 			let (stream, continuation) = AsyncStream<Element>.makeStream()
 			let subscription = start(continuation)
 			continuation.onTermination = { _ in
 				subscription.cancel()
 			}
-			return Iterator(base: stream.makeAsyncIterator(), lifetime: Lifetime(subscription))
-		}
-
-		/// Iterates over the values of an ``Defaults/Updates`` sequence; its observation ends with it.
-		public struct Iterator: AsyncIteratorProtocol {
-			private var base: AsyncStream<Element>.Iterator
-			private let lifetime: Lifetime
-
-			fileprivate init(base: AsyncStream<Element>.Iterator, lifetime: Lifetime) {
-				self.base = base
-				self.lifetime = lifetime
-			}
-
-			/// The next value; `nil` once the task is cancelled.
-			public mutating func next() async -> Element? {
-				await base.next()
-			}
-
-			/// The next value, awaited in the caller's isolation; `nil` once the task is cancelled.
-			public mutating func next(isolation actor: isolated (any Actor)?) async -> Element? {
-				await base.next(isolation: actor)
-			}
-		}
-
-		/// Ends the observation when the last copy of its iterator goes away: a loop that breaks drops its iterator,
-		/// and nothing else would tell the hub that nobody listens any more.
-		fileprivate final class Lifetime: Sendable {
-			private let subscription: ChangeSubscription
-
-			init(_ subscription: ChangeSubscription) {
-				self.subscription = subscription
-			}
-
-			deinit {
-				subscription.cancel()
-			}
+			return stream.makeAsyncIterator()
 		}
 	}
 

@@ -219,10 +219,10 @@ extension Defaults {
 
 		/// A suite name that cannot name a file in the configuration folder.
 		public struct InvalidSuiteName: Error, Sendable, CustomStringConvertible {
-			/// The refused name.
-			public let suiteName: String
-			/// Why it is refused.
-			public let reason: String
+			/// The refused name (the caller gave it; the ``description`` names it).
+			package let suiteName: String
+			/// Why it is refused, as the end of the ``description``'s sentence.
+			package let reason: String
 
 			/// The name and the reason, as one sentence.
 			public var description: String {
@@ -361,8 +361,9 @@ extension Defaults {
 			memory.withLock { $0.registered[key] }
 		}
 
-		/// Every stored value (launch arguments and registered defaults excluded).
-		public var dictionaryRepresentation: [String: Any] {
+		/// Every stored value (launch arguments and registered defaults excluded). For the package's tests and tools:
+		/// a program reads the names with `storedKeys()` and each value with `storedValue(forKey:)`.
+		package var dictionaryRepresentation: [String: Any] {
 			memory.withLock { $0.values }
 		}
 

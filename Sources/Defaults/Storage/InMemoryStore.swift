@@ -82,8 +82,9 @@ extension Defaults {
 		@discardableResult
 		public func flush() -> Bool { true }
 
-		/// Every stored value (registered defaults excluded).
-		public var dictionaryRepresentation: [String: Any] {
+		/// Every stored value (registered defaults excluded). For the package's tests: a program reads the names with
+		/// `storedKeys()` and each value with `storedValue(forKey:)`.
+		package var dictionaryRepresentation: [String: Any] {
 			state.withLock { $0.values }
 		}
 	}

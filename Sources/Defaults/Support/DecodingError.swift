@@ -6,12 +6,13 @@ extension Defaults {
 		package let keyName: String
 		/// The stored value, as a normalised property-list value. It is left in the store as it is.
 		public let storedValue: Any
-		/// The bridge the key reads with first.
-		public let bridgeName: String
+		/// The bridge the key reads with first (the ``description`` names it).
+		package let bridgeName: String
 		/// Why the key's bridge refused the stored value.
 		public let reason: String
-		/// The further forms the key accepts, each with why it refused the stored value.
-		public let alsoTried: [(bridgeName: String, reason: String)]
+		/// The further forms the key accepts, each with why it refused the stored value (the ``description`` lists
+		/// them).
+		package let alsoTried: [(bridgeName: String, reason: String)]
 		/// The stored value's type and the start of its contents, as printed when the error was made (the printer
 		/// belongs to the layers above).
 		let storedValueDescription: String

@@ -40,11 +40,11 @@ extension Defaults {
 		}
 	}
 
-	/// Runs `transform` on the latest values of two or more keys of one store, and stores what it writes atomically.
+	/// Runs `transform` on the latest values of `keys`, keys of one store, and stores what it writes atomically.
 	///
-	/// The form of `update(_:_:_:transaction:)` for asynchronous code. Synced keys are updated as `update(_:_:)`
-	/// describes, in one transaction on the remote that compares every key; the keys must then all be synced by one
-	/// engine.
+	/// The form of `update(_:_:)` for a list of keys, for asynchronous code. Synced keys are updated as the form for
+	/// one key describes, in one transaction on the remote that compares every key; the keys must then all be synced
+	/// by one engine.
 	///
 	/// ```swift
 	/// extension Defaults.Keys {
@@ -53,35 +53,9 @@ extension Defaults {
 	/// }
 	///
 	/// func send() async throws {
-	/// 	try await Defaults.update(.drafts, .sent) { mail in
+	/// 	try await Defaults.update([.drafts, .sent]) { mail in
 	/// 		mail[.drafts] -= 1
 	/// 		mail[.sent] += 1
-	/// 	}
-	/// }
-	/// ```
-	///
-	/// - Returns: what `transform` returns.
-	/// - Throws: what `transform` throws, ``UpdateError``, or for synced keys ``SyncedUpdateError``; nothing was
-	///   stored then.
-	@discardableResult
-	nonisolated(nonsending) public static func update<Result>(
-		_ first: Keys, _ second: Keys, _ others: Keys..., transaction transform: (inout Transaction) throws -> Result
-	) async throws -> Result {
-		try await update([first, second] + others, transform)
-	}
-
-	/// Runs `transform` on the latest values of `keys`, keys of one store, and stores what it writes atomically.
-	///
-	/// The form of `update(_:_:)` for asynchronous code.
-	///
-	/// ```swift
-	/// extension Defaults.Keys {
-	/// 	static let opened = Key<Int>("opened", default: 0)
-	/// }
-	///
-	/// func open() async throws {
-	/// 	try await Defaults.update([.opened]) { transaction in
-	/// 		transaction[.opened] += 1
 	/// 	}
 	/// }
 	/// ```

@@ -40,8 +40,8 @@ extension Defaults {
 		/// (`AtomicUpdateLoop`).
 		let finishedMarks = LockedState<Set<String>>([])
 
-		/// The store whose keys are synced.
-		public var store: any Store { storeReference }
+		/// The store whose keys are synced (the one it was made with, which its maker holds).
+		package var store: any Store { storeReference }
 
 		/// Creates an engine; it does nothing until keys are added and it is started (or synchronised).
 		///

@@ -39,8 +39,8 @@ extension Defaults {
 			case needsAwait
 		}
 
-		/// The names of the keys the update was for.
-		public let keyNames: [String]
+		/// The names of the keys the update was for (the caller named the keys).
+		package let keyNames: [String]
 		/// What went wrong.
 		public let reason: Reason
 		/// A sentence saying what went wrong and what changed: the ``description``.

@@ -320,7 +320,7 @@ import Testing
 		let used = Defaults.Key<Int>("used", default: 0, suite: store)
 		#expect(try await Defaults.update(limit) { $0 = 3 } == 3)
 		let before = try await Self.remoteValue(remote, "/test/read-only/limit")
-		let allowed = try await Defaults.update(limit, used) { transaction in
+		let allowed = try await Defaults.update([limit, used]) { transaction in
 			guard transaction[used] < transaction[limit] else {
 				return false
 			}

@@ -66,7 +66,7 @@ import Testing
 			}
 		}
 		#expect(throws: Refused.self) {
-			try Defaults.update(level, other) { transaction in
+			try Defaults.update([level, other]) { transaction in
 				transaction[level] = 50
 				transaction[other] = 50
 				throw Refused()
@@ -110,7 +110,7 @@ import Testing
 		let heard = Recorder<String>()
 		let observation = Defaults.observe(keys: checking, savings, log, options: []) { heard.append("change") }
 		defer { observation.invalidate() }
-		let moved = try Defaults.update(checking, savings, log) { accounts in
+		let moved = try Defaults.update([checking, savings, log]) { accounts in
 			accounts[checking] -= 25
 			accounts[savings] += 25
 			accounts[savings] += 0
@@ -126,7 +126,7 @@ import Testing
 		let first = Defaults.Key<Int>("a", default: 0, suite: Defaults.InMemoryStore())
 		let second = Defaults.Key<Int>("b", default: 0, suite: Defaults.InMemoryStore())
 		#expect {
-			try Defaults.update(first, second) { _ in }
+			try Defaults.update([first, second]) { _ in }
 		} throws: { error in
 			(error as? Defaults.UpdateError)?.kind == .keysInSeveralStores
 		}
@@ -177,7 +177,7 @@ import Testing
 		// `nil` inside an array of any values has no stored form.
 		let list = Defaults.Key<[Defaults.AnySerializable]>("list", default: [], suite: store)
 		#expect {
-			try Defaults.update(other, list) { transaction in
+			try Defaults.update([other, list]) { transaction in
 				transaction[other] = 5
 				transaction[list] = [1, nil]
 			}
@@ -211,7 +211,7 @@ import Testing
 		let sessions = Defaults.Key<Int>("sessions", default: 0, suite: store)
 		let other = Defaults.Key<Int>("other", default: 0, suite: store)
 		#expect(try await Defaults.update(sessions) { $0 += 2 } == 2)
-		try await Defaults.update(sessions, other) { transaction in
+		try await Defaults.update([sessions, other]) { transaction in
 			transaction[other] = transaction[sessions]
 		}
 		try await Defaults.update([sessions]) { $0[sessions] += 1 }
