@@ -3,7 +3,8 @@ import Foundation
 import Testing
 
 // Names the well-known Defaults package's public API has: this file compiles only if they exist here, with the same
-// shapes. Each test also checks what the name means.
+// shapes. Each test also checks what the name means. Being in the package, it also sees `package` names: that each
+// name is still public is checked by Tests/CompatibilityProbe, which .ci/api compiles as another package.
 
 private enum CompatibilityTheme: String, Defaults.Serializable { case light, dark }
 
