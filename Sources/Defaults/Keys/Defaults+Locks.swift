@@ -29,8 +29,9 @@ extension Defaults {
 	public struct LockedKeyError: Error, Sendable, CustomStringConvertible {
 		/// The locked key's name (the caller wrote it; the ``description`` names it).
 		package let keyName: String
-		/// The file that locks it.
-		public let lockFile: String
+		/// The file that locks it (the ``description`` names it; ``Defaults/layer(of:)`` returns it as
+		/// ``Defaults/Layer/locked(file:)``).
+		package let lockFile: String
 
 		/// The key, the file and what was left as it was, as a sentence.
 		public var description: String {
