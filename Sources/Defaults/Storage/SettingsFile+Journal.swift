@@ -68,10 +68,11 @@ package struct ChangeJournal: Sendable {
 	}
 
 	/// Appends a line for each of `names`, in order, after the journal's last sequence, and syncs them to the disk;
-	/// the caller holds the settings file's lock. Nothing when the journal does not exist.
+	/// the caller holds the settings file's lock. Nothing when the journal does not exist. A `nil` name only takes
+	/// a sequence (its reader's own use of one).
 	///
 	/// - Returns: the lines appended (empty when there is no journal), or why they could not be, as a sentence.
-	package func append(_ names: [String]) -> Result<[Line], AppendFailure> {
+	package func append(_ names: [String?]) -> Result<[Line], AppendFailure> {
 		guard !names.isEmpty else {
 			return .success([])
 		}

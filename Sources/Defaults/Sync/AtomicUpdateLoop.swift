@@ -2,13 +2,14 @@ import Foundation
 import Synchronization
 
 /// The bookkeeping of one atomic update's compare-and-swap loop: what each try wrote, which answers were lost, when
-/// to give up, and the marks that tell a lost answer's commit from another machine's.
+/// to give up, and how a lost answer's commit is told from another machine's.
 ///
-/// Every commit also creates a *mark*, a key of its own below the first updated key
-/// (`<prefix><name>/.defaults-update/<UUID>`), in the same transaction. When a commit's answer is lost (the leader
-/// died after committing, or the client gave up first), the next read shows the mark if and only if that commit went
-/// through: a value alone cannot tell, since two machines incrementing 5 both write 6. Each engine deletes its own
-/// marks in its next update of the key, so at most one per key stays behind an engine that ends.
+/// Every try writes its values in the second wire form with a mark of its own, as pushes do: the machine id and a
+/// sequence taken from the journal for that try (`SyncWorker.markForUpdate(of:)`). When a commit's answer is lost
+/// (the leader died after committing, or the client gave up first), the value alone cannot tell, since two machines
+/// incrementing 5 both write 6; the mark can. The try compared every key against the revision it read, so it
+/// committed, if at all, as the key's first change after that revision: the next read finds the mark in the key, or,
+/// when the key has moved on since, the key's history from that read says which change came first.
 struct AtomicUpdateLoop {
 	/// A key's new remote bytes (``SyncedValueCoding/tombstone``: removed), as agreed once committed.
 	struct Write: Sendable {
@@ -18,7 +19,7 @@ struct AtomicUpdateLoop {
 
 	/// One try: the transaction it sent and what it meant.
 	struct Attempt {
-		let mark: String
+		let mark: SyncedValueCoding.Mark
 		/// Which run of the update's closure it is (0 for the first), so that the caller returns that run's result.
 		let run: Int
 		/// The keys it changes; a key the closure left as the remote had it is only compared, keeps its revision and
@@ -26,7 +27,11 @@ struct AtomicUpdateLoop {
 		let writes: [Write]
 		let values: [String: Any]
 		let remoteWrites: [Defaults.RemoteWrite]
-		let cleanedMarks: [String]
+		/// The first key it writes, the revision it compared that key against, and the revision of the read that
+		/// found it: the try committed, if at all, as the key's first change after that read.
+		let firstKey: String?
+		let base: Int64
+		let readRevision: Int64
 	}
 
 	/// What the keys hold remotely at a try's read.
@@ -35,20 +40,17 @@ struct AtomicUpdateLoop {
 		var modRevisions: [String: Int64] = [:]
 		/// The remote bytes, by name, to tell a key the closure left as it was.
 		var bytes: [String: Data] = [:]
+		/// The revision of each key's read.
+		var readRevisions: [String: Int64] = [:]
 	}
 
-	static let markInfix = "/.defaults-update/"
-	/// etcd refuses transactions of more than 128 operations by default: as many keys as a push's transaction, and a
-	/// few operations left for the mark and clean-up.
+	/// etcd refuses transactions of more than 128 operations by default: as many keys as a push's transaction.
 	static let keyLimit = SyncWorker.pushBatchSize
-	static let cleanupLimit = 8
 
 	let names: [String]
 	let keys: [String]
-	/// Marks the engine made for commits whose outcome it knows (or gave up on): deleted in its next update of their
-	/// key. The engine's, shared by its updates.
-	let finishedMarks: LockedState<Set<String>>
-	private var attempts: [String: Attempt] = [:]
+	/// The tries whose answer was lost and whose outcome is not known yet, by their mark's sequence.
+	private(set) var unresolved: [Int: Attempt] = [:]
 	/// How many times the update's closure has run.
 	private var runs = 0
 	private var conflicts = 0
@@ -56,10 +58,9 @@ struct AtomicUpdateLoop {
 	/// Set at the first try whose answer was lost: until then, a failure means nothing was committed.
 	private var resolveDeadline: ContinuousClock.Instant?
 
-	init(names: [String], prefix: String, finishedMarks: LockedState<Set<String>>) {
+	init(names: [String], prefix: String) {
 		self.names = names
 		self.keys = names.map { prefix + $0 }
-		self.finishedMarks = finishedMarks
 	}
 
 	private var namesText: String {
@@ -71,19 +72,44 @@ struct AtomicUpdateLoop {
 		names.map { "'\($0)'" }.joined(separator: ", ")
 	}
 
-	/// The try, among this update's, that the remote committed after all (its mark is there), if any.
-	func committedAttempt(
-		in snapshots: [Defaults.RemoteSnapshot]
-	) -> (
-		writes: [Write], values: [String: Any], run: Int, revision: Int64
-	)? {
-		for entry in snapshots.first?.entries ?? [] {
-			if let attempt = attempts[entry.key] {
-				finishedMarks.withLock { _ = $0.insert(attempt.mark) }
-				return (attempt.writes, attempt.values, attempt.run, entry.modRevision)
+	/// The try, among this update's whose answer was lost, that a remote value carries the mark of, with the
+	/// revision it was committed at.
+	func committedAttempt(carrying bytes: Data?, at revision: Int64) -> (attempt: Attempt, revision: Int64)? {
+		guard let mark = SyncedValueCoding.mark(of: bytes), let attempt = unresolved[mark.sequence],
+			attempt.mark == mark
+		else {
+			return nil
+		}
+		return (attempt, revision)
+	}
+
+	/// The try that the remote committed after all, if a key read in `snapshots` carries its mark.
+	func committedAttempt(in snapshots: [Defaults.RemoteSnapshot]) -> (attempt: Attempt, revision: Int64)? {
+		for (index, key) in keys.enumerated() {
+			if let entry = snapshots[index].entries.first(where: { $0.key == key }),
+				let found = committedAttempt(carrying: entry.value, at: entry.modRevision)
+			{
+				return found
 			}
 		}
 		return nil
+	}
+
+	/// The tries whose key has moved on from the revision they compared against, and not to their own commit: the
+	/// key's history tells whether they came first.
+	func attemptsToLookUp(in snapshots: [Defaults.RemoteSnapshot]) -> [Attempt] {
+		unresolved.values.sorted { $0.mark.sequence < $1.mark.sequence }.filter { attempt in
+			guard let key = attempt.firstKey, let index = keys.firstIndex(of: key) else {
+				return false
+			}
+			let current = snapshots[index].entries.first { $0.key == key }?.modRevision ?? 0
+			return current != attempt.base
+		}
+	}
+
+	/// The key's first change after `attempt`'s read was not its commit: it never will be.
+	mutating func didNotCommit(_ attempt: Attempt) {
+		unresolved[attempt.mark.sequence] = nil
 	}
 
 	/// Counts a run of the closure, made just before it runs.
@@ -106,6 +132,7 @@ struct AtomicUpdateLoop {
 	func currentValues(in snapshots: [Defaults.RemoteSnapshot]) throws -> Current {
 		var current = Current()
 		for (index, name) in names.enumerated() {
+			current.readRevisions[name] = snapshots[index].revision
 			guard let entry = snapshots[index].entries.first(where: { $0.key == keys[index] }) else {
 				continue
 			}
@@ -128,7 +155,7 @@ struct AtomicUpdateLoop {
 
 	/// The transaction that writes `updated` if every key still has the revision it had in `current`.
 	mutating func attempt(
-		writing updated: [String: Any], over current: Current, cleaningUpIn snapshots: [Defaults.RemoteSnapshot]
+		writing updated: [String: Any], over current: Current, mark: SyncedValueCoding.Mark
 	) throws -> Attempt {
 		guard names.count <= Self.keyLimit else {
 			throw failure(.refused, "An update of more than \(Self.keyLimit) keys was refused; nothing was changed.")
@@ -145,45 +172,33 @@ struct AtomicUpdateLoop {
 				// A removal of a key the remote holds leaves a tombstone; a key that does not exist stays so.
 				bytes =
 					current.bytes[name] == nil && updated[name] == nil
-					? nil : try SyncedValueCoding.pushedBytes(of: updated[name])
+					? nil : try SyncedValueCoding.pushedBytes(of: updated[name], mark: mark)
 			} catch {
 				throw failure(
 					.refused, "The new value of '\(name)' is not a property list (\(error)); nothing was changed.")
 			}
 			// etcd compares a key that does not exist as revision 0 (a removed one has its tombstone's revision).
 			let expected = current.modRevisions[name] ?? 0
-			if bytes == current.bytes[name] {
+			if SyncWorker.isSameValue(updated[name], asRemote: current.bytes[name]) {
 				// Left as it was (read only, or set to the same value): compared, so that the update still rests on
 				// it, but not written, so that it keeps its revision and another machine's change of it made
 				// meanwhile is not turned into a lost conflict by a write of the same bytes.
 				remoteWrites.append(
-					.comparison(key: keys[index], value: bytes, expectedModRevision: expected))
+					.comparison(key: keys[index], value: current.bytes[name], expectedModRevision: expected))
 				continue
 			}
 			writes.append(Write(name: name, bytes: bytes))
 			remoteWrites.append(Defaults.RemoteWrite(key: keys[index], value: bytes, expectedModRevision: expected))
 		}
-		let mark = keys[0] + Self.markInfix + UUID().uuidString
-		remoteWrites.append(Defaults.RemoteWrite(key: mark, value: Data("1".utf8), expectedModRevision: 0))
-		let finished = finishedMarks.withLock { $0 }
-		let stale = (snapshots.first?.entries ?? []).filter { finished.contains($0.key) }.prefix(Self.cleanupLimit)
-		for entry in stale {
-			remoteWrites.append(
-				Defaults.RemoteWrite(key: entry.key, value: nil, expectedModRevision: entry.modRevision))
-		}
-		let attempt = Attempt(
-			mark: mark, run: runs - 1, writes: writes, values: updated, remoteWrites: remoteWrites,
-			cleanedMarks: stale.map(\.key))
-		// Recorded before it goes out: its answer may be lost.
-		attempts[mark] = attempt
-		return attempt
+		let firstKey = writes.first.map { key(of: $0.name) }
+		let firstName = writes.first?.name ?? ""
+		return Attempt(
+			mark: mark, run: runs - 1, writes: writes, values: updated, remoteWrites: remoteWrites, firstKey: firstKey,
+			base: current.modRevisions[firstName] ?? 0, readRevision: current.readRevisions[firstName] ?? 0)
 	}
 
-	func didCommit(_ attempt: Attempt) {
-		finishedMarks.withLock { marks in
-			marks.subtract(attempt.cleanedMarks)
-			marks.insert(attempt.mark)
-		}
+	private func key(of name: String) -> String {
+		keys[names.firstIndex(of: name) ?? 0]
 	}
 
 	/// A read failed: before any commit went out nothing changed, and the update fails at once; after one whose
@@ -202,12 +217,13 @@ struct AtomicUpdateLoop {
 	mutating func commitFailed(_ error: Defaults.RemoteServiceError, _ attempt: Attempt) throws {
 		if error.isRefusal {
 			// Refused before it ran: this try changed nothing.
-			attempts[attempt.mark] = nil
 			if resolveDeadline == nil {
 				throw failure(
 					.refused, "The remote refused the update of \(namesText) (\(error)); nothing was changed.")
 			}
-		} else {
+		} else if !attempt.writes.isEmpty {
+			// A try that writes nothing changes nothing, committed or not.
+			unresolved[attempt.mark.sequence] = attempt
 			resolveDeadline = resolveDeadline ?? .now + Defaults.SyncEngine.atomicUpdateResolveTime
 		}
 		try checkResolveDeadline(error)
@@ -220,7 +236,6 @@ struct AtomicUpdateLoop {
 			if resolveDeadline != nil {
 				throw unknownOutcome("it kept conflicting with other machines' changes")
 			}
-			giveUp()
 			throw failure(
 				.tooManyConflicts,
 				"Other machines changed \(namesText) before each of \(conflicts) tries of the update could commit; nothing was changed."
@@ -247,16 +262,10 @@ struct AtomicUpdateLoop {
 	}
 
 	private func unknownOutcome(_ cause: String) -> Defaults.SyncedUpdateError {
-		giveUp()
-		return failure(
+		failure(
 			.outcomeUnknown,
 			"The update of \(namesText) was sent and its answer lost, and the remote could not tell whether it was committed (\(cause)). Nothing was changed locally; if the remote committed it, its value arrives like any remote change. Trying again may apply the update twice."
 		)
-	}
-
-	/// Marks of tries that may have been committed are cleaned up by the engine's next update.
-	private func giveUp() {
-		finishedMarks.withLock { $0.formUnion(attempts.keys) }
 	}
 
 	private func failure(_ reason: Defaults.SyncedUpdateError.Reason, _ message: String) -> Defaults.SyncedUpdateError {

@@ -36,9 +36,6 @@ extension Defaults {
 		private let loop = LockedState<Task<Void, Never>?>(nil)
 		private let statusBroadcast = StatusBroadcast()
 		private let conflictBroadcast = ConflictBroadcast()
-		/// The marks of this engine's atomic updates whose outcome is known, for its next updates to delete
-		/// (`AtomicUpdateLoop`).
-		let finishedMarks = LockedState<Set<String>>([])
 
 		/// The store whose keys are synced (the one it was made with, which its maker holds).
 		package var store: any Store { storeReference }

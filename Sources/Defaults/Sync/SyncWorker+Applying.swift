@@ -51,12 +51,11 @@ extension SyncWorker {
 			apply(events, local: &local)
 			state.revision = max(state.revision, snapshot.revision)
 			// A key synced for the first time, which the remote does not hold: its local value goes out.
-			for name in reading.sorted()
-			where state.records[name] == nil && local.value(of: name) != nil && !isPending(name, in: local)
-				&& !putBacks.contains(where: { $0.name == name })
-			{
-				local.recorded.append(name)
-			}
+			local.record(
+				reading.sorted().filter { name in
+					state.records[name] == nil && local.value(of: name) != nil && !isPending(name, in: local)
+						&& !putBacks.contains(where: { $0.name == name })
+				})
 			putBackOutsideEdits(synced: synced, local: &local)
 		}
 		guard applied != nil else {
@@ -283,6 +282,11 @@ extension SyncWorker {
 				state.records[name] = .init(value: value, modRevision: revision)
 				state.settle(name, upTo: mark.sequence)
 				heldBackRemoteChanges[name] = nil
+				// An update's commit (this process's or another's of the file) brings a value the file may not
+				// hold yet; a push's is the file's already.
+				if !isPending(name, in: local), !Self.isSameValue(local.value(of: name), asRemote: value) {
+					local.received[name] = .some(value.flatMap(SyncedValueCoding.decode))
+				}
 				continue
 			}
 			// Changed here and not pushed: its push (a compare-and-swap against the old revision) decides.

@@ -36,12 +36,15 @@ final class IntentLog: Sendable {
 		}
 	}
 
-	/// Records `names` as changed on purpose (a key newly synced whose local value goes out, a first form's queue).
-	func record(_ names: [String]) {
+	/// Records `names` as changed on purpose (a key newly synced whose local value goes out, a first form's queue);
+	/// a `nil` only takes a sequence (an atomic update's mark).
+	func record(_ names: [String?]) -> [ChangeJournal.Line] {
 		lines.withLock { lines in
+			let first = lines.count
 			for name in names {
 				lines.append(ChangeJournal.Line(s: (lines.last?.s ?? 0) + 1, k: name, p: nil))
 			}
+			return Array(lines[first...])
 		}
 	}
 
@@ -72,10 +75,30 @@ extension SyncWorker {
 		/// The settings file's values; `nil` for a store without one (its values are asked from it).
 		let fileValues: [String: Any]?
 		let store: StoreBox
+		/// Where ``record(_:)`` appends: the journal beside the settings file, else the in-memory one.
+		let journal: ChangeJournal?
+		let intents: IntentLog
 		/// Values received from the remote to apply (a `nil` inside: remove the key).
 		var received: [String: Any?] = [:]
-		/// Names to record in the journal as changed here (a newly synced key whose local value goes out).
-		var recorded: [String] = []
+
+		/// Records `names` in the journal as changed here (a newly synced key whose local value goes out); a `nil`
+		/// only takes a sequence. Returns the lines appended (none when the journal could not be written).
+		@discardableResult
+		mutating func record(_ names: [String?]) -> [ChangeJournal.Line] {
+			guard !names.isEmpty else {
+				return []
+			}
+			var appended: [ChangeJournal.Line] = []
+			if let journal {
+				if case .success(let lines) = journal.append(names) {
+					appended = lines
+				}
+			} else {
+				appended = intents.record(names)
+			}
+			lines += appended
+			return appended
+		}
 
 		/// The store's own value of `name` (a launch argument that shadows it is this run's, never pushed), with
 		/// what this step received.
@@ -102,12 +125,11 @@ extension SyncWorker {
 			reloadState()
 			let before = state
 			let journal = Defaults.SyncEngine.journal(of: store.store)
-			var local = LocalSide(lines: journal.map(readJournal) ?? [], fileValues: values, store: store)
+			var local = LocalSide(
+				lines: journal.map(readJournal) ?? [], fileValues: values, store: store, journal: journal,
+				intents: intents)
 			migrateIfNeeded(&local)
 			let result = body(&local)
-			if let journal, !local.recorded.isEmpty, case .success(let lines) = journal.append(local.recorded) {
-				local.lines += lines
-			}
 			if let journal {
 				compactJournal(journal, lines: local.lines)
 			}
@@ -127,10 +149,9 @@ extension SyncWorker {
 			break
 		}
 		let before = state
-		var local = LocalSide(lines: intents.memoryLines, fileValues: nil, store: store)
+		var local = LocalSide(lines: intents.memoryLines, fileValues: nil, store: store, journal: nil, intents: intents)
 		migrateIfNeeded(&local)
 		let result = body(&local)
-		intents.record(local.recorded)
 		if local.lines.count >= Self.journalCompactionLines {
 			intents.compact { line in line.k.map { state.settledSequence(of: $0) >= line.s } ?? true }
 		}
@@ -190,7 +211,7 @@ extension SyncWorker {
 			return
 		}
 		let queued = state.migrate(besideStateFile: stateFile)
-		local.recorded += queued.filter { state.pending(in: local.lines, among: [$0]).isEmpty }
+		local.record(queued.filter { state.pending(in: local.lines, among: [$0]).isEmpty })
 		SyncState.removeQueueFile(besideStateFile: stateFile)
 	}
 
@@ -211,7 +232,7 @@ extension SyncWorker {
 
 	/// Whether `name` has a change recorded and not pushed.
 	func isPending(_ name: String, in local: LocalSide) -> Bool {
-		!state.pending(in: local.lines, among: [name]).isEmpty || local.recorded.contains(name)
+		!state.pending(in: local.lines, among: [name]).isEmpty
 	}
 
 	// MARK: One pusher at a time

@@ -62,7 +62,29 @@ extension SyncWorker {
 		return pending ?? keyNames
 	}
 
-	/// The remote committed `writes` at `revision`: agreed on, and applied to the local store as a remote change is
+	/// The mark of an update's next try: this machine's id and a sequence of the journal of its own, taken under the
+	/// settings file's lock, so that the try's commit is known as this machine's own (also through another process
+	/// of the file, or after its answer was lost). A change of the keys recorded and not pushed yet is recorded again
+	/// after it: it counts as made after the update, and is pushed over it.
+	func markForUpdate(of keyNames: [String]) throws -> SyncedValueCoding.Mark {
+		let mark = locked { local -> SyncedValueCoding.Mark? in
+			let pending = keyNames.filter { isPending($0, in: local) }
+			guard let machine = state.machine, let line = local.record([nil] + pending).first else {
+				return nil
+			}
+			return SyncedValueCoding.Mark(machine: machine, sequence: line.s)
+		}
+		guard let mark = mark ?? nil else {
+			throw Defaults.SyncedUpdateError(
+				keyNames: keyNames, reason: .refused,
+				message:
+					"The update of \(AtomicUpdateLoop.quoted(keyNames)) was not made: the sync journal beside the settings file could not be written, so the update could not be marked as this machine's; nothing was changed."
+			)
+		}
+		return mark
+	}
+
+	/// The remote committed an update's `writes` at `revision`: agreed on, and applied to the local store as a remote change is
 	/// (observers hear one change per key; nothing is recorded, so no push follows).
 	///
 	/// A key another process of this settings file, or the watch, already brought to `revision` or later is left
@@ -70,22 +92,26 @@ extension SyncWorker {
 	/// update: it is pushed against `revision`.
 	func agreeOnAtomicUpdate(_ writes: [AtomicUpdateLoop.Write], at revision: Int64) {
 		heardFromRemote()
-		locked { local in
+		let wakes = locked { local in
 			for write in writes {
 				if let record = state.records[write.name], record.modRevision >= revision {
 					continue
 				}
-				state.records[write.name] = .init(value: write.bytes, modRevision: revision)
-				if !isPending(write.name, in: local) {
-					let stored = write.bytes.flatMap(SyncedValueCoding.decode)
-					if !Defaults.PropertyList.isEqualOrBothAbsent(local.value(of: write.name), stored) {
-						local.received[write.name] = .some(stored)
-					}
-				}
+				let heldBack = heldBackRemoteChanges[write.name]
+				apply(
+					[
+						write.bytes.map { .put(.init(key: prefix + write.name, value: $0, modRevision: revision)) }
+							?? .delete(key: prefix + write.name, modRevision: revision)
+					], local: &local)
 				// Another machine's change the watch delivered meanwhile and held back is applied if it is newer
 				// than the commit, or held back again for a local change made while the update ran.
+				heldBackRemoteChanges[write.name] = heldBack
 				applyHeldBackRemoteChange(of: write.name, local: &local)
 			}
+			return writes.contains { isPending($0.name, in: local) }
+		}
+		if wakes == true {
+			wakeToPushAgain()
 		}
 		publish()
 	}
