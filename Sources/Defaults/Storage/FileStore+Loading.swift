@@ -37,23 +37,18 @@ extension Defaults.FileStore {
 	/// What the store takes from `contents`; a corrupt file is moved aside, so this is for the lock holder only
 	/// when `contents` is `.unreadable`.
 	func take(_ contents: SettingsFile.Contents, failures: inout [Defaults.Failure]) -> FileRead {
-		// A loss is noted before the store takes in what it read: whoever sees keys gone sees the loss too.
 		switch contents {
 		case .missing:
-			noteFileLost()
 			return .empty
 		case .values(let values, let identity):
 			return FileRead(values: values, version: .present(identity))
 		case .inaccessible(let reason):
-			noteFileLost()
 			failures.append(inaccessibleFailure(reason))
 			return .untouchable
 		case .unreadable(let data, let identity, _) where data.isEmpty:
 			// An empty file holds nothing to keep: it reads as an empty store.
-			noteFileLost()
 			return FileRead(values: [:], version: .present(identity))
 		case .unreadable(_, _, let reason):
-			noteFileLost()
 			let (failure, isMoved) = moveAside(reason: reason)
 			failures.append(failure)
 			return isMoved ? .empty : .untouchable

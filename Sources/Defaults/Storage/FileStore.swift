@@ -111,8 +111,6 @@ extension Defaults {
 		let changeCounter: Defaults.ChangeCounter
 		/// Held for the whole of a flush or reload, which do I/O, so that readers never wait for the disk.
 		let disk: LockedState<DiskState>
-		/// How many times the store found its file lost, since a reader last cleared it (see ``fileLossMark``).
-		let fileLosses = Atomic<Int>(0)
 		/// The files of system-wide defaults, in the order of `$XDG_CONFIG_DIRS` (`FileStore+Layers.swift`); read,
 		/// never written.
 		let systemFiles: [SettingsFile]

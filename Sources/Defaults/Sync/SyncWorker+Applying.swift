@@ -87,8 +87,8 @@ extension SyncWorker {
 	private func putBackOutsideEdits(synced: Set<String>, local: inout LocalSide) {
 		var putBack: [String] = []
 		for (name, record) in state.records.sorted(by: { $0.key < $1.key })
-		where synced.contains(name) && !isPending(name, in: local) && heldBackRemoteChanges[name] == nil
-			&& record.isHeldLocally != true && !record.isUnreadable
+		where synced.contains(name) && !isPending(name, in: local) && record.isHeldLocally != true
+			&& !record.isUnreadable
 		{
 			let value = local.value(of: name)
 			let agreed = state.agreedLocalValue(forKey: name)
@@ -281,7 +281,6 @@ extension SyncWorker {
 			if let mark = SyncedValueCoding.mark(of: value), mark.machine == state.machine {
 				state.records[name] = .init(value: value, modRevision: revision)
 				state.settle(name, upTo: mark.sequence)
-				heldBackRemoteChanges[name] = nil
 				// An update's commit (this process's or another's of the file) brings a value the file may not
 				// hold yet; a push's is the file's already.
 				if !isPending(name, in: local), !Self.isSameValue(local.value(of: name), asRemote: value) {
@@ -289,12 +288,11 @@ extension SyncWorker {
 				}
 				continue
 			}
-			// Changed here and not pushed: its push (a compare-and-swap against the old revision) decides.
+			// Changed here and not pushed: its push (a compare-and-swap against the old revision) meets this change
+			// and decides; the key is read again then (`refresh`), since this change is not delivered twice.
 			if isPending(name, in: local) {
-				heldBackRemoteChanges[name] = event
 				continue
 			}
-			heldBackRemoteChanges[name] = nil
 			let current = local.value(of: name)
 			// Removed: deleted, or a tombstone, whose bytes the record keeps so that the next push names its revision.
 			guard let value, !SyncedValueCoding.isRemoval(value) else {
@@ -328,19 +326,6 @@ extension SyncWorker {
 			return false
 		}
 		return Defaults.PropertyList.isEqual(local, stored)
-	}
-
-	/// Once a key's record has moved (a push written, a conflict settled): the remote change held back for it, if it
-	/// is newer, is applied now like any remote change, since the watch will not deliver it again. An older one is
-	/// already covered by the record.
-	func applyHeldBackRemoteChange(of name: String, local: inout LocalSide) {
-		guard let event = heldBackRemoteChanges.removeValue(forKey: name) else {
-			return
-		}
-		guard event.revision > state.records[name]?.modRevision ?? 0 else {
-			return
-		}
-		apply([event], local: &local)
 	}
 
 	private func reportUnreadable(name: String, key: String, revision: Int64) {

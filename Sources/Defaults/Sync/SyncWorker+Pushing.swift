@@ -116,10 +116,13 @@ extension SyncWorker {
 			var pushes: [Push] = []
 			for (name, sequence) in state.pending(in: local.lines, among: synced).sorted(by: { $0.key < $1.key }) {
 				let value = local.value(of: name)
-				// Written back to the agreed value, or a crash between the line and the file: nothing to push, unless
-				// a remote change was held back meanwhile (its push must meet it, and take it).
-				if state.records[name] != nil, isAgreed(value, forKey: name), heldBackRemoteChanges[name] == nil {
+				// Written back to the agreed value, or a crash between the line and the file: nothing to push. A
+				// remote change that came while the key was pending was not applied: read it again.
+				if let record = state.records[name], isAgreed(value, forKey: name) {
 					state.settle(name, upTo: sequence)
+					if state.revision > record.modRevision {
+						toRefresh.insert(name)
+					}
 					continue
 				}
 				// Marked as this settings file's, so that the push is known as its own when it comes back, also
@@ -142,17 +145,18 @@ extension SyncWorker {
 		}
 		// Before any request: offline, this is the count a status line shows.
 		updatePendingCount(pushes.count)
-		guard !pushes.isEmpty else {
-			return PushPassOutcome()
-		}
 		var outcome = PushPassOutcome()
+		guard !pushes.isEmpty else {
+			try await refreshDecidedKeys()
+			return outcome
+		}
 		for batch in Self.batches(of: pushes) {
 			// All at once when none conflicts (the common case: many keys written at once); else one by one, so that
 			// each conflict is settled on its own.
 			if batch.count > 1, let revision = try await pushAll(batch) {
-				locked { local in
+				locked { _ in
 					for push in batch {
-						didWrite(push, at: revision, local: &local)
+						didWrite(push, at: revision)
 					}
 				}
 			} else {
@@ -161,19 +165,61 @@ extension SyncWorker {
 				}
 			}
 		}
+		try await refreshDecidedKeys()
 		let remaining = locked { local in state.pending(in: local.lines, among: currentNames).count }
 		updatePendingCount(remaining ?? pendingCount)
 		return outcome
 	}
 
-	private func didWrite(_ push: Push, at revision: Int64, local: inout LocalSide) {
+	private func didWrite(_ push: Push, at revision: Int64) {
 		heardFromRemote()
 		if (state.records[push.name]?.modRevision ?? 0) < revision {
 			state.records[push.name] = .init(value: push.bytes, modRevision: revision)
 		}
 		state.settle(push.name, upTo: push.sequence)
-		// Another machine's change the watch delivered while this push was on its way is newer than the write.
-		applyHeldBackRemoteChange(of: push.name, local: &local)
+		// A full read while the push was on its way may have found a newer change, not applied to a pending key.
+		// (The watch delivers the push's own echo before any later change, which is then applied.)
+		if state.revision > revision {
+			toRefresh.insert(push.name)
+		}
+	}
+
+	/// Reads the keys a pass decided and marked (``toRefresh``) again and applies what the remote holds now: a
+	/// change that came (through the watch or a full read) while a key was pending was not applied, and the watch
+	/// does not deliver it again. A push among them that lost is reported once its winner is in the store.
+	private func refreshDecidedKeys() async throws {
+		let names = toRefresh
+		let lost = lostAwaitingWinner
+		guard !names.isEmpty else {
+			return
+		}
+		// Kept for the next pass if the read fails.
+		let snapshot = try await remote.read(prefix: prefix + (names.count == 1 ? names.first ?? "" : ""))
+		toRefresh.subtract(names)
+		for name in lost.keys {
+			lostAwaitingWinner[name] = nil
+		}
+		var found: [String: Defaults.RemoteEntry] = [:]
+		for entry in snapshot.entries {
+			if let name = name(ofRemoteKey: entry.key), names.contains(name) {
+				found[name] = entry
+			}
+		}
+		locked { local in
+			apply(
+				names.sorted().map {
+					found[$0].map { .put($0) } ?? .delete(key: prefix + $0, modRevision: snapshot.revision)
+				}, local: &local)
+			for (name, discarded) in lost.sorted(by: { $0.key < $1.key }) {
+				let record = state.records[name]
+				let winner = record.flatMap { record in
+					record.value.map {
+						Defaults.RemoteEntry(key: prefix + name, value: $0, modRevision: record.modRevision)
+					}
+				}
+				lostConflictsToReport.append((name, discarded, winner))
+			}
+		}
 	}
 
 	/// The batch in one transaction; `nil` when a key conflicts or the remote refuses the whole (too large, or a key it
@@ -206,9 +252,11 @@ extension SyncWorker {
 		}
 		switch result {
 		case .written(let revision):
-			locked { local in didWrite(push, at: revision, local: &local) }
+			locked { _ in didWrite(push, at: revision) }
 		case .conflict(let current):
-			let isDecided = locked { local in settleConflict(of: push, current: current, local: &local) }
+			let isDecided = locked { local in
+				settleConflict(of: push, current: current, local: &local)
+			}
 			if isDecided != true {
 				outcome.goesOutAgain = true
 			}
@@ -236,7 +284,6 @@ extension SyncWorker {
 		// after which the line goes out again against its revision.
 		if let current, let mark = SyncedValueCoding.mark(of: current.value), mark.machine == state.machine {
 			state.records[push.name] = .init(value: current.value, modRevision: current.modRevision)
-			applyHeldBackRemoteChange(of: push.name, local: &local)
 			guard mark.sequence < push.sequence else {
 				state.settle(push.name, upTo: push.sequence)
 				return true
@@ -262,31 +309,29 @@ extension SyncWorker {
 			return false
 		}
 		// Made without knowing the latest remote value: the remote value wins here too. The winner is the newest
-		// remote change this machine knows of: the reply's, or one the watch delivered while the push was on its way
-		// (the reply may describe an older state, and the watch does not deliver a change twice).
+		// remote change: the reply's, or, when the watch or a full read already went past it (a change it brought
+		// then was not applied to the pending key), what the key holds when read again.
 		let discarded = local.value(of: push.name)
-		let heldBack = heldBackRemoteChanges.removeValue(forKey: push.name)
-		var winner: Defaults.RemoteEvent =
-			current.map { .put($0) } ?? .delete(key: prefix + push.name, modRevision: max(1, state.revision))
-		if let heldBack, current == nil || heldBack.revision >= current?.modRevision ?? 0 {
-			winner = heldBack
-		}
 		state.settle(push.name, upTo: push.sequence)
 		// A change recorded after this push was read goes out next, against the winner: it was made later.
 		if isPending(push.name, in: local) {
-			state.records[push.name] = .init(value: winner.value, modRevision: winner.revision)
+			state.records[push.name] = .init(value: current?.value, modRevision: current?.modRevision ?? 0)
 			wakeToPushAgain()
 		} else {
 			// Taking the local value as agreed lets `apply` replace it like any remote change.
 			state.records[push.name] = .init(
 				value: try? discarded.map { try SyncedValueCoding.encode($0) }, modRevision: 0)
-			apply([winner], local: &local)
+			if let current {
+				apply([.put(current)], local: &local)
+			}
+		}
+		guard let current, state.revision <= current.modRevision else {
+			toRefresh.insert(push.name)
+			lostAwaitingWinner[push.name] = .some(discarded)
+			return true
 		}
 		// Told once the winner is in the store, so that a listener that reads the key finds it.
-		let winnerEntry = winner.value.map {
-			Defaults.RemoteEntry(key: winner.key, value: $0, modRevision: winner.revision)
-		}
-		lostConflictsToReport.append((push.name, discarded, winnerEntry))
+		lostConflictsToReport.append((push.name, discarded, current))
 		return true
 	}
 
@@ -340,7 +385,6 @@ extension SyncWorker {
 				state.records[push.name] = .init(
 					value: current?.value, modRevision: current?.modRevision ?? 0, keptLocalValue: push.bytes,
 					isHeldLocally: true)
-				heldBackRemoteChanges[push.name] = nil
 			}
 		}
 		Defaults.report(

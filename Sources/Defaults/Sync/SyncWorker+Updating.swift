@@ -57,7 +57,7 @@ extension SyncWorker {
 	/// The keys with a change recorded in the journal and not pushed (or whose settings file cannot be read now).
 	private func unpushedLocalChanges(of keyNames: [String]) -> [String] {
 		let pending = locked { local in
-			keyNames.filter { isPending($0, in: local) || heldBackRemoteChanges[$0] != nil }
+			keyNames.filter { isPending($0, in: local) }
 		}
 		return pending ?? keyNames
 	}
@@ -97,16 +97,11 @@ extension SyncWorker {
 				if let record = state.records[write.name], record.modRevision >= revision {
 					continue
 				}
-				let heldBack = heldBackRemoteChanges[write.name]
 				apply(
 					[
 						write.bytes.map { .put(.init(key: prefix + write.name, value: $0, modRevision: revision)) }
 							?? .delete(key: prefix + write.name, modRevision: revision)
 					], local: &local)
-				// Another machine's change the watch delivered meanwhile and held back is applied if it is newer
-				// than the commit, or held back again for a local change made while the update ran.
-				heldBackRemoteChanges[write.name] = heldBack
-				applyHeldBackRemoteChange(of: write.name, local: &local)
 			}
 			return writes.contains { isPending($0.name, in: local) }
 		}

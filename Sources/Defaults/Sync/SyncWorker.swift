@@ -28,11 +28,6 @@ actor SyncWorker {
 	var lastError: String?
 	var pendingCount = 0
 	var reportedUnreadable: Set<String> = []
-	/// The latest remote change of each key that had a local change waiting when it came, held back until the key's
-	/// push settles which wins. A key here is pushed (and loses) even if the local change was undone meanwhile. The
-	/// change itself is kept, not only the key's name: the conflict reply of a push may describe an older remote state
-	/// than the watch already delivered, and a change the watch delivered is never delivered again.
-	var heldBackRemoteChanges: [String: Defaults.RemoteEvent] = [:]
 	/// Whether a failure to read the journal was reported, since the last success.
 	var isJournalProblemReported = false
 	/// Whether the last write of the state failed (reported once): what was agreed is then in memory only, newer than
@@ -43,6 +38,10 @@ actor SyncWorker {
 	var compactedInARow = 0
 	/// The push pass under way, if any (``pushPending()``: one at a time).
 	var pushPassInFlight: Task<PushPassOutcome, any Error>?
+	/// Keys a push pass decided while the watch or a full read had gone past the revision of the decision, read
+	/// again at the pass's end; and the local values of those among them whose push lost, reported then.
+	var toRefresh: Set<String> = []
+	var lostAwaitingWinner: [String: Any?] = [:]
 	/// Reports a locked step makes once the values it received are in the store (a lost conflict's winner).
 	var lostConflictsToReport: [(name: String, discarded: Any?, winner: Defaults.RemoteEntry?)] = []
 	/// The watch's events heard and not yet applied, and whether their application is scheduled.

@@ -72,8 +72,9 @@ import Testing
 		#expect(remote.writeCount == 1, "nothing more is pushed")
 	}
 
-	/// A held-back change the watch delivered while this machine's push was on its way is newer than the write:
-	/// before the fix a written push dropped it, and the machine kept its own value while every other had the newer.
+	/// A change the watch delivered while this machine's push was on its way is newer than the write: it was not
+	/// applied then (the key was pending), so the key is read again once the push is written. Before the fix (issue
+	/// 18) a written push dropped it, and the machine kept its own value while every other had the newer.
 	@Test func aRemoteChangeDeliveredBeforeAWrittenPushesReplyIsAppliedAfterIt() async throws {
 		let (remote, store, engine) = try await Self.engineWatchingAgreedKey()
 		defer { engine.stop() }
@@ -159,8 +160,8 @@ import Testing
 	}
 }
 
-/// A remote a test drives step by step: reads answer `entries` at `revision`; each watch is a stream the test feeds
-/// with ``deliver(_:)``; each single-key compare-and-swap waits until the test replies to it (``nextWrite()``).
+/// A remote a test drives step by step: reads answer `entries` at `revision`, as the changes delivered since left
+/// them; each watch is a stream the test feeds with ``deliver(_:)``; each single-key compare-and-swap waits until the test replies to it (``nextWrite()``).
 /// Transactions of several keys are refused, so that the engine pushes key by key.
 final class ChoreographedRemote: Defaults.RemoteKeyValueService, @unchecked Sendable {
 	struct Write: Sendable {
@@ -180,15 +181,14 @@ final class ChoreographedRemote: Defaults.RemoteKeyValueService, @unchecked Send
 		var writes: [Write] = []
 		var writeCount = 0
 		var beforeNextRead: (@Sendable () -> Void)?
+		var entries: [Defaults.RemoteEntry]
+		var revision: Int64
 	}
 
-	private let entries: [Defaults.RemoteEntry]
-	private let revision: Int64
-	private let state = LockedState(State())
+	private let state: LockedState<State>
 
 	init(entries: [Defaults.RemoteEntry], revision: Int64) {
-		self.entries = entries
-		self.revision = revision
+		state = LockedState(State(entries: entries, revision: revision))
 	}
 
 	var writeCount: Int {
@@ -200,7 +200,10 @@ final class ChoreographedRemote: Defaults.RemoteKeyValueService, @unchecked Send
 			defer { state.beforeNextRead = nil }
 			return state.beforeNextRead
 		}?()
-		return Defaults.RemoteSnapshot(entries: entries, revision: revision)
+		return state.withLock { state in
+			Defaults.RemoteSnapshot(
+				entries: state.entries.filter { $0.key.hasPrefix(prefix) }, revision: state.revision)
+		}
 	}
 
 	/// Runs `action` at the next read, before it answers: something that happens while the read is on its way.
@@ -236,9 +239,18 @@ final class ChoreographedRemote: Defaults.RemoteKeyValueService, @unchecked Send
 		return stream
 	}
 
-	/// Sends `events` on the current watch.
+	/// Sends `events` on the current watch; later reads find them.
 	func deliver(_ events: [Defaults.RemoteEvent]) {
-		state.withLock { $0.watch }?.yield(events)
+		state.withLock { state in
+			for event in events {
+				state.entries.removeAll { $0.key == event.key }
+				if case .put(let entry) = event {
+					state.entries.append(entry)
+				}
+				state.revision = max(state.revision, event.revision)
+			}
+			return state.watch
+		}?.yield(events)
 	}
 
 	func waitUntilWatching(sessions: Int) async throws {
