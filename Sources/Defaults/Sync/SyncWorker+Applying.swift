@@ -278,7 +278,7 @@ extension SyncWorker {
 			// A push of this settings file, by its mark, whose reply was lost (or is on its way): agreed on it, and the
 			// changes it carried are settled. A newer recorded change goes out next, against this revision, instead
 			// of losing to this machine's own older write.
-			if let mark = SyncedValueCoding.mark(of: value), mark.machine == state.machine {
+			if let mark = ownMark(of: value, local: local) {
 				state.records[name] = .init(value: value, modRevision: revision)
 				state.settle(name, upTo: mark.sequence)
 				// An update's commit (this process's or another's of the file) brings a value the file may not
@@ -326,6 +326,28 @@ extension SyncWorker {
 			return false
 		}
 		return Defaults.PropertyList.isEqual(local, stored)
+	}
+
+	/// The mark of `bytes` if it is this machine's: its id, and a sequence this machine's journal has issued. A
+	/// sequence it never issued is another machine's that holds a copy of this state (a copied folder, a state file
+	/// restored from a backup), whose pushes would otherwise settle this machine's changes: this machine takes a
+	/// new id, so that neither takes the other's pushes for its own again, and a failure says so once.
+	func ownMark(of bytes: Data?, local: LocalSide) -> SyncedValueCoding.Mark? {
+		guard let mark = SyncedValueCoding.mark(of: bytes), mark.machine == state.machine else {
+			return nil
+		}
+		let issued = max(local.lines.last?.s ?? 0, state.settled?.values.max() ?? 0)
+		guard mark.sequence > issued else {
+			return mark
+		}
+		state.machine = SyncState.newMachineID()
+		Defaults.report(
+			Defaults.Failure(
+				keyName: prefix, reason: .storage,
+				message:
+					"The remote under '\(prefix)' holds a change marked with this machine's sync id and a number it never gave a change (\(mark.sequence), its last is \(issued)): another machine syncs with a copy of this machine's state \(stateFile?.path ?? "") (a copied folder or a restored backup). This machine now syncs under a new id."
+			))
+		return nil
 	}
 
 	private func reportUnreadable(name: String, key: String, revision: Int64) {

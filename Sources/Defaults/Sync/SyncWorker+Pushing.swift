@@ -282,7 +282,7 @@ extension SyncWorker {
 		// The remote holds a push of this settings file, by its mark: this very change or a later one (its reply was
 		// lost, or another pass of the file pushed it), which settles the push; or an earlier one committed late,
 		// after which the line goes out again against its revision.
-		if let current, let mark = SyncedValueCoding.mark(of: current.value), mark.machine == state.machine {
+		if let current, let mark = ownMark(of: current.value, local: local) {
 			state.records[push.name] = .init(value: current.value, modRevision: current.modRevision)
 			guard mark.sequence < push.sequence else {
 				state.settle(push.name, upTo: push.sequence)

@@ -94,6 +94,35 @@ import Testing
 		#expect(store[key] == "theirs")
 	}
 
+	/// A remote value marked with this machine's id and a change number it never gave: another machine syncing with
+	/// a copy of this machine's state (a copied folder, a restored backup; design section 3.1). It is taken as that
+	/// machine's, not as this machine's own push, and this machine takes a new id. Before, it settled this machine's
+	/// pending change, which was dropped without a conflict.
+	@Test func aMarkWithThisMachinesIdAndANumberItNeverGaveIsAnotherMachines() async throws {
+		let (remote, store, engine) = try await Self.engineWatchingAgreedKey()
+		defer { engine.stop() }
+		let key = Defaults.Key<String>("k", default: "", suite: store)
+		let conflicts = engine.conflicts
+		let machine = try #require(await engine.worker.state.machine)
+
+		store[key] = "mine"
+		let push = try await remote.nextWrite()
+		let copied = Defaults.RemoteEntry(
+			key: "/p/k",
+			value: try SyncedValueCoding.pushedBytes(of: "theirs", mark: .init(machine: machine, sequence: 1000)),
+			modRevision: 11)
+		remote.deliver([.put(copied)])
+		try await engine.waitUntilApplied(revision: 11)
+		push.reply(.success(.conflict(current: copied)))
+
+		let conflict = try await firstConflict(in: conflicts)
+		#expect(conflict.discardedLocalValue as? String == "mine")
+		#expect(conflict.winningRemoteValue as? String == "theirs")
+		#expect(store[key] == "theirs")
+		let renewed = try #require(await engine.worker.state.machine)
+		#expect(renewed != machine, "the machine took a new id")
+	}
+
 	/// `synchronize()` meets its own earlier push, committed though its reply was lost, in the pass after its read: that
 	/// conflict decides nothing, and the newer local value goes out in another pass before `synchronize()` returns
 	/// `true`. Before, it returned `true` with the value still waiting for the next pass.
