@@ -69,10 +69,11 @@ package struct ChangeJournal: Sendable {
 
 	/// Appends a line for each of `names`, in order, after the journal's last sequence, and syncs them to the disk;
 	/// the caller holds the settings file's lock. Nothing when the journal does not exist. A `nil` name only takes
-	/// a sequence (its reader's own use of one).
+	/// a sequence (its reader's own use of one); `reserving` more are skipped before the first line, so that it
+	/// takes them all.
 	///
 	/// - Returns: the lines appended (empty when there is no journal), or why they could not be, as a sentence.
-	package func append(_ names: [String?]) -> Result<[Line], AppendFailure> {
+	package func append(_ names: [String?], reserving: Int = 0) -> Result<[Line], AppendFailure> {
 		guard !names.isEmpty else {
 			return .success([])
 		}
@@ -105,7 +106,7 @@ package struct ChangeJournal: Sendable {
 		if case .bytes(let data) = file.readBesideFile() {
 			existing = data
 		}
-		var sequence = Self.lines(in: existing).last?.s ?? 0
+		var sequence = (Self.lines(in: existing).last?.s ?? 0) + reserving
 		let pid = getpid()
 		let encoder = JSONEncoder()
 		encoder.outputFormatting = .sortedKeys

@@ -5,9 +5,9 @@ import Synchronization
 /// to give up, and how a lost answer's commit is told from another machine's.
 ///
 /// Every try writes its values in the second wire form with a mark of its own, as pushes do: the machine id and a
-/// sequence taken from the journal for that try (`SyncWorker.markForUpdate(of:)`). When a commit's answer is lost
-/// (the leader died after committing, or the client gave up first), the value alone cannot tell, since two machines
-/// incrementing 5 both write 6; the mark can. The try compared every key against the revision it read, so it
+/// sequence taken from the journal for that try (`SyncWorker.marksForUpdate(of:)`, a few at once). When a commit's
+/// answer is lost (the leader died after committing, or the client gave up first), the value alone cannot tell,
+/// since two machines incrementing 5 both write 6; the mark can. The try compared every key against the revision it read, so it
 /// committed, if at all, as the key's first change after that revision: the next read finds the mark in the key, or,
 /// when the key has moved on since, the key's history from that read says which change came first.
 struct AtomicUpdateLoop {

@@ -94,6 +94,7 @@ extension Defaults.SyncEngine {
 		_ loop: inout AtomicUpdateLoop, _ transform: ([String: Any]) throws -> [String: Any]
 	) async throws -> (values: [String: Any], run: Int) {
 		var isRemoteChecked = false
+		var marks: [SyncedValueCoding.Mark] = []
 		while true {
 			let known = await worker.knownRevision()
 			let snapshots: [Defaults.RemoteSnapshot]
@@ -125,8 +126,10 @@ extension Defaults.SyncEngine {
 			let current = try loop.currentValues(in: snapshots)
 			loop.willRunClosure()
 			let updated = try transform(current.values)
-			let attempt = try loop.attempt(
-				writing: updated, over: current, mark: try await worker.markForUpdate(of: loop.names))
+			if marks.isEmpty {
+				marks = try await worker.marksForUpdate(of: loop.names)
+			}
+			let attempt = try loop.attempt(writing: updated, over: current, mark: marks.removeFirst())
 			let revision: Int64?
 			do {
 				revision = try await remote.compareAndSwap(all: attempt.remoteWrites)

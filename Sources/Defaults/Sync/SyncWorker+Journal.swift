@@ -37,12 +37,14 @@ final class IntentLog: Sendable {
 	}
 
 	/// Records `names` as changed on purpose (a key newly synced whose local value goes out, a first form's queue);
-	/// a `nil` only takes a sequence (an atomic update's mark).
-	func record(_ names: [String?]) -> [ChangeJournal.Line] {
+	/// a `nil` only takes a sequence (an atomic update's mark), and the `reserving` before it.
+	func record(_ names: [String?], reserving: Int = 0) -> [ChangeJournal.Line] {
 		lines.withLock { lines in
 			let first = lines.count
+			var skipped = reserving
 			for name in names {
-				lines.append(ChangeJournal.Line(s: (lines.last?.s ?? 0) + 1, k: name, p: nil))
+				lines.append(ChangeJournal.Line(s: (lines.last?.s ?? 0) + 1 + skipped, k: name, p: nil))
+				skipped = 0
 			}
 			return Array(lines[first...])
 		}
@@ -82,19 +84,20 @@ extension SyncWorker {
 		var received: [String: Any?] = [:]
 
 		/// Records `names` in the journal as changed here (a newly synced key whose local value goes out); a `nil`
-		/// only takes a sequence. Returns the lines appended (none when the journal could not be written).
+		/// only takes a sequence, and the `reserving` before it. Returns the lines appended (none when the journal
+		/// could not be written).
 		@discardableResult
-		mutating func record(_ names: [String?]) -> [ChangeJournal.Line] {
+		mutating func record(_ names: [String?], reserving: Int = 0) -> [ChangeJournal.Line] {
 			guard !names.isEmpty else {
 				return []
 			}
 			var appended: [ChangeJournal.Line] = []
 			if let journal {
-				if case .success(let lines) = journal.append(names) {
+				if case .success(let lines) = journal.append(names, reserving: reserving) {
 					appended = lines
 				}
 			} else {
-				appended = intents.record(names)
+				appended = intents.record(names, reserving: reserving)
 			}
 			lines += appended
 			return appended

@@ -62,27 +62,32 @@ extension SyncWorker {
 		return pending ?? keyNames
 	}
 
-	/// The mark of an update's next try: this machine's id and a sequence of the journal of its own, taken under the
-	/// settings file's lock, so that the try's commit is known as this machine's own (also through another process
-	/// of the file, or after its answer was lost). A change of the keys recorded and not pushed yet is recorded again
-	/// after it: it counts as made after the update, and is pushed over it.
-	func markForUpdate(of keyNames: [String]) throws -> SyncedValueCoding.Mark {
-		let mark = locked { local -> SyncedValueCoding.Mark? in
+	/// The marks of an update's next tries: this machine's id and sequences of the journal of their own, taken in one
+	/// append under the settings file's lock, so that a try's commit is known as this machine's own (also through
+	/// another process of the file, or after its answer was lost). A change of the keys recorded and not pushed yet
+	/// is recorded again after them: it counts as made after the update, and is pushed over it.
+	func marksForUpdate(of keyNames: [String]) throws -> [SyncedValueCoding.Mark] {
+		let marks = locked { local -> [SyncedValueCoding.Mark] in
 			let pending = keyNames.filter { isPending($0, in: local) }
-			guard let machine = state.machine, let line = local.record([nil] + pending).first else {
-				return nil
+			let count = Self.marksPerReservation
+			guard let machine = state.machine, let line = local.record([nil] + pending, reserving: count - 1).first
+			else {
+				return []
 			}
-			return SyncedValueCoding.Mark(machine: machine, sequence: line.s)
+			return (line.s - count + 1...line.s).map { SyncedValueCoding.Mark(machine: machine, sequence: $0) }
 		}
-		guard let mark = mark ?? nil else {
+		guard let marks, !marks.isEmpty else {
 			throw Defaults.SyncedUpdateError(
 				keyNames: keyNames, reason: .refused,
 				message:
 					"The update of \(AtomicUpdateLoop.quoted(keyNames)) was not made: the sync journal beside the settings file could not be written, so the update could not be marked as this machine's; nothing was changed."
 			)
 		}
-		return mark
+		return marks
 	}
+
+	/// How many marks an update takes at once: most updates need one try, a few more under contention.
+	static let marksPerReservation = 8
 
 	/// The remote committed an update's `writes` at `revision`: agreed on, and applied to the local store as a remote change is
 	/// (observers hear one change per key; nothing is recorded, so no push follows).
