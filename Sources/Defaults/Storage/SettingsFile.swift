@@ -31,20 +31,13 @@ package struct SettingsFile: Sendable {
 		path = resolution.path
 	}
 
-	/// A file with its own name in the folder `resolution` resolved to: ``beside(_:)`` and ``init(besideFileAt:)``.
+	/// A file with its own name in the folder `resolution` resolved to: ``init(besideFileAt:)``.
 	private init(folderResolution resolution: ResolvedSettingsPath, name: String) {
 		var resolution = resolution
 		resolution.path = (resolution.path == "/" ? "" : resolution.path) + "/" + name
 		self.resolution = resolution
 		path = resolution.path
 		namedPath = path
-	}
-
-	/// The file named `name` in this file's folder (the folder its links lead to), under the same rules for root:
-	/// for the files other parts of the package keep beside a settings file, such as sync's state and queue. A link
-	/// at `name` itself is never followed: the file is read, locked and replaced at that name.
-	package func beside(_ name: String) -> SettingsFile {
-		SettingsFile(folderResolution: resolution, name: name)
 	}
 
 	/// The file at `url`, a file kept beside a settings file: its folder's links are resolved as a settings file's
@@ -361,7 +354,7 @@ package struct SettingsFile: Sendable {
 
 	// MARK: Files beside the settings file
 
-	/// Replaces this file, one kept beside a settings file (see ``beside(_:)``), with `data`, as the settings file
+	/// Replaces this file, one kept beside a settings file (see ``init(besideFileAt:)``), with `data`, as the settings file
 	/// is replaced: a temporary file made exclusively in the folder (never through a link planted at any name),
 	/// synced and renamed over it, in the folder opened without following links when root works for other users,
 	/// owned as the settings file would be, refused where the settings file's changes would be.
@@ -387,7 +380,7 @@ package struct SettingsFile: Sendable {
 		case refused(String)
 	}
 
-	/// Reads this file, one kept beside a settings file (see ``beside(_:)``), as the settings file is read: never
+	/// Reads this file, one kept beside a settings file (see ``init(besideFileAt:)``), as the settings file is read: never
 	/// through a link at its name, only a regular file, and not one another user may have planted.
 	package func readBesideFile() -> BesideFileContents {
 		if let reason = refusal(for: .read) {

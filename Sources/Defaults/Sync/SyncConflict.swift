@@ -40,28 +40,6 @@ extension Defaults {
 	}
 }
 
-/// Hands each conflict a machine lost to every listener; a listener that falls behind keeps the newest 100.
-final class ConflictBroadcast: Sendable {
-	private let listeners = LockedState<[UUID: AsyncStream<Defaults.SyncConflict>.Continuation]>([:])
-
-	func send(_ conflict: Defaults.SyncConflict) {
-		for listener in listeners.withLock({ Array($0.values) }) {
-			listener.yield(conflict)
-		}
-	}
-
-	func stream() -> AsyncStream<Defaults.SyncConflict> {
-		let (stream, continuation) = AsyncStream.makeStream(
-			of: Defaults.SyncConflict.self, bufferingPolicy: .bufferingNewest(100))
-		let id = UUID()
-		listeners.withLock { $0[id] = continuation }
-		continuation.onTermination = { [weak self] _ in
-			self?.listeners.withLock { _ = $0.removeValue(forKey: id) }
-		}
-		return stream
-	}
-}
-
 extension SyncWorker {
 	/// Tells the app that its local change of `name` lost: a failure, and the engine's ``Defaults/SyncEngine/conflicts``.
 	func reportLostConflict(name: String, discarded: Any?, winner: Defaults.RemoteEntry?) {

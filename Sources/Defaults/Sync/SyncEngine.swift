@@ -34,8 +34,9 @@ extension Defaults {
 		private let intents: IntentLog
 		private let observations = LockedState<[LocalChangeObservation]>([])
 		private let loop = LockedState<Task<Void, Never>?>(nil)
-		private let statusBroadcast = StatusBroadcast()
-		private let conflictBroadcast = ConflictBroadcast()
+		private let statusBroadcast = Broadcast<Defaults.SyncStatus>(
+			current: Defaults.SyncStatus(), buffered: 1, isSame: ==)
+		private let conflictBroadcast = Broadcast<Defaults.SyncConflict>(current: nil, buffered: 100)
 
 		/// The store whose keys are synced (the one it was made with, which its maker holds).
 		package var store: any Store { storeReference }
@@ -176,7 +177,7 @@ extension Defaults {
 
 		/// What the engine is doing now.
 		public var status: SyncStatus {
-			statusBroadcast.current
+			statusBroadcast.current ?? Defaults.SyncStatus()
 		}
 
 		/// The status now and at each change, for a status line.
@@ -208,41 +209,54 @@ struct StoreBox: @unchecked Sendable {
 	}
 }
 
-/// Hands the engine's status to any number of listeners.
-final class StatusBroadcast: Sendable {
+/// Hands values to any number of listeners, each a stream that keeps the newest `buffered`: the engine's status (a
+/// new listener gets the current one first; one equal to it is not sent) and the conflicts it lost.
+final class Broadcast<Value: Sendable>: Sendable {
 	private struct State {
-		var current = Defaults.SyncStatus()
-		var listeners: [UUID: AsyncStream<Defaults.SyncStatus>.Continuation] = [:]
+		var current: Value?
+		var listeners: [UUID: AsyncStream<Value>.Continuation] = [:]
 	}
 
-	private let state = LockedState(State())
+	private let state: LockedState<State>
+	private let buffered: Int
+	private let isSame: @Sendable (Value, Value) -> Bool
 
-	var current: Defaults.SyncStatus {
+	/// - Parameter current: the value a new listener gets first, kept up to date; `nil` for none.
+	init(current: Value?, buffered: Int, isSame: @escaping @Sendable (Value, Value) -> Bool = { _, _ in false }) {
+		state = LockedState(State(current: current))
+		self.buffered = buffered
+		self.isSame = isSame
+	}
+
+	var current: Value? {
 		state.withLock { $0.current }
 	}
 
-	func update(_ status: Defaults.SyncStatus) {
-		let listeners = state.withLock { state -> [AsyncStream<Defaults.SyncStatus>.Continuation] in
-			guard state.current != status else {
-				return []
+	func send(_ value: Value) {
+		let listeners = state.withLock { state -> [AsyncStream<Value>.Continuation] in
+			if let current = state.current {
+				guard !isSame(current, value) else {
+					return []
+				}
+				state.current = value
 			}
-			state.current = status
 			return Array(state.listeners.values)
 		}
 		for listener in listeners {
-			listener.yield(status)
+			listener.yield(value)
 		}
 	}
 
-	func stream() -> AsyncStream<Defaults.SyncStatus> {
-		let (stream, continuation) = AsyncStream.makeStream(
-			of: Defaults.SyncStatus.self, bufferingPolicy: .bufferingNewest(1))
+	func stream() -> AsyncStream<Value> {
+		let (stream, continuation) = AsyncStream.makeStream(of: Value.self, bufferingPolicy: .bufferingNewest(buffered))
 		let id = UUID()
 		let current = state.withLock { state in
 			state.listeners[id] = continuation
 			return state.current
 		}
-		continuation.yield(current)
+		if let current {
+			continuation.yield(current)
+		}
 		continuation.onTermination = { [weak self] _ in
 			self?.state.withLock { _ = $0.listeners.removeValue(forKey: id) }
 		}

@@ -8,9 +8,9 @@ actor SyncWorker {
 	let prefix: String
 	let store: StoreBox
 	let stateFile: URL?
-	let status: StatusBroadcast
+	let status: Broadcast<Defaults.SyncStatus>
 	let intents: IntentLog
-	let conflicts: ConflictBroadcast
+	let conflicts: Broadcast<Defaults.SyncConflict>
 	var state: SyncState
 	/// Why the state file was lost, until the first full read has rebuilt the state from the remote.
 	var stateLoss: String?
@@ -60,7 +60,8 @@ actor SyncWorker {
 
 	init(
 		remote: any Defaults.RemoteKeyValueService, prefix: String, store: StoreBox, loaded: SyncState.Loaded,
-		stateFile: URL?, status: StatusBroadcast, conflicts: ConflictBroadcast, intents: IntentLog
+		stateFile: URL?, status: Broadcast<Defaults.SyncStatus>,
+		conflicts: Broadcast<Defaults.SyncConflict>, intents: IntentLog
 	) {
 		self.remote = remote
 		self.prefix = prefix
@@ -323,7 +324,7 @@ actor SyncWorker {
 
 	func publish() {
 		let unsaved = isStateUnsaved ? "The sync state file \(stateFile?.path ?? "") could not be written." : nil
-		status.update(
+		status.send(
 			Defaults.SyncStatus(
 				isConnected: isConnected, pendingCount: pendingCount, lastError: lastError ?? unsaved,
 				revision: state.revision))

@@ -18,8 +18,8 @@ final class WakeSignal: Sendable {
 	private let state = LockedState(State())
 	/// Set by the first signal after the waiter last consumed one; later signals see it and return at once, so a
 	/// burst of local writes takes the lock once. Cleared under the lock, before the wake-up is handed over, so a
-	/// signal that comes after it takes the lock again. What a skipped signal announces (a name in `LocalChanges`)
-	/// was recorded before it, so the waiter, woken after the clear, sees it.
+	/// signal that comes after it takes the lock again. What a skipped signal announces (a journal line) was
+	/// recorded before it, so the waiter, woken after the clear, sees it.
 	private let isPending = Atomic<Bool>(false)
 
 	/// Whether a task waits now (for tests, which must know that a wait has begun).
