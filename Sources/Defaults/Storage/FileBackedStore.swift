@@ -13,6 +13,8 @@ protocol FileBackedStore: Defaults.Store {
 	///
 	/// - Returns: `body`'s result; `nil` when the file could not be locked, read or written (reported).
 	func withFileLocked<T>(_ body: (_ values: [String: Any]) -> (received: [String: Any?], result: T)) -> T?
+	/// Ends the locked steps for good, once one under way is done, as the process ends (see `withFileLocked`).
+	func endLockedSteps()
 }
 
 extension Defaults.FileStore: FileBackedStore {}

@@ -10,6 +10,9 @@ struct DiskState {
 	/// The lock file's descriptor while the lock is held, else -1: it is opened and closed by each operation.
 	var lockDescriptor: Int32 = -1
 	var hasRemovedStaleTemporaryFiles = false
+	/// Set once the process is ending and the store's last flush is done: no locked step of a layer above (sync,
+	/// which writes its state beside the file) starts any more, so that none is cut off halfway by the end.
+	var hasEnded = false
 	/// Whether a failure to append to the change journal was reported, since the last append that succeeded.
 	var isJournalFailureReported = false
 }

@@ -57,18 +57,43 @@ extension Defaults.FileStore {
 		}
 		var failures: [Defaults.Failure] = []
 		var result: T?
+		var hasEnded = false
 		// Run before this returns: the optional parameter of `flushLocked` only looks escaping.
-		let (isWritten, changedKeys) = withoutActuallyEscaping(body) { body in
-			disk.withLock { disk in
-				flushLocked(disk: &disk, failures: &failures) { values in
+		let (isWritten, changedKeys) = withoutActuallyEscaping(body) { body -> (Bool, Set<String>) in
+			disk.withLock { disk -> (Bool, Set<String>) in
+				guard !disk.hasEnded else {
+					hasEnded = true
+					return (false, [])
+				}
+				return flushLocked(disk: &disk, failures: &failures) { values in
 					let outcome = body(values)
 					result = outcome.result
 					return outcome.received
 				}
 			}
 		}
+		if hasEnded {
+			Self.waitForTheEnd()
+		}
 		finishFlush(isWritten: isWritten, changedKeys: changedKeys, failures: failures)
 		return isWritten ? result : nil
+	}
+
+	/// Ends the store's locked steps for good, once a step under way is done (it holds the disk lock): the process is
+	/// ending, and a step started now (sync writing its state beside the file) would be cut off halfway, leaving its
+	/// temporary file behind.
+	func endLockedSteps() {
+		disk.withLock { $0.hasEnded = true }
+		// No step of this process writes beside the file any more: a temporary file of its own still there was cut
+		// short some other way.
+		file.removeStaleTemporaryFiles(ofProcess: getpid())
+	}
+
+	/// Where a locked step asked for after the end waits: the process is about to end, and the step must not run.
+	private static func waitForTheEnd() -> Never {
+		while true {
+			sleep(60)
+		}
 	}
 
 	/// What follows a flush, outside the lock (a failure handler or an observer may use the store): its failures and

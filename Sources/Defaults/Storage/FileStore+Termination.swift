@@ -54,6 +54,12 @@ extension Defaults.FileStore {
 					"The process is ending and the file \(store.path) could not be written, so the changes to "
 						+ "\(names.count == 1 ? "the key" : "the \(names.count) keys") \(shown)\(more) are lost."))
 		}
+		// At a signal nothing runs after this; at `exit()`, sync's exit push runs after it, and ends the steps itself.
+		if TerminationFlush.pendingSignal != nil {
+			for store in FileStoreRegistry.allStores() {
+				store.endLockedSteps()
+			}
+		}
 	}
 }
 

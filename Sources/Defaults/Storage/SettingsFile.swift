@@ -250,16 +250,23 @@ package struct SettingsFile: Sendable {
 		return nil
 	}
 
-	/// Removes temporary files left by writers that were killed. Only while holding the lock: then no writer has
-	/// one open.
-	func removeStaleTemporaryFiles() {
+	/// Removes temporary files left by writers that were killed: the settings file's, and those of sync's files
+	/// beside it (`.<name>.sync.*.tmp-*`: its state and journal), which are written only under the same lock. Only
+	/// while holding the lock: then no writer has one open. With `process`, only that process's, which the caller
+	/// knows write no more.
+	func removeStaleTemporaryFiles(ofProcess process: Int32? = nil) {
 		let names = (try? FileManager.default.contentsOfDirectory(atPath: folderPath)) ?? []
 		let (anchor, _) = FolderAnchor.opened(for: self)
 		guard let anchor else {
 			return
 		}
 		defer { anchor.release() }
-		for name in names where name.hasPrefix(temporaryPrefix) {
+		let besidePrefix = "." + fileName + ".sync."
+		for name in names
+		where name.hasPrefix(temporaryPrefix) || (name.hasPrefix(besidePrefix) && name.contains(".tmp-")) {
+			if let process, !name.contains(".tmp-\(process)-") {
+				continue
+			}
 			unlinkat(anchor.descriptor, anchor.name(name), 0)
 		}
 	}

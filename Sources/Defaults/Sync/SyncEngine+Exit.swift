@@ -43,9 +43,15 @@ extension Defaults.SyncEngine {
 	}
 
 	private static func pushPendingAtExit() {
-		let engines = liveEngines.withLock { $0.values.compactMap(\.engine) }.filter {
-			$0.hasPendingChanges
+		let live = liveEngines.withLock { $0.values.compactMap(\.engine) }
+		// Then no step of an engine starts any more, and one under way ends first: the process ending in the middle
+		// of one would leave the state's temporary file behind.
+		defer {
+			for engine in live {
+				endLockedSteps(of: engine.store)
+			}
 		}
+		let engines = live.filter { $0.hasPendingChanges }
 		guard !engines.isEmpty else {
 			return
 		}

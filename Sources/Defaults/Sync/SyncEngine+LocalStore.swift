@@ -116,6 +116,11 @@ extension Defaults.SyncEngine {
 		return fileStore.withFileLocked(body).map { .done($0) } ?? .failed
 	}
 
+	/// Ends the locked steps of `store`'s settings file as the process ends (a step under way ends first).
+	static func endLockedSteps(of store: any Defaults.Store) {
+		(store as? any FileBackedStore)?.endLockedSteps()
+	}
+
 	/// What trying the push lock of a settings file found.
 	enum PushLockAttempt {
 		case locked(Int32)

@@ -56,6 +56,27 @@ import Testing
 		#expect(!FileManager.default.fileExists(atPath: folder.file("app.plist.sync.queue.json").path))
 	}
 
+	/// The temporary files of the state and the journal that a process killed while writing them (SIGKILL) left are
+	/// removed at the next start, under the settings file's lock: both are written only under it, so every such file
+	/// found then is stale. Before issue 28 only the settings file's own were removed.
+	@Test func staleTemporaryFilesOfTheSyncFilesAreRemovedAtTheNextStart() throws {
+		let folder = try TemporaryDirectory()
+		let stale = [".app.plist.sync.json.tmp-99999-1", ".app.plist.sync.intents.tmp-99999-2"].map(folder.file)
+		for file in stale {
+			try Data("{".utf8).write(to: file)
+		}
+		let kept = folder.file(".app.plist.sync.json.notes")
+		try Data("{".utf8).write(to: kept)
+		let store = try Edge.freshStore(at: folder.file("app.plist"))
+		let engine = Defaults.SyncEngine(
+			remote: try EtcdClient(endpoints: ["http://127.0.0.1:9"]), prefix: "/test/stale/", store: store)
+		engine.add(["a"])
+		for file in stale {
+			#expect(!FileManager.default.fileExists(atPath: file.path), "\(file.lastPathComponent) is left")
+		}
+		#expect(FileManager.default.fileExists(atPath: kept.path))
+	}
+
 	/// Section 4's rule while the engine runs: an editor changes a synced key in the settings file (no journal
 	/// line). The store takes the change in, the engine wakes, and nothing is pushed; the next full read puts the
 	/// synced value back and names the key.
