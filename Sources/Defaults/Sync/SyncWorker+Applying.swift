@@ -161,7 +161,6 @@ extension SyncWorker {
 		}
 		// Heard from the remote that was lost and not applied yet: applied now, they would take old values with
 		// revisions above the new remote's, and its changes up to those revisions would be skipped as seen.
-		heldBackRemoteChanges = [:]
 		receivedEvents = []
 		var putBacks: [Push] = []
 		var edits: [String] = []
