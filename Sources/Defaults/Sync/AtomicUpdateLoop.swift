@@ -5,16 +5,27 @@ import Synchronization
 /// to give up, and how a lost answer's commit is told from another machine's.
 ///
 /// Every try writes its values in the second wire form with a mark of its own, as pushes do: the machine id and a
-/// sequence taken from the journal for that try (`SyncWorker.marksForUpdate(of:)`, a few at once). When a commit's
-/// answer is lost (the leader died after committing, or the client gave up first), the value alone cannot tell,
-/// since two machines incrementing 5 both write 6; the mark can. The try compared every key against the revision it read, so it
-/// committed, if at all, as the key's first change after that revision: the next read finds the mark in the key, or,
-/// when the key has moved on since, the key's history from that read says which change came first.
+/// sequence taken from the journal for that try (`SyncWorker.marksForUpdate(of:)`, a few at once). The mark in the
+/// value makes an echo known as this machine's, but cannot tell whether a try whose answer was lost committed: another
+/// machine may have overwritten the value since. So the same transaction also writes this machine's *update record*
+/// of the first key it writes (``Record``, at `<key>/.defaults-update/<machine id in hex>`, read with the key), which
+/// lists the highest sequences of this machine's committed updates of that key, and compares the record's revision as
+/// it compares the keys'. The next read of the keys tells for certain: a try committed if and only if the record
+/// lists its sequence. A try not listed has not committed yet, and if it still does, it breaks the compares of every
+/// later try (each try compares every key, and each commit changes a key), so the next read finds it listed. That holds
+/// whatever the answer said: etcd's client sends a transaction again to the next member when the first one's answer is
+/// lost, and the second send finds the compares broken by the first's commit and answers "conflict".
 struct AtomicUpdateLoop {
 	/// A key's new remote bytes (``SyncedValueCoding/tombstone``: removed), as agreed once committed.
 	struct Write: Sendable {
 		let name: String
 		let bytes: Data?
+	}
+
+	/// A key's remote bytes at the revision they were committed at, for the state to agree on.
+	struct Agreed: Sendable {
+		let write: Write
+		let revision: Int64
 	}
 
 	/// One try: the transaction it sent and what it meant.
@@ -27,11 +38,62 @@ struct AtomicUpdateLoop {
 		let writes: [Write]
 		let values: [String: Any]
 		let remoteWrites: [Defaults.RemoteWrite]
-		/// The first key it writes, the revision it compared that key against, and the revision of the read that
-		/// found it: the try committed, if at all, as the key's first change after that read.
-		let firstKey: String?
-		let base: Int64
-		let readRevision: Int64
+		/// Where this machine's record of the first key it writes is (`nil`: it writes nothing).
+		let recordKey: String?
+	}
+
+	/// This machine's record of its committed updates of one key: the highest sequences, and the highest one that
+	/// no longer fits. A try committed if and only if its sequence is listed; one at or below `dropped` and not
+	/// listed cannot be told, and the update says its outcome is unknown. The bytes are JSON, pinned in
+	/// `Fixtures/Sync/WireForms.plist`; an engine that does not know them (version 1 and 2 engines of the values)
+	/// takes the key for one no engine syncs, as it is no synced key's name.
+	struct Record: Equatable {
+		var committed: [Int] = []
+		var dropped = 0
+
+		/// How many sequences a record keeps: a try is looked up at the update's next read, long before as many
+		/// later updates of the key by this machine have committed.
+		static let capacity = 32
+		static let infix = "/.defaults-update/"
+
+		/// The key of `machine`'s record of `key`.
+		static func key(of key: String, machine: Data) -> String {
+			key + infix + machine.map { String(format: "%02x", $0) }.joined()
+		}
+
+		init(committed: [Int] = [], dropped: Int = 0) {
+			self.committed = committed
+			self.dropped = dropped
+		}
+
+		/// The record `bytes` hold; an empty record when there are none; `nil` for bytes this version cannot read.
+		init?(_ bytes: Data?) {
+			guard let bytes else {
+				self.init()
+				return
+			}
+			guard let root = try? JSONSerialization.jsonObject(with: bytes) as? [String: Any], root["v"] as? Int == 1,
+				let committed = root["committed"] as? [Int], let dropped = root["dropped"] as? Int
+			else {
+				return nil
+			}
+			self.init(committed: committed, dropped: dropped)
+		}
+
+		var bytes: Data {
+			let root: [String: Any] = ["v": 1, "committed": committed, "dropped": dropped]
+			return (try? JSONSerialization.data(withJSONObject: root, options: [.sortedKeys])) ?? Data()
+		}
+
+		/// The record with `sequence` added, the lowest dropped past ``capacity``.
+		func adding(_ sequence: Int) -> Record {
+			var sorted = (committed + [sequence]).sorted()
+			var dropped = self.dropped
+			while sorted.count > Self.capacity {
+				dropped = max(dropped, sorted.removeFirst())
+			}
+			return Record(committed: sorted, dropped: dropped)
+		}
 	}
 
 	/// What the keys hold remotely at a try's read.
@@ -40,8 +102,8 @@ struct AtomicUpdateLoop {
 		var modRevisions: [String: Int64] = [:]
 		/// The remote bytes, by name, to tell a key the closure left as it was.
 		var bytes: [String: Data] = [:]
-		/// The revision of each key's read.
-		var readRevisions: [String: Int64] = [:]
+		/// Every entry the reads found, this machine's update records among them.
+		var entries: [Defaults.RemoteEntry] = []
 	}
 
 	/// etcd refuses transactions of more than 128 operations by default: as many keys as a push's transaction.
@@ -49,8 +111,8 @@ struct AtomicUpdateLoop {
 
 	let names: [String]
 	let keys: [String]
-	/// The tries whose answer was lost and whose outcome is not known yet, by their mark's sequence.
-	private(set) var unresolved: [Int: Attempt] = [:]
+	/// The tries sent that wrote something and got no answer that they committed: any may have, see ``Record``.
+	private var sent: [Attempt] = []
 	/// How many times the update's closure has run.
 	private var runs = 0
 	private var conflicts = 0
@@ -72,44 +134,35 @@ struct AtomicUpdateLoop {
 		names.map { "'\($0)'" }.joined(separator: ", ")
 	}
 
-	/// The try, among this update's whose answer was lost, that a remote value carries the mark of, with the
-	/// revision it was committed at.
-	func committedAttempt(carrying bytes: Data?, at revision: Int64) -> (attempt: Attempt, revision: Int64)? {
-		guard let mark = SyncedValueCoding.mark(of: bytes), let attempt = unresolved[mark.sequence],
-			attempt.mark == mark
-		else {
-			return nil
-		}
-		return (attempt, revision)
-	}
-
-	/// The try that the remote committed after all, if a key read in `snapshots` carries its mark.
-	func committedAttempt(in snapshots: [Defaults.RemoteSnapshot]) -> (attempt: Attempt, revision: Int64)? {
-		for (index, key) in keys.enumerated() {
-			if let entry = snapshots[index].entries.first(where: { $0.key == key }),
-				let found = committedAttempt(carrying: entry.value, at: entry.modRevision)
-			{
-				return found
+	/// The try that the remote committed after all, if this machine's record in `snapshots` lists it, with what its
+	/// keys hold now (another machine's or another update's later change, or still the try's).
+	///
+	/// - Throws: ``Defaults/SyncedUpdateError/Reason/outcomeUnknown`` when a try's record cannot tell (unreadable,
+	///   or the sequence dropped from it).
+	func committedAttempt(in snapshots: [Defaults.RemoteSnapshot]) throws -> (attempt: Attempt, current: [Agreed])? {
+		let entries = snapshots.flatMap(\.entries)
+		for attempt in sent {
+			guard let recordKey = attempt.recordKey else {
+				continue
+			}
+			let entry = entries.first { $0.key == recordKey }
+			guard let record = Record(entry?.value) else {
+				throw unknownOutcome("this machine's update record \(recordKey) is not one this version reads")
+			}
+			if record.committed.contains(attempt.mark.sequence) {
+				// The record's revision may be a later update's: the keys' own are taken, with what they hold.
+				let current = attempt.writes.compactMap { write -> Agreed? in
+					entries.first { $0.key == keys[names.firstIndex(of: write.name) ?? 0] }.map {
+						Agreed(write: Write(name: write.name, bytes: $0.value), revision: $0.modRevision)
+					}
+				}
+				return (attempt, current)
+			}
+			if attempt.mark.sequence <= record.dropped {
+				throw unknownOutcome("this machine's update record \(recordKey) no longer lists so early a try")
 			}
 		}
 		return nil
-	}
-
-	/// The tries whose key has moved on from the revision they compared against, and not to their own commit: the
-	/// key's history tells whether they came first.
-	func attemptsToLookUp(in snapshots: [Defaults.RemoteSnapshot]) -> [Attempt] {
-		unresolved.values.sorted { $0.mark.sequence < $1.mark.sequence }.filter { attempt in
-			guard let key = attempt.firstKey, let index = keys.firstIndex(of: key) else {
-				return false
-			}
-			let current = snapshots[index].entries.first { $0.key == key }?.modRevision ?? 0
-			return current != attempt.base
-		}
-	}
-
-	/// The key's first change after `attempt`'s read was not its commit: it never will be.
-	mutating func didNotCommit(_ attempt: Attempt) {
-		unresolved[attempt.mark.sequence] = nil
 	}
 
 	/// Counts a run of the closure, made just before it runs.
@@ -130,9 +183,8 @@ struct AtomicUpdateLoop {
 
 	/// The keys' remote values and revisions in `snapshots` (one per key, in order).
 	func currentValues(in snapshots: [Defaults.RemoteSnapshot]) throws -> Current {
-		var current = Current()
+		var current = Current(entries: snapshots.flatMap(\.entries))
 		for (index, name) in names.enumerated() {
-			current.readRevisions[name] = snapshots[index].revision
 			guard let entry = snapshots[index].entries.first(where: { $0.key == keys[index] }) else {
 				continue
 			}
@@ -190,15 +242,28 @@ struct AtomicUpdateLoop {
 			writes.append(Write(name: name, bytes: bytes))
 			remoteWrites.append(Defaults.RemoteWrite(key: keys[index], value: bytes, expectedModRevision: expected))
 		}
-		let firstKey = writes.first.map { key(of: $0.name) }
-		let firstName = writes.first?.name ?? ""
-		return Attempt(
-			mark: mark, run: runs - 1, writes: writes, values: updated, remoteWrites: remoteWrites, firstKey: firstKey,
-			base: current.modRevisions[firstName] ?? 0, readRevision: current.readRevisions[firstName] ?? 0)
-	}
-
-	private func key(of name: String) -> String {
-		keys[names.firstIndex(of: name) ?? 0]
+		var recordKey: String?
+		if let first = writes.first, let index = names.firstIndex(of: first.name) {
+			let key = Record.key(of: keys[index], machine: mark.machine)
+			let entry = current.entries.first { $0.key == key }
+			guard let record = Record(entry?.value) else {
+				throw failure(
+					.unreadableRemoteValue,
+					"This machine's update record \(key) is not one this version reads, so the update could not record its commit; nothing was changed."
+				)
+			}
+			remoteWrites.append(
+				Defaults.RemoteWrite(
+					key: key, value: record.adding(mark.sequence).bytes, expectedModRevision: entry?.modRevision ?? 0))
+			recordKey = key
+		}
+		let attempt = Attempt(
+			mark: mark, run: runs - 1, writes: writes, values: updated, remoteWrites: remoteWrites, recordKey: recordKey
+		)
+		if recordKey != nil {
+			sent.append(attempt)
+		}
+		return attempt
 	}
 
 	/// A read failed: before any commit went out nothing changed, and the update fails at once; after one whose
@@ -213,7 +278,7 @@ struct AtomicUpdateLoop {
 		try checkResolveDeadline(error)
 	}
 
-	/// A commit got no answer (or one that says nothing of its outcome): the next read tells, by the mark.
+	/// A commit got no answer (or one that says nothing of its outcome): the next read tells, by the record.
 	mutating func commitFailed(_ error: Defaults.RemoteServiceError, _ attempt: Attempt) throws {
 		if error.isRefusal {
 			// Refused before it ran: this try changed nothing.
@@ -223,15 +288,20 @@ struct AtomicUpdateLoop {
 			}
 		} else if !attempt.writes.isEmpty {
 			// A try that writes nothing changes nothing, committed or not.
-			unresolved[attempt.mark.sequence] = attempt
 			resolveDeadline = resolveDeadline ?? .now + Defaults.SyncEngine.atomicUpdateResolveTime
 		}
 		try checkResolveDeadline(error)
 	}
 
-	/// Another machine changed a key since the read: try again, a bounded number of times.
-	mutating func conflicted() throws {
+	/// Another machine changed a key since the read (or this try committed, answered by a second member the client
+	/// sent it to): the next read tells, and the update tries again, a bounded number of times.
+	mutating func conflicted() {
 		conflicts += 1
+	}
+
+	/// Fails the update once it has conflicted as many times as it tries, checked after a read found that no try
+	/// committed.
+	func checkConflicts() throws {
 		guard conflicts < Defaults.SyncEngine.atomicUpdateTries else {
 			if resolveDeadline != nil {
 				throw unknownOutcome("it kept conflicting with other machines' changes")

@@ -11,8 +11,7 @@ extension Defaults {
 	///
 	/// An empty value is a value like any other: the key exists, with a mod revision of its own. The engine writes one
 	/// for a removal (a *tombstone*), so that no compare-and-swap ever has to name 0 for a key that existed; a service
-	/// that deleted the key instead would let a push sent again after a lost reply overwrite a removal made since. The
-	/// engine may watch more than one range at a time (a key's history, while the prefix's watch runs).
+	/// that deleted the key instead would let a push sent again after a lost reply overwrite a removal made since.
 	package protocol RemoteKeyValueService: Sendable {
 		/// Every key under `prefix`, with the service's revision at the time of the read.
 		func read(prefix: String) async throws -> RemoteSnapshot

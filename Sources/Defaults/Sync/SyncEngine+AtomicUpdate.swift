@@ -100,9 +100,9 @@ extension Defaults.SyncEngine {
 			let snapshots: [Defaults.RemoteSnapshot]
 			do {
 				snapshots = try await loop.keys.asyncMap { key in try await remote.read(prefix: key) }
-				// An earlier commit whose answer was lost went through after all: that was the update.
-				if let committed = try await committedAttempt(of: &loop, in: snapshots) {
-					await worker.agreeOnAtomicUpdate(committed.attempt.writes, at: committed.revision)
+				// An earlier try went through after all (its answer was lost, or said "conflict"): that was the update.
+				if let committed = try loop.committedAttempt(in: snapshots) {
+					await worker.agreeOnAtomicUpdate(committed.current)
 					return (committed.attempt.values, committed.attempt.run)
 				}
 			} catch let error as Defaults.RemoteServiceError {
@@ -123,6 +123,7 @@ extension Defaults.SyncEngine {
 				try await loop.backOff()
 				continue
 			}
+			try loop.checkConflicts()
 			let current = try loop.currentValues(in: snapshots)
 			loop.willRunClosure()
 			let updated = try transform(current.values)
@@ -139,60 +140,12 @@ extension Defaults.SyncEngine {
 				continue
 			}
 			guard let revision else {
-				try loop.conflicted()
+				loop.conflicted()
 				try await loop.backOff()
 				continue
 			}
-			await worker.agreeOnAtomicUpdate(attempt.writes, at: revision)
+			await worker.agreeOnAtomicUpdate(attempt.writes.map { .init(write: $0, revision: revision) })
 			return (attempt.values, attempt.run)
-		}
-	}
-
-	/// The try whose answer was lost that the remote committed, if any: a key holds its mark, or, for a key that has
-	/// moved on since the try read it, the key's first change after that read carries it (a later change by
-	/// another machine may have replaced the value since).
-	nonisolated(nonsending) private func committedAttempt(
-		of loop: inout AtomicUpdateLoop, in snapshots: [Defaults.RemoteSnapshot]
-	) async throws -> (attempt: AtomicUpdateLoop.Attempt, revision: Int64)? {
-		if let found = loop.committedAttempt(in: snapshots) {
-			return found
-		}
-		for attempt in loop.attemptsToLookUp(in: snapshots) {
-			guard let key = attempt.firstKey else {
-				continue
-			}
-			let first = try await firstChange(of: key, after: attempt.readRevision)
-			if let found = loop.committedAttempt(carrying: first.value, at: first.revision) {
-				return found
-			}
-			loop.didNotCommit(attempt)
-		}
-		return nil
-	}
-
-	/// How long the history of a key is waited for: it holds the change asked for, so the remote answers at once.
-	static let historyWait: Duration = .seconds(5)
-
-	/// The first change of `key` after `revision`, from the remote's history (the caller knows there is one).
-	private func firstChange(of key: String, after revision: Int64) async throws -> Defaults.RemoteEvent {
-		try await withThrowingTaskGroup(of: Defaults.RemoteEvent.self) { group in
-			group.addTask { [remote] in
-				for try await events in remote.watch(prefix: key, fromRevision: revision + 1) {
-					if let event = events.first(where: { $0.key == key }) {
-						return event
-					}
-				}
-				throw Defaults.RemoteServiceError.unreachable("the history of \(key) ended early")
-			}
-			group.addTask {
-				try await Task.sleep(for: Self.historyWait)
-				throw Defaults.RemoteServiceError.unreachable("the history of \(key) did not come")
-			}
-			defer { group.cancelAll() }
-			guard let first = try await group.next() else {
-				throw Defaults.RemoteServiceError.unreachable("the history of \(key) did not come")
-			}
-			return first
 		}
 	}
 }

@@ -89,16 +89,17 @@ extension SyncWorker {
 	/// How many marks an update takes at once: most updates need one try, a few more under contention.
 	static let marksPerReservation = 8
 
-	/// The remote committed an update's `writes` at `revision`: agreed on, and applied to the local store as a remote change is
-	/// (observers hear one change per key; nothing is recorded, so no push follows).
+	/// The remote holds an update's keys as `agreed` (the update's commit, or what came after it): agreed on, and
+	/// applied to the local store as a remote change is (observers hear one change per key; nothing is recorded, so
+	/// no push follows).
 	///
-	/// A key another process of this settings file, or the watch, already brought to `revision` or later is left
+	/// A key another process of this settings file, or the watch, already brought to its revision or later is left
 	/// alone. A key with a change recorded while the update ran keeps that change, which counts as made after the
-	/// update: it is pushed against `revision`.
-	func agreeOnAtomicUpdate(_ writes: [AtomicUpdateLoop.Write], at revision: Int64) {
+	/// update: it is pushed against that revision.
+	func agreeOnAtomicUpdate(_ agreed: [AtomicUpdateLoop.Agreed]) {
 		heardFromRemote()
 		let wakes = locked { local in
-			for write in writes {
+			for (write, revision) in agreed.map({ ($0.write, $0.revision) }) {
 				if let record = state.records[write.name], record.modRevision >= revision {
 					continue
 				}
@@ -108,7 +109,7 @@ extension SyncWorker {
 							?? .delete(key: prefix + write.name, modRevision: revision)
 					], local: &local)
 			}
-			return writes.contains { isPending($0.name, in: local) }
+			return agreed.contains { isPending($0.write.name, in: local) }
 		}
 		if wakes == true {
 			wakeToPushAgain()

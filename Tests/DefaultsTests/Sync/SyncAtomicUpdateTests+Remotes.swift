@@ -112,3 +112,12 @@ final class LateFirstCommitRemote: RemoteWrapper {
 		return try await wrapped.compareAndSwap(all: writes)
 	}
 }
+
+/// A real remote whose watches fail at once, as while etcd has no leader: reads and transactions go through.
+struct WatchlessRemote: RemoteWrapper {
+	let wrapped: any Defaults.RemoteKeyValueService
+
+	func watch(prefix: String, fromRevision revision: Int64) -> AsyncThrowingStream<[Defaults.RemoteEvent], any Error> {
+		AsyncThrowingStream { $0.finish(throwing: Defaults.RemoteServiceError.unreachable("no leader")) }
+	}
+}

@@ -246,13 +246,15 @@ import Testing
 		#expect(setup.store[setup.key] == 1)
 		Self.expectHeard(setup, 1)
 		#expect(try await setup.increment() == 2)
-		// The mark is in the value: no key of its own is left behind.
+		// One record per machine and key stays, whatever the number of updates: no key per try is left behind.
+		let machine = try #require(await setup.engine.worker.state.machine)
+		let record = AtomicUpdateLoop.Record.key(of: "/test/lost-answer/count", machine: machine)
 		let entries = try await remote.read(prefix: "/test/lost-answer/").entries
-		#expect(entries.map(\.key) == ["/test/lost-answer/count"])
+		#expect(entries.map(\.key) == ["/test/lost-answer/count", record])
 	}
 
 	/// The commit lands and its answer is lost, and another machine changes the key before the update reads again:
-	/// the key's first change after the update's read carries the update's mark, so it counts once, not twice.
+	/// this machine's update record lists the try, so it counts once, not twice.
 	@Test func aLostCommitThatAnotherMachineOverwroteCountsOnce() async throws {
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }
@@ -279,6 +281,67 @@ import Testing
 		#expect(try await Self.remoteValue(remote, key).value == 100)
 		#expect(await setup.engine.synchronize())
 		#expect(setup.store[setup.key] == 100)
+	}
+
+	/// etcd's client sends a transaction whose answer was lost to the next member, which finds the compares broken by
+	/// the first send's commit and answers "conflict"; meanwhile another machine has overwritten the key, so the value
+	/// no longer carries the update's mark. The update record still lists the try: it counts once, and the closure
+	/// does not run again (it did on the update's mark in the value alone: the key ended on 101 for one increment).
+	@Test func aCommitAnsweredAsAConflictBySecondSendCountsOnce() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let key = "/test/resent-commit/count"
+		let lossy = FirstTransactionRemote(remote: remote) { remote, commit in
+			let revision = try #require(try await commit())
+			_ = try await remote.compareAndSwap(
+				key: key, value: try SyncedValueCoding.encode(100), expectedModRevision: revision)
+			return try await commit()
+		}
+		let setup = Setup(remote: lossy, prefix: "/test/resent-commit/")
+		let runs = Tally()
+		let outcome = try await Defaults.SyncEngine.atomicUpdate(forKey: "count", in: setup.store) { value in
+			runs.add()
+			return (value as? Int ?? 0) + 1
+		}
+		guard case .updated(let value) = outcome else {
+			Issue.record("the key is synced, yet the update was not made through sync")
+			return
+		}
+		#expect(lossy.hasIntercepted)
+		#expect(value as? Int == 1)
+		#expect(runs.count == 1)
+		#expect(try await Self.remoteValue(remote, key).value == 100)
+	}
+
+	/// A lost answer, another machine's write over the commit, and no watch of the key's history to be had (as while
+	/// etcd elects a leader): the update record alone tells that the try committed, so the update counts once and
+	/// succeeds (a history lookup that could not answer made the update fail with an unknown outcome).
+	@Test func aLostCommitIsFoundWithoutTheKeysHistory() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let key = "/test/lost-no-history/count"
+		let lossy = FirstTransactionRemote(remote: remote) { remote, commit in
+			let revision = try #require(try await commit())
+			_ = try await remote.compareAndSwap(
+				key: key, value: try SyncedValueCoding.encode(100), expectedModRevision: revision)
+			throw Defaults.RemoteServiceError.unreachable("the answer was lost")
+		}
+		let setup = Setup(remote: WatchlessRemote(wrapped: lossy), prefix: "/test/lost-no-history/")
+		let runs = Tally()
+		let outcome = try await Defaults.SyncEngine.atomicUpdate(forKey: "count", in: setup.store) { value in
+			runs.add()
+			return (value as? Int ?? 0) + 1
+		}
+		guard case .updated(let value) = outcome else {
+			Issue.record("the key is synced, yet the update was not made through sync")
+			return
+		}
+		#expect(lossy.hasIntercepted)
+		#expect(value as? Int == 1)
+		#expect(runs.count == 1)
+		#expect(try await Self.remoteValue(remote, key).value == 100)
 	}
 
 	/// An update writes the second wire form with this machine's mark, as a push does (issue 28), and its echo

@@ -55,6 +55,26 @@ import Testing
 		#expect(SyncedValueCoding.decode(removal) == nil && !SyncedValueCoding.isRemoval(value))
 	}
 
+	/// An atomic update's record of this machine's commits of a key (issue 28) is pinned too; it keeps the highest
+	/// sequences, and a sequence it dropped is told from one that never committed.
+	@Test func theUpdateRecordIsPinned() throws {
+		let fixtures = try Fixtures.dictionary(Self.wireForms)
+		let record = AtomicUpdateLoop.Record(committed: [811, 812], dropped: 3)
+		#expect(fixtures["update record"] as? Data == record.bytes)
+		#expect(AtomicUpdateLoop.Record(record.bytes) == record)
+		#expect(AtomicUpdateLoop.Record(nil) == AtomicUpdateLoop.Record())
+		#expect(AtomicUpdateLoop.Record(Data("{}".utf8)) == nil)
+		var full = AtomicUpdateLoop.Record()
+		for sequence in (1...AtomicUpdateLoop.Record.capacity + 2).reversed() {
+			full = full.adding(sequence)
+		}
+		#expect(full.committed == Array(3...AtomicUpdateLoop.Record.capacity + 2))
+		#expect(full.dropped == 2)
+		#expect(
+			AtomicUpdateLoop.Record.key(of: "/p/count", machine: Self.fixtureMark.machine)
+				== "/p/count/.defaults-update/0102030405060708090a0b0c0d0e0f10")
+	}
+
 	/// Version 1, as every machine wrote it before marks, still reads: a value without a mark, and a removal.
 	@Test func theFirstVersionStillReads() throws {
 		let fixtures = try Fixtures.dictionary(Self.wireForms)
