@@ -3,7 +3,15 @@ import Foundation
 /// What a file store knows of its file; guarded by the store's disk lock.
 struct DiskState {
 	/// The values as they are in the file, as far as this process knows: the base a flush applies its changes to.
-	var persisted: [String: Any] = [:]
+	///
+	/// `nil` while memory's values are the file's for every key no change of this process waits for (the store
+	/// wrote or read the file and nothing was pending then; writes since are pending keys): the store then keeps one
+	/// dictionary of its values, not two (issue 32's memory per key), and an operation that needs the file's values
+	/// takes them from memory (`knownFileValues`), or re-reads the file when pending keys hide some of them.
+	var persisted: [String: Any]? = nil
+	/// Set when memory may hold other values than the file for keys that are not pending (an atomic update wrote the
+	/// file after a terminating signal, when memory takes no more writes): `persisted` is then always kept.
+	var isMemoryBehindTheFile = false
 	/// Which version of the file `persisted` came from: ``FileVersion/unknown`` until the file was read (or known to
 	/// be missing), so that a store never writes over a file it has not read.
 	var version: FileVersion = .unknown

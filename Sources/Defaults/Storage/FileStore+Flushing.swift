@@ -119,14 +119,21 @@ extension Defaults.FileStore {
 		disk: inout DiskState, failures: inout [Defaults.Failure], isLastTry: Bool = false,
 		whileLocked: ((_ values: [String: Any]) -> [String: Any?])? = nil
 	) -> (Bool, Set<String>) {
-		let changes = memory.withLock { memory in
+		let keepsFileValues = disk.persisted != nil
+		let (changes, memoryValues) = memory.withLock { memory -> ([(key: String, value: Any?)], [String: Any]?) in
 			memory.isFlushScheduled = false
 			defer { memory.clearDirtyKeys() }
-			return memory.dirtyKeys.map { key in (key: key, value: memory.values[key]) }
+			let changes = memory.dirtyKeys.map { key in (key: key, value: memory.values[key]) }
+			// Without a copy of the file's values, memory's are the file's with exactly these changes on top: taken
+			// in the same lock as the changes.
+			let isWriting = !changes.isEmpty || whileLocked != nil
+			return (changes, isWriting && !keepsFileValues ? memory.values : nil)
 		}
 		guard !changes.isEmpty || whileLocked != nil else {
 			return (true, reloadLocked(disk: &disk, failures: &failures))
 		}
+		// Copied at once, on this thread, so that a write during the flush does not copy memory's values on its own.
+		let fileValuesAndChanges = memoryValues.map(Self.inOwnStorage)
 		if let problem = file.createFolderIfMissing() {
 			failures.append(storageFailure(problem))
 			restoreDirtyKeys(changes)
@@ -144,21 +151,26 @@ extension Defaults.FileStore {
 
 		var changedOutside: Set<String> = []
 		var isReread = false
-		var values = disk.persisted
+		var values = disk.persisted ?? fileValuesAndChanges ?? [:]
 		if !file.version.isSame(as: disk.version) {
 			let reread = take(file.readSettled(), failures: &failures)
 			guard reread.mayReplaceFile else {
 				restoreDirtyKeys(changes)
 				return (false, [])
 			}
+			// From memory's values, the changed keys include this flush's, which are taken out below.
 			changedOutside = Self.changedKeys(from: values, to: reread.values)
 			values = reread.values
 			disk.version = reread.version
 			isReread = true
 		}
+		// Whether `replaced` below holds the file's values of the changed keys, to put them back if the write fails;
+		// from memory's values it holds the changes themselves, and memory, with the keys pending again, still tells
+		// the file's values (the file is unchanged).
+		let canRestore = keepsFileValues || isReread
 		// The store's own copy goes, so that applying the changes does not copy every value; what they replace is
 		// kept, to put the file's values back together if the write fails.
-		disk.persisted = [:]
+		disk.persisted = nil
 		var replaced: [(key: String, value: Any?)] = []
 		replaced.reserveCapacity(changes.count)
 		for change in changes {
@@ -169,12 +181,14 @@ extension Defaults.FileStore {
 		// Recorded before the file changes: a crash in between leaves a name whose value did not change, which its
 		// reader finds unchanged, where the other order could lose the record of a change.
 		if !recordChanges(changes.map(\.key).sorted(), disk: &disk, failures: &failures) {
-			for original in replaced.reversed() {
-				values[original.key] = original.value
+			if canRestore {
+				for original in replaced.reversed() {
+					values[original.key] = original.value
+				}
+				disk.persisted = values
 			}
-			disk.persisted = values
 			restoreDirtyKeys(changes)
-			return (false, isReread ? install(values, changedKeys: changedOutside) : [])
+			return (false, isReread ? install(values, changedKeys: changedOutside, disk: &disk) : [])
 		}
 		var received: Set<String> = []
 		if let whileLocked {
@@ -186,24 +200,32 @@ extension Defaults.FileStore {
 		}
 		guard !changes.isEmpty || !received.isEmpty else {
 			disk.persisted = values
-			return (true, isReread ? install(values, changedKeys: changedOutside) : [])
+			if isReread {
+				return (true, install(values, changedKeys: changedOutside, disk: &disk))
+			}
+			forgetFileValuesIfMemoryHoldsThem(&disk)
+			return (true, [])
 		}
 		do {
 			disk.version = .present(try file.replace(with: values))
 		} catch {
-			for original in replaced.reversed() {
-				values[original.key] = original.value
+			if canRestore {
+				for original in replaced.reversed() {
+					values[original.key] = original.value
+				}
+				disk.persisted = values
 			}
-			disk.persisted = values
 			restoreDirtyKeys(changes)
 			failures.append(storageFailure("The file \(path) could not be written: \(error)."))
 			// What was read from the file is taken in all the same: memory must not go on showing values the file
 			// no longer holds.
-			return (false, isReread ? install(values, changedKeys: changedOutside) : [])
+			return (false, isReread ? install(values, changedKeys: changedOutside, disk: &disk) : [])
 		}
 		disk.persisted = values
 		if isReread || !received.isEmpty {
-			changedOutside = install(values, changedKeys: changedOutside.union(received))
+			changedOutside = install(values, changedKeys: changedOutside.union(received), disk: &disk)
+		} else {
+			forgetFileValuesIfMemoryHoldsThem(&disk)
 		}
 		return (true, changedOutside)
 	}
@@ -235,11 +257,12 @@ extension Defaults.FileStore {
 		}
 	}
 
-	/// Makes `values` the stored values, keeping this process's unflushed changes on top.
+	/// Makes `values`, the file's values (`disk.persisted`), the stored values, keeping this process's unflushed
+	/// changes on top; with none, memory and `disk` share one dictionary, and `disk` forgets it.
 	///
 	/// - Returns: the keys among `changedKeys` that this process has not changed since.
-	func install(_ values: [String: Any], changedKeys: Set<String>) -> Set<String> {
-		memory.withLock { memory in
+	func install(_ values: [String: Any], changedKeys: Set<String>, disk: inout DiskState) -> Set<String> {
+		let changed = memory.withLock { memory in
 			var installed = values
 			for key in memory.dirtyKeys {
 				installed[key] = memory.values[key]
@@ -247,6 +270,36 @@ extension Defaults.FileStore {
 			memory.values = installed
 			return changedKeys.subtracting(memory.dirtyKeys)
 		}
+		forgetFileValuesIfMemoryHoldsThem(&disk)
+		return changed
+	}
+
+	/// What the store knows of the file's values: `disk.persisted`, else memory's values, in storage of their own.
+	/// Memory's pending keys hold this process's changes rather than the file's values: every caller compares the
+	/// result with a file it read again and leaves the pending keys out of what it reports (`install`).
+	func knownFileValues(_ disk: DiskState) -> [String: Any] {
+		if let persisted = disk.persisted {
+			return persisted
+		}
+		return Self.inOwnStorage(memory.withLock { $0.values })
+	}
+
+	/// `values` copied into storage of its own: taken from memory under its lock, a dictionary shares memory's storage,
+	/// and a write while it is held would copy every value on the writer's thread. This copies them on the caller's.
+	static func inOwnStorage(_ values: [String: Any]) -> [String: Any] {
+		var copy = values
+		copy.reserveCapacity(copy.count)
+		return copy
+	}
+
+	/// Forgets `disk.persisted` when memory holds the same values, no change of this process being pending: one
+	/// dictionary of the store's values instead of two (memory's keys that are not pending always hold the file's
+	/// values, as far as the store knows them).
+	func forgetFileValuesIfMemoryHoldsThem(_ disk: inout DiskState) {
+		guard disk.persisted != nil, !disk.isMemoryBehindTheFile, memory.withLock({ $0.dirtyKeys.isEmpty }) else {
+			return
+		}
+		disk.persisted = nil
 	}
 
 	static func changedKeys(from old: [String: Any], to new: [String: Any]) -> Set<String> {

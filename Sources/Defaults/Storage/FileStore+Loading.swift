@@ -6,7 +6,8 @@ extension Defaults.FileStore {
 	func load(failures: inout [Defaults.Failure]) {
 		disk.withLock { disk in
 			let loaded = readSettled(disk: &disk, failures: &failures)
-			disk.persisted = loaded.values
+			// Memory's values are the file's, and nothing is pending yet: one dictionary for both.
+			disk.persisted = nil
 			// An untouchable file's version is unknown, so every flush reads it again before it would write.
 			disk.version = loaded.version
 			memory.withLock { $0.values = loaded.values }

@@ -23,13 +23,14 @@ extension Defaults.FileStore {
 			// Nothing trustworthy was read: memory keeps what it had rather than going empty.
 			return []
 		}
-		let changed = Self.changedKeys(from: disk.persisted, to: reread.values)
+		let changed = Self.changedKeys(from: knownFileValues(disk), to: reread.values)
 		disk.persisted = reread.values
 		disk.version = reread.version
 		guard !changed.isEmpty else {
+			forgetFileValuesIfMemoryHoldsThem(&disk)
 			return []
 		}
-		return install(reread.values, changedKeys: changed)
+		return install(reread.values, changedKeys: changed, disk: &disk)
 	}
 }
 

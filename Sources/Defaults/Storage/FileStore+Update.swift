@@ -46,7 +46,12 @@ extension Defaults.FileStore: AtomicallyUpdatingStore {
 			disk.hasRemovedStaleTemporaryFiles = true
 			file.removeStaleTemporaryFiles()
 		}
-		if !file.version.isSame(as: disk.version) {
+		// The update writes the file's values with its changes on top, never this process's pending ones: memory's
+		// values stand for the file's only while nothing is pending, else the file is read again.
+		if disk.persisted == nil, let values = memory.withLock({ $0.dirtyKeys.isEmpty ? $0.values : nil }) {
+			disk.persisted = Self.inOwnStorage(values)
+		}
+		if !file.version.isSame(as: disk.version) || disk.persisted == nil {
 			let reread = take(file.readSettled(), failures: &failures)
 			guard reread.mayReplaceFile else {
 				throw AtomicUpdateFailure(
@@ -54,17 +59,21 @@ extension Defaults.FileStore: AtomicallyUpdatingStore {
 					"Nothing was updated: the file \(path) could not be read, and is not written over unseen. "
 						+ failures.map(\.message).joined(separator: " "))
 			}
-			let changed = Self.changedKeys(from: disk.persisted, to: reread.values)
+			let changed = Self.changedKeys(from: knownFileValues(disk), to: reread.values)
 			disk.persisted = reread.values
 			disk.version = reread.version
-			externallyChanged = install(reread.values, changedKeys: changed)
+			// Kept until the update has written: `install` may forget it, and it is the base of the changes below.
+			let base = reread.values
+			externallyChanged = install(reread.values, changedKeys: changed, disk: &disk)
+			disk.persisted = base
 		}
 
 		let (changes, result) = try body()
 		guard !changes.isEmpty else {
+			forgetFileValuesIfMemoryHoldsThem(&disk)
 			return result
 		}
-		var values = disk.persisted
+		var values = disk.persisted ?? [:]
 		for change in changes {
 			values[change.key] = change.value
 		}
@@ -83,6 +92,7 @@ extension Defaults.FileStore: AtomicallyUpdatingStore {
 		// A terminating signal came: memory takes no more writes (a write would wait for the end while this thread
 		// holds the store the termination flush needs). The file holds the result, which is all that outlives us.
 		guard TerminationFlush.acceptsWrites else {
+			disk.isMemoryBehindTheFile = true
 			return result
 		}
 		apply(changes)
@@ -95,6 +105,7 @@ extension Defaults.FileStore: AtomicallyUpdatingStore {
 				memory.markClean(change.key)
 			}
 		}
+		forgetFileValuesIfMemoryHoldsThem(&disk)
 		externallyChanged.subtract(changes.lazy.map(\.key))
 		return result
 	}

@@ -434,7 +434,9 @@ extension Defaults.FileStore.Memory {
 
 	/// Forgets the dirty keys, once a flush has taken them.
 	mutating func clearDirtyKeys() {
-		dirtyKeys.removeAll(keepingCapacity: true)
+		// The capacity stays for the next writes (a write that grows the set allocates), unless a burst of writes made
+		// it large: a store that wrote 100,000 keys once would keep their table (4 MB) for good.
+		dirtyKeys.removeAll(keepingCapacity: dirtyKeys.capacity <= 1_024)
 		lastDirtyKey = nil
 	}
 

@@ -237,6 +237,38 @@ import Testing
 		#expect(try fileContents().values["pending"] as? Int == 1)
 	}
 
+	/// Issue 32: once memory and the file agree (a flush with nothing left pending), the store forgets its copy of the
+	/// file's values and keeps one dictionary; what it needed the copy for still works from memory: an outside edit is
+	/// merged beside a change still pending here, and an atomic update writes over the file's values, never over a
+	/// pending change.
+	@Test func aFlushedStoreKeepsOneCopyOfItsValuesAndStillMergesOutsideEdits() throws {
+		try store.write(1, forKey: "a")
+		try store.write("x", forKey: "b")
+		#expect(store.flush())
+		#expect(store.disk.withLock { $0.persisted == nil })
+
+		try store.write(2, forKey: "pending")
+		try writeFileAsAnotherProcess(["a": 10, "b": "x", "their": 3])
+		#expect(store.flush())
+		var values = try fileContents().values
+		#expect(values["a"] as? Int == 10)
+		#expect(values["their"] as? Int == 3)
+		#expect(values["pending"] as? Int == 2)
+		#expect(store.storedValue(forKey: "a") as? Int == 10)
+		#expect(store.storedValue(forKey: "their") as? Int == 3)
+		#expect(store.disk.withLock { $0.persisted == nil })
+
+		try writeFileAsAnotherProcess(["a": 10, "b": "y", "their": 3, "pending": 2])
+		let counter = Defaults.Key<Int>("counter", default: 0, suite: store)
+		try Defaults.update(counter) { $0 += 5 }
+		values = try fileContents().values
+		#expect(values["b"] as? String == "y")
+		#expect(values["counter"] as? Int == 5)
+		#expect(store.storedValue(forKey: "b") as? String == "y")
+		#expect(store.storedValue(forKey: "counter") as? Int == 5)
+		#expect(store.disk.withLock { $0.persisted == nil })
+	}
+
 	@Test func changedKeysAreOnlyThoseWhoseValuesDiffer() {
 		let changed = Defaults.FileStore.changedKeys(
 			from: ["same": 1, "changed": 1, "removed": 1, "list": [1, 2]],
