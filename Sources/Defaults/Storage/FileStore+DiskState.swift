@@ -23,6 +23,8 @@ struct DiskState {
 	var hasEnded = false
 	/// Whether a failure to append to the change journal was reported, since the last append that succeeded.
 	var isJournalFailureReported = false
+	/// Set by a flush that wrote a large file, for the end of the flush to give the allocator's free memory back.
+	var hasWrittenALargeFile = false
 }
 
 /// What a store took from its file: the values, which version of the file they came from, and whether the store may

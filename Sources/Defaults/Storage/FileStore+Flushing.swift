@@ -16,10 +16,11 @@ extension Defaults.FileStore {
 			return true
 		}
 		var failures: [Defaults.Failure] = []
-		let (isWritten, changedKeys) = disk.withLock { disk in
-			flushLocked(disk: &disk, failures: &failures)
+		let (isWritten, changedKeys, isLarge) = disk.withLock { disk in
+			let (isWritten, changedKeys) = flushLocked(disk: &disk, failures: &failures)
+			return (isWritten, changedKeys, disk.takeLargeWrite())
 		}
-		finishFlush(isWritten: isWritten, changedKeys: changedKeys, failures: failures)
+		finishFlush(isWritten: isWritten, changedKeys: changedKeys, failures: failures, wroteALargeFile: isLarge)
 		return isWritten
 	}
 
@@ -59,23 +60,24 @@ extension Defaults.FileStore {
 		var result: T?
 		var hasEnded = false
 		// Run before this returns: the optional parameter of `flushLocked` only looks escaping.
-		let (isWritten, changedKeys) = withoutActuallyEscaping(body) { body -> (Bool, Set<String>) in
-			disk.withLock { disk -> (Bool, Set<String>) in
+		let (isWritten, changedKeys, isLarge) = withoutActuallyEscaping(body) { body -> (Bool, Set<String>, Bool) in
+			disk.withLock { disk -> (Bool, Set<String>, Bool) in
 				guard !disk.hasEnded else {
 					hasEnded = true
-					return (false, [])
+					return (false, [], false)
 				}
-				return flushLocked(disk: &disk, failures: &failures) { values in
+				let (isWritten, changedKeys) = flushLocked(disk: &disk, failures: &failures) { values in
 					let outcome = body(values)
 					result = outcome.result
 					return outcome.received
 				}
+				return (isWritten, changedKeys, disk.takeLargeWrite())
 			}
 		}
 		if hasEnded {
 			Self.waitForTheEnd()
 		}
-		finishFlush(isWritten: isWritten, changedKeys: changedKeys, failures: failures)
+		finishFlush(isWritten: isWritten, changedKeys: changedKeys, failures: failures, wroteALargeFile: isLarge)
 		return isWritten ? result : nil
 	}
 
@@ -98,7 +100,12 @@ extension Defaults.FileStore {
 
 	/// What follows a flush, outside the lock (a failure handler or an observer may use the store): its failures and
 	/// the outside changes it took in are told, and a failed write is tried again later.
-	private func finishFlush(isWritten: Bool, changedKeys: Set<String>, failures: [Defaults.Failure]) {
+	private func finishFlush(
+		isWritten: Bool, changedKeys: Set<String>, failures: [Defaults.Failure], wroteALargeFile: Bool
+	) {
+		if wroteALargeFile {
+			FreedMemory.giveBack()
+		}
 		failures.forEach(Defaults.report)
 		if !changedKeys.isEmpty {
 			reportOutsideChanges(changedKeys)
@@ -164,19 +171,21 @@ extension Defaults.FileStore {
 			disk.version = reread.version
 			isReread = true
 		}
-		// Whether `replaced` below holds the file's values of the changed keys, to put them back if the write fails;
-		// from memory's values it holds the changes themselves, and memory, with the keys pending again, still tells
-		// the file's values (the file is unchanged).
+		// On a base of the file's values (kept, or read again) the changes go on top, and what they replace is kept to
+		// put the file's values back together if the write fails. A base of memory's values holds the changes already;
+		// if the write fails, memory, with the keys pending again, still tells the file's values (the file is
+		// unchanged).
 		let canRestore = keepsFileValues || isReread
-		// The store's own copy goes, so that applying the changes does not copy every value; what they replace is
-		// kept, to put the file's values back together if the write fails.
+		// The store's own copy goes, so that applying the changes does not copy every value.
 		disk.persisted = nil
 		var replaced: [(key: String, value: Any?)] = []
-		replaced.reserveCapacity(changes.count)
-		for change in changes {
-			replaced.append((change.key, values[change.key]))
-			values[change.key] = change.value
-			changedOutside.remove(change.key)
+		if canRestore {
+			replaced.reserveCapacity(changes.count)
+			for change in changes {
+				replaced.append((change.key, values[change.key]))
+				values[change.key] = change.value
+				changedOutside.remove(change.key)
+			}
 		}
 		// Recorded before the file changes: a crash in between leaves a name whose value did not change, which its
 		// reader finds unchanged, where the other order could lose the record of a change.
@@ -222,6 +231,7 @@ extension Defaults.FileStore {
 			return (false, isReread ? install(values, changedKeys: changedOutside, disk: &disk) : [])
 		}
 		disk.persisted = values
+		disk.hasWrittenALargeFile = values.count >= FreedMemory.largeFileValueCount
 		if isReread || !received.isEmpty {
 			changedOutside = install(values, changedKeys: changedOutside.union(received), disk: &disk)
 		} else {
@@ -339,5 +349,47 @@ extension Defaults.FileStore {
 			return false
 		}
 		return disk.withLock { _ in hasPendingChanges }
+	}
+}
+
+extension DiskState {
+	/// Whether the last flush wrote a large file, forgotten once asked.
+	mutating func takeLargeWrite() -> Bool {
+		defer { hasWrittenALargeFile = false }
+		return hasWrittenALargeFile
+	}
+}
+
+/// Gives the C library's free memory back to the system after a flush of a large file.
+///
+/// A flush of a large file makes and frees buffers of megabytes: a copy of the store's values (see
+/// `inOwnStorage`), the binary property list and its tables. glibc's `malloc` serves the first block of that size from
+/// a mapping of its own and unmaps it when freed, but then raises its threshold for such mappings, so every later one
+/// comes from the heap and, once freed, stays resident in its free lists: a store that wrote 100,000 keys and flushed
+/// held three times the resident memory of its values (issue 32). `malloc_trim` returns those free pages. It is looked
+/// up at run time, since other C libraries (musl) have none; the flush pays for it, and only for files of at least
+/// ``largeFileValueCount`` values.
+enum FreedMemory {
+	/// From this many values, a copy of a store's values (8,192 slots of 48 bytes: 384 KB) is larger than glibc's first
+	/// threshold for a mapping of its own (128 KB), and the buffers that stay are large.
+	static let largeFileValueCount = 4_096
+
+	/// The address of glibc's `malloc_trim`, else 0.
+	private static let trim: Int = {
+		#if os(Linux)
+			guard let symbol = dlsym(nil, "malloc_trim") else {
+				return 0
+			}
+			return Int(bitPattern: symbol)
+		#else
+			return 0
+		#endif
+	}()
+
+	static func giveBack() {
+		guard let pointer = UnsafeRawPointer(bitPattern: trim) else {
+			return
+		}
+		_ = unsafeBitCast(pointer, to: (@convention(c) (Int) -> Int32).self)(0)
 	}
 }
