@@ -77,6 +77,20 @@ private func registerReadsAndWrites() {
 	} setup: {
 		DictionaryBox()
 	}
+	// A cached read of a Codable struct of plain fields (issue 32): `Profile` holds two strings, whose copy a reader
+	// must retain and release (four calls into the runtime that an `Int` read does not make); this one copies bits.
+	for kind in [StoreKind.file, .memory] {
+		Benchmark("Read struct of plain fields / \(kind.label)") { (benchmark, key: Defaults.Key<WindowFrame>) in
+			for _ in benchmark.scaledIterations {
+				blackHole(Defaults[key])
+			}
+		} setup: {
+			let key = Defaults.Key<WindowFrame>("value", default: Samples.frame, suite: kind.makeStore())
+			Defaults[key] = Samples.frame
+			key.suite.flush()
+			return key
+		}
+	}
 	// What every read of a Codable value cost before the read cache: the stored JSON text decoded again.
 	Benchmark("Read struct / decode per read (JSONDecoder)") { (benchmark, box: DictionaryBox) in
 		for _ in benchmark.scaledIterations {

@@ -18,6 +18,25 @@ public struct Profile: Codable, Equatable, Sendable, Defaults.Serializable {
 	}
 }
 
+/// A settings struct of plain fields only (numbers and a flag: no `String`, nothing that points to memory), stored
+/// through its `Codable` conformance (JSON text) as `Profile` is: a copy of it is its bits, so its cached read retains
+/// and releases nothing.
+public struct WindowFrame: Codable, Equatable, Sendable, Defaults.Serializable {
+	public var x: Double
+	public var y: Double
+	public var width: Double
+	public var height: Double
+	public var isFullScreen: Bool
+
+	public init(x: Double, y: Double, width: Double, height: Double, isFullScreen: Bool) {
+		self.x = x
+		self.y = y
+		self.width = width
+		self.height = height
+		self.isFullScreen = isFullScreen
+	}
+}
+
 /// An enum stored as its raw value.
 public enum Theme: String, Sendable, Defaults.Serializable {
 	case light, dark, system
@@ -37,6 +56,7 @@ public enum Samples {
 	public static let date = Date(timeIntervalSinceReferenceDate: 785_000_000.125)
 	public static let profile = Profile(
 		name: "Ada Lovelace", age: 36, email: "ada@example.com", isAdmin: true, score: 99.5)
+	public static let frame = WindowFrame(x: 120, y: 80, width: 1_280, height: 800, isFullScreen: false)
 	public static let theme = Theme.dark
 	/// 100 strings.
 	public static let strings = (0..<100).map { "item-\($0)" }
