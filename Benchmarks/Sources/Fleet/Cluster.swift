@@ -1,48 +1,28 @@
+import EtcdSupport
 import Foundation
 
 #if canImport(Glibc)
 	import Glibc
 #endif
 
-/// The three etcd members of a fleet run, each its own process and data folder on loopback ports, stopped by process
-/// id; and the relay that cuts a third of the fleet off (`fleet-proxy.py`).
+/// The three etcd members of a fleet run (`EtcdMembers`: each its own process and data folder on loopback ports,
+/// stopped by process id), and the relay that cuts a third of the fleet off (`fleet-proxy.py`).
 final class FleetCluster {
-	let folder: URL
-	let clientPorts: [Int]
+	let members: EtcdMembers
 	let relayPorts: [Int]
-	private(set) var members: [Process] = []
 	private(set) var relay: Process?
 
-	var endpoints: [String] { clientPorts.map { "http://127.0.0.1:\($0)" } }
+	var endpoints: [String] { members.endpoints }
 	/// The same members through the relay.
 	var relayedEndpoints: [String] { relayPorts.map { "http://127.0.0.1:\($0)" } }
 
 	init(etcd: String, folder: URL, relayScript: String) throws {
-		self.folder = folder
-		let base = Int.random(in: 20_000..<29_000)
-		clientPorts = [base, base + 2, base + 4]
-		let peerPorts = [base + 1, base + 3, base + 5]
-		relayPorts = [base + 6, base + 7, base + 8]
-		let peers = (0..<3).map { "f\($0)=http://127.0.0.1:\(peerPorts[$0])" }.joined(separator: ",")
-		for index in 0..<3 {
-			let process = Process()
-			process.executableURL = URL(filePath: etcd)
-			process.arguments = [
-				"--name", "f\(index)", "--data-dir", folder.appending(path: "etcd\(index)").path,
-				"--listen-client-urls", endpoints[index], "--advertise-client-urls", endpoints[index],
-				"--listen-peer-urls", "http://127.0.0.1:\(peerPorts[index])",
-				"--initial-advertise-peer-urls", "http://127.0.0.1:\(peerPorts[index])",
-				"--initial-cluster", peers, "--initial-cluster-token", folder.lastPathComponent,
-				"--log-level", "error",
-			]
-			process.standardError = FileHandle.nullDevice
-			process.standardOutput = FileHandle.nullDevice
-			try process.run()
-			members.append(process)
-		}
+		let members = try EtcdMembers(count: 3, name: "f", folder: folder.appending(path: "etcd"), etcd: etcd)
+		self.members = members
+		relayPorts = (0..<3).map { members.nextFreePort + $0 }
 		let relay = Process()
 		relay.executableURL = URL(filePath: "/usr/bin/python3")
-		relay.arguments = [relayScript] + (0..<3).map { "\(relayPorts[$0]):\(clientPorts[$0])" }
+		relay.arguments = [relayScript] + (0..<3).map { "\(relayPorts[$0]):\(members.clientPorts[$0])" }
 		let output = Pipe()
 		relay.standardOutput = output
 		try relay.run()
@@ -51,20 +31,9 @@ final class FleetCluster {
 		guard line == "ready" else {
 			throw FleetError("the relay did not start: \(line ?? "no output")")
 		}
-		try waitForLeader()
-	}
-
-	/// Waits until every member names the same leader, at most 30 s.
-	func waitForLeader() throws {
-		let deadline = Date().addingTimeInterval(30)
-		while Date() < deadline {
-			let leaders = endpoints.map { curlJSON($0 + "/v3/maintenance/status", "{}")?["leader"] as? String }
-			if let first = leaders[0], first != "0", leaders.allSatisfy({ $0 == first }) {
-				return
-			}
-			usleep(100_000)
+		guard members.waitForLeader(within: 30) != nil else {
+			throw FleetError("the etcd members agreed on no leader within 30 s")
 		}
-		throw FleetError("the etcd members agreed on no leader within 30 s")
 	}
 
 	func cut() { kill(relay!.processIdentifier, SIGUSR1) }
@@ -72,8 +41,8 @@ final class FleetCluster {
 
 	/// Every member's resident memory (KB), CPU time (clock ticks) and open descriptors.
 	func usage() -> [(rss: Int, ticks: Int, descriptors: Int)] {
-		members.map { member in
-			let pid = "\(member.processIdentifier)"
+		members.clientPorts.indices.map { index in
+			let pid = "\(members.processIdentifier(index) ?? 0)"
 			return (
 				residentKilobytes(of: pid).rss, cpuTicks(of: pid),
 				(try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
@@ -96,9 +65,10 @@ final class FleetCluster {
 	}
 
 	func stop() {
-		for process in members + [relay].compactMap({ $0 }) where process.isRunning {
-			kill(process.processIdentifier, SIGKILL)
-			process.waitUntilExit()
+		members.stop()
+		if let relay, relay.isRunning {
+			kill(relay.processIdentifier, SIGKILL)
+			relay.waitUntilExit()
 		}
 	}
 }
@@ -132,21 +102,6 @@ func timeWaitSockets() -> Int {
 func loadAverage() -> String {
 	((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "?").split(separator: " ").prefix(3)
 		.joined(separator: " ")
-}
-
-/// `curl`'s answer to a POST of `body` (or a GET), bounded at 5 s; curl survives any answer a member gives.
-func curl(_ url: String, _ body: String?) -> String? {
-	let process = Process()
-	process.executableURL = URL(filePath: "/usr/bin/curl")
-	process.arguments = ["-s", "--max-time", "5"] + (body.map { ["-X", "POST", "-d", $0] } ?? []) + [url]
-	let output = Pipe()
-	process.standardOutput = output
-	guard (try? process.run()) != nil else {
-		return nil
-	}
-	let data = output.fileHandleForReading.readDataToEndOfFile()
-	process.waitUntilExit()
-	return String(data: data, encoding: .utf8)
 }
 
 func curlJSON(_ url: String, _ body: String) -> [String: Any]? {
