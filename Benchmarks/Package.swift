@@ -6,6 +6,10 @@
 // See Docs/Performance.md for what it measures and the latest results.
 import PackageDescription
 
+// `DEFAULTS_BEFORE=<folder>` adds `SyncOnOffBefore`: the `SyncOnOff` benchmarks built against a copy of an older
+// library that `Benchmarks/library-before` makes in that folder (never committed; see Docs/Performance.md).
+let before = Context.environment["DEFAULTS_BEFORE"].flatMap { $0.isEmpty ? nil : $0 }
+
 let package = Package(
 	name: "DefaultsBenchmarks",
 	platforms: [.macOS(.v15), .iOS(.v18)],
@@ -104,6 +108,37 @@ let package = Package(
 			path: "Benchmarks/Sync",
 			plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
 		),
+		// Sync on and off on a file store: a local write, a flushed write (the journal's fsync), a synced write and
+		// atomic update until acknowledged, one fdatasync of the disk; against one etcd it starts itself.
+		.executableTarget(
+			name: "SyncOnOff",
+			dependencies: [
+				"EtcdSupport",
+				.product(name: "Benchmark", package: "benchmark"),
+				.product(name: "Defaults", package: "Defaults"),
+				.product(name: "DefaultsEtcd", package: "Defaults"),
+			],
+			path: "Benchmarks/SyncOnOff",
+			plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+		),
 	],
 	swiftLanguageModes: [.v6]
 )
+
+if let before {
+	package.dependencies.append(.package(name: "DefaultsBefore", path: before))
+	// The same source file as `SyncOnOff` (a link to it), importing the older library's renamed modules.
+	package.targets.append(
+		.executableTarget(
+			name: "SyncOnOffBefore",
+			dependencies: [
+				"EtcdSupport",
+				.product(name: "Benchmark", package: "benchmark"),
+				.product(name: "DefaultsBefore", package: "DefaultsBefore"),
+				.product(name: "DefaultsEtcdBefore", package: "DefaultsBefore"),
+			],
+			path: "Benchmarks/SyncOnOffBefore",
+			swiftSettings: [.define("DEFAULTS_BEFORE")],
+			plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+		))
+}

@@ -21,7 +21,7 @@ from collections import defaultdict
 
 # Operations per measured iteration of each benchmark target (its scaling factor): the harness exports raw values,
 # which cover that many operations. Keep in step with `scalingFactor` in Benchmarks/Benchmarks/*/*.swift.
-OPERATIONS_PER_ITERATION = {"Operations": 1_000, "Bulk": 1}
+OPERATIONS_PER_ITERATION = {"Operations": 1_000, "Bulk": 1, "SyncOnOff": 1, "SyncOnOffBefore": 1}
 
 TIME = "Time(wallclock)"
 MALLOCS = "Malloc(total)"
@@ -145,6 +145,27 @@ TIME_TARGETS = [
     ("Look up Int: FileStore with system file and lock vs without", "Look up Int / FileStore, system file and lock",
      "Look up Int / FileStore", "max", 2, "30"),
 ]
+
+# Issue 28: sync on against off on a file store, and after the redesign against before it (SyncOnOff and
+# SyncOnOffBefore, the same benchmarks against the library before it; Docs/Performance.md, "Sync on and off").
+SYNC_ON_OFF = [
+    ("local write x1000", "Sync write Int x1000 / FileStore"),
+    ("write + flush()", "Sync write Int + flush() / FileStore"),
+]
+for _what, _name in SYNC_ON_OFF:
+    for _side in ("after", "before"):
+        TIME_TARGETS.append((f"Sync {_what}: synced key vs sync off ({_side})", f"{_name}, sync on, synced key ({_side})",
+                             f"{_name}, sync off ({_side})", "info", None, "28"))
+    TIME_TARGETS.append((f"Sync {_what}: unsynced key, sync on vs off (after)",
+                         f"{_name}, sync on, unsynced key (after)", f"{_name}, sync off (after)", "info", None, "28"))
+TIME_TARGETS.append(("Sync write + flush(): engine stopped, its files left, vs sync off (after)",
+                     "Sync write Int + flush() / FileStore, engine stopped, its files left (after)",
+                     "Sync write Int + flush() / FileStore, sync off (after)", "info", None, "28"))
+for _name in [f"{_name}, {_mode}" for _what, _name in SYNC_ON_OFF
+              for _mode in ("sync off", "sync on, synced key", "sync on, unsynced key", "engine stopped, its files left")] + [
+        "Sync write Int, acknowledged / FileStore, synced key",
+        "Sync atomic update (+1), committed / FileStore, synced key"]:
+    TIME_TARGETS.append((f"{_name}: after vs before", f"{_name} (after)", f"{_name} (before)", "info", None, "28"))
 
 ALLOCATION_TARGETS = [
     ("Allocations, Read Int (FileStore)", "Read Int / Defaults (FileStore)"),

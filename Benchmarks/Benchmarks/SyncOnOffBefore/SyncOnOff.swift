@@ -1,0 +1,1 @@
+../SyncOnOff/SyncOnOff.swift
