@@ -1,6 +1,7 @@
 import Benchmark
 import EtcdSupport
 import Foundation
+import Synchronization
 
 #if DEFAULTS_BEFORE
 	// The library as it was before issue 28's redesign, copied at benchmark time by `Benchmarks/library-before`
@@ -177,8 +178,23 @@ final class Machine: @unchecked Sendable {
 func temporaryFolder(_ name: String) -> URL {
 	let folder = FileManager.default.temporaryDirectory.appending(path: "defaults-bench-\(name)-\(UUID().uuidString)")
 	try! FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+	let isFirst = foldersToRemove.withLock { folders in
+		folders.append(folder)
+		return folders.count == 1
+	}
+	if isFirst {
+		atexit {
+			for folder in foldersToRemove.withLock({ $0 }) {
+				try? FileManager.default.removeItem(at: folder)
+			}
+		}
+	}
 	return folder
 }
+
+/// Every folder made here, removed again at exit: a stopped engine's last pass may still write its state after
+/// `stop()` returned, which makes the folder `Machine.stop` removed again.
+private let foldersToRemove = Mutex<[URL]>([])
 
 /// One etcd member for the whole run, stopped by its process id when the process exits.
 final class OneMemberEtcd: Sendable {
