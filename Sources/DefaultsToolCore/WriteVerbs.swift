@@ -128,14 +128,20 @@ extension Verb.Declaration {
 			try layers.refuseLocked([oldKey, newKey], in: domain)
 		}
 		let store = try domain.openStore()
-		guard let value = store.storedValue(forKey: oldKey), store.storedKeys().contains(oldKey) else {
-			throw .notFound("Key \(oldKey) does not exist in domain \(domain.name); nothing was renamed.")
+		let missing = ToolError.notFound("Key \(oldKey) does not exist in domain \(domain.name); nothing was renamed.")
+		guard store.storedKeys().contains(oldKey) else {
+			throw missing
 		}
 		guard oldKey != newKey else {
 			return .success
 		}
-		// Both keys in one update under the file's lock, which checks the locks again (see delete).
+		// Both keys in one update under the file's lock, which checks the locks again (see delete); the value moved is
+		// the one the file holds under that lock, not the one read when the store opened, which another process may
+		// have replaced since.
 		try domain.update([oldKey, newKey], ownValuesOnly: true, in: store) { values in
+			guard let value = values[oldKey] else {
+				throw missing
+			}
 			values[newKey] = value
 			values[oldKey] = nil
 		} otherError: { error in

@@ -85,10 +85,13 @@ extension Defaults.FileStore {
 	/// ending, and a step started now (sync writing its state beside the file) would be cut off halfway, leaving its
 	/// temporary file behind.
 	func endLockedSteps() {
-		disk.withLock { $0.hasEnded = true }
-		// No step of this process writes beside the file any more: a temporary file of its own still there was cut
-		// short some other way.
-		file.removeStaleTemporaryFiles(ofProcess: getpid())
+		disk.withLock { disk in
+			disk.hasEnded = true
+			// No locked step of this process writes beside the file any more: a temporary file of its own still there
+			// was cut short some other way. Under the disk lock, which every write of this process's holds, so that a
+			// flush of a write made during the exit is never left without its temporary file.
+			file.removeStaleTemporaryFiles(ofProcess: getpid())
+		}
 	}
 
 	/// Where a locked step asked for after the end waits: the process is about to end, and the step must not run.

@@ -54,7 +54,9 @@ extension Defaults.FileStore {
 					"The process is ending and the file \(store.path) could not be written, so the changes to "
 						+ "\(names.count == 1 ? "the key" : "the \(names.count) keys") \(shown)\(more) are lost."))
 		}
-		// At a signal nothing runs after this; at `exit()`, sync's exit push runs after it, and ends the steps itself.
+		// At a signal nothing runs after this; at `exit()`, sync's exit push (which may run before or after this,
+		// whichever of the two exit handlers was registered last runs first) ends the steps itself once its pushes are
+		// done.
 		if TerminationFlush.pendingSignal != nil {
 			for store in FileStoreRegistry.allStores() {
 				store.endLockedSteps()

@@ -16,6 +16,8 @@ import Testing
 		"FileStore+Termination.swift installingProcess": "which process installed the signal handlers (fork)",
 		"FileStore+Termination.swift terminatingSignal": "the signal the process is ending on",
 		"FileStore+Termination.swift isEnding": "the process is ending: no flush is retried",
+		"FileStore+Flushing.swift trim":
+			"the address of the C library's malloc_trim, looked up once; the allocator is the process's",
 		// libdispatch.
 		"DispatchStart.swift started": "libdispatch's event loop is the process's",
 		"DispatchStart.swift attempt": "one start of libdispatch's event loop at a time",

@@ -58,4 +58,24 @@ import Testing
 		#expect(Tool.run(tokens) == .locked, "\(tokens)")
 		#expect(try Data(contentsOf: url) == original, "\(tokens) changed the file")
 	}
+
+	/// `rename` moves the value the file holds when the update has its lock: a value another process wrote just before
+	/// the verb runs, while this process's store had read the old one, is what moves. (This does not reach the window
+	/// the verb once had between opening the store and its update, where it took the value from memory; the store
+	/// sees the replaced file before the verb reads it. The verb now takes the value inside the update only.)
+	@Test func aRenameMovesTheValueTheFileHoldsUnderItsLock() throws {
+		let home = try TemporaryDirectory()
+		let url = home.file("app.plist")
+		try PropertyListSerialization.data(fromPropertyList: ["old": "A"], format: .xml, options: 0).write(to: url)
+		let store = Defaults.FileStore.at(url)
+		#expect(store.storedValue(forKey: "old") as? String == "A")
+		try PropertyListSerialization.data(fromPropertyList: ["old": "B"], format: .xml, options: 0)
+			.write(to: url, options: .atomic)
+		defer { ChangeGuard.end() }
+		#expect(Tool.run(["rename", url.path, "old", "new"]) == .success)
+		let data = try Data(contentsOf: url)
+		let values = try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
+		#expect(values?["new"] as? String == "B", "\(values ?? [:])")
+		#expect(values?["old"] == nil, "\(values ?? [:])")
+	}
 }
