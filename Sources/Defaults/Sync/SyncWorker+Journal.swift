@@ -54,15 +54,16 @@ final class IntentLog: Sendable {
 		lines.withLock { $0 }
 	}
 
-	/// Drops the lines `isSettled` says are decided, keeping the last sequence.
+	/// Drops the lines `isSettled` says are decided, keeping the last sequence: a pending line older than the
+	/// dropped ones gets a line with no name after it, else the next write would take a sequence already settled.
 	func compact(_ isSettled: (ChangeJournal.Line) -> Bool) {
 		lines.withLock { lines in
 			guard let last = lines.last else {
 				return
 			}
 			lines.removeAll(where: isSettled)
-			if lines.isEmpty {
-				lines = [ChangeJournal.Line(s: last.s, k: nil, p: nil)]
+			if (lines.last?.s ?? 0) < last.s {
+				lines.append(ChangeJournal.Line(s: last.s, k: nil, p: nil))
 			}
 		}
 	}

@@ -67,4 +67,20 @@ import Testing
 		intents.compact { _ in true }
 		#expect(intents.memoryLines == [ChangeJournal.Line(s: 2, k: nil, p: nil)])
 	}
+
+	/// A pending line that outlives the settled ones after it does not take the sequence back: the next write gets
+	/// a sequence above every settled one, so it is pending and pushed.
+	@Test func compactingTheInMemoryJournalAroundAPendingLineKeepsTheLastSequence() {
+		let intents = IntentLog(isInMemory: true)
+		intents.noteWrite("x")
+		for _ in 0..<63 {
+			intents.noteWrite("b")
+		}
+		let settled = ["b": 64]
+		intents.compact { line in line.k.map { settled[$0, default: 0] >= line.s } ?? true }
+		#expect(intents.memoryLines.first == ChangeJournal.Line(s: 1, k: "x", p: nil))
+		#expect(intents.memoryLines.last?.s == 64)
+		intents.noteWrite("b")
+		#expect(intents.memoryLines.last == ChangeJournal.Line(s: 65, k: "b", p: nil))
+	}
 }
