@@ -195,17 +195,14 @@ extension SyncWorker {
 		}
 		// Kept for the next pass if the read fails.
 		let snapshot = try await remote.read(prefix: prefix + (names.count == 1 ? names.first ?? "" : ""))
-		toRefresh.subtract(names)
-		for name in lost.keys {
-			lostAwaitingWinner[name] = nil
-		}
 		var found: [String: Defaults.RemoteEntry] = [:]
 		for entry in snapshot.entries {
 			if let name = name(ofRemoteKey: entry.key), names.contains(name) {
 				found[name] = entry
 			}
 		}
-		locked { local in
+		// Kept for the next pass too when the settings file could not be locked or written: the step was not kept.
+		let isDone = locked { local -> Bool in
 			apply(
 				names.sorted().map {
 					found[$0].map { .put($0) } ?? .delete(key: prefix + $0, modRevision: snapshot.revision)
@@ -219,6 +216,14 @@ extension SyncWorker {
 				}
 				lostConflictsToReport.append((name, discarded, winner))
 			}
+			return true
+		}
+		guard isDone == true else {
+			return
+		}
+		toRefresh.subtract(names)
+		for name in lost.keys {
+			lostAwaitingWinner[name] = nil
 		}
 	}
 

@@ -1,5 +1,6 @@
 import DefaultsEtcd
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Defaults
@@ -56,5 +57,79 @@ import Testing
 		let result = try await child.wait(timeout: 30)
 		#expect(result.status == 0, "\(result)")
 		#expect(result.lines.contains("conflict mode mine theirs"), "\(result)")
+	}
+
+	/// A push that loses while the engine knows a later revision waits for the key to be read again before it is
+	/// reported; when the settings file's lock cannot be had for that step, the key is read again at the next pass
+	/// and the loss is reported then, not dropped.
+	@Test func aLossWhoseRefreshCouldNotLockTheSettingsFileIsReportedAtTheNextPass() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("refresh-locked"))/"
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		let store = try SyncSettingsFileEdgeTests.freshStore(at: settings)
+		do {
+			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+			engine.add(["mode"])
+			try store.write("base", forKey: "mode")
+			#expect(await engine.synchronize())
+			engine.stop()
+		}
+		// Another machine changes the key, then another key: the next run's first read sees a revision past the
+		// key's, so the key's lost push waits for a read of it.
+		let base = try #require(try await remote.read(prefix: prefix + "mode").entries.first)
+		_ = try await remote.compareAndSwap(
+			key: prefix + "mode", value: try SyncedValueCoding.encode("theirs"), expectedModRevision: base.modRevision)
+		_ = try await remote.compareAndSwap(
+			key: prefix + "other", value: try SyncedValueCoding.encode("x"), expectedModRevision: 0)
+		try store.write("mine", forKey: "mode")
+		#expect(store.flush())
+		let lock = LockedState<Int32>(-1)
+		let locking = FirstReadRemote(remote: remote, of: prefix + "mode") {
+			lock.withLock { descriptor in
+				#expect(SettingsFile(url: settings).lock(&descriptor, waitingAtMost: .seconds(5)) == nil)
+			}
+		}
+		let engine = Defaults.SyncEngine(remote: locking, prefix: prefix, store: store)
+		engine.add(["mode"])
+		defer { engine.stop() }
+		let conflicts = engine.conflicts
+		await engine.pushPendingNow()
+		lock.withLock { SettingsFile(url: settings).unlock(&$0) }
+		try #require(locking.hasRead, "the lost push's key was not read again")
+		try #require(await engine.worker.toRefresh.contains("mode"), "the key was not kept to be read again")
+		await engine.pushPendingNow()
+		var iterator = conflicts.makeAsyncIterator()
+		let conflict = try #require(await iterator.next())
+		#expect(conflict.keyName == "mode")
+		#expect(conflict.discardedLocalValue as? String == "mine")
+		#expect(conflict.winningRemoteValue as? String == "theirs")
+		#expect(store.storedValue(forKey: "mode") as? String == "theirs")
+	}
+}
+
+/// A real remote that runs `hook` before its first read of exactly `prefix`.
+final class FirstReadRemote: RemoteWrapper {
+	let wrapped: any Defaults.RemoteKeyValueService
+	private let prefix: String
+	private let hook: @Sendable () -> Void
+	private let read = Atomic<Bool>(false)
+
+	/// Whether the hook has run.
+	var hasRead: Bool { read.load(ordering: .relaxed) }
+
+	init(remote: any Defaults.RemoteKeyValueService, of prefix: String, hook: @escaping @Sendable () -> Void) {
+		self.wrapped = remote
+		self.prefix = prefix
+		self.hook = hook
+	}
+
+	func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
+		if prefix == self.prefix, !read.exchange(true, ordering: .relaxed) {
+			hook()
+		}
+		return try await wrapped.read(prefix: prefix)
 	}
 }
