@@ -479,6 +479,29 @@ import Testing
 		#expect(runs == 2)
 	}
 
+	/// The first try's answer is lost without its commit, and another program writes a value that is no synced
+	/// stored form before the update reads again: the update fails on it, but the first try may still commit, so it
+	/// says the outcome is unknown, not that nothing changed.
+	@Test func anUnreadableValueAfterALostAnswerReportsAnUnknownOutcome() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let key = "/test/unreadable-after-loss/count"
+		let losing = FirstTransactionRemote(remote: remote) { remote, _ in
+			let current = try await remote.read(prefix: key).entries.first { $0.key == key }
+			_ = try await remote.compareAndSwap(
+				key: key, value: Data([0xFF, 0xFE, 0x00]), expectedModRevision: current?.modRevision ?? 0)
+			throw Defaults.RemoteServiceError.unreachable("no answer")
+		}
+		let setup = Setup(remote: losing, prefix: "/test/unreadable-after-loss/")
+		await #expect {
+			try await setup.increment()
+		} throws: { error in
+			(error as? Defaults.SyncedUpdateError)?.reason == .outcomeUnknown
+		}
+		#expect(losing.hasIntercepted)
+	}
+
 	/// The first run's commit lands late: after the update read again (no mark yet) and ran its closure a second
 	/// time, whose commit then conflicts with the first's. The update is the first run's, so it returns the first run's
 	/// result, not the last run's.
