@@ -259,26 +259,12 @@ import Testing
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }
 		let remote = try EtcdClient(endpoints: [etcd.endpoint])
-		let key = "/test/lost-overwritten/count"
-		let lossy = FirstTransactionRemote(remote: remote) { remote, commit in
-			let revision = try #require(try await commit())
-			_ = try await remote.compareAndSwap(
-				key: key, value: try SyncedValueCoding.encode(100), expectedModRevision: revision)
-			throw Defaults.RemoteServiceError.unreachable("the answer was lost")
+		let setup = try await expectACommitOverwrittenAtOnceCountsOnce(prefix: "/test/lost-overwritten/", on: remote) {
+			_ in throw Defaults.RemoteServiceError.unreachable("the answer was lost")
 		}
-		let setup = Setup(remote: lossy, prefix: "/test/lost-overwritten/")
-		let runs = Tally()
-		let outcome = try await Defaults.SyncEngine.atomicUpdate(forKey: "count", in: setup.store) { value in
-			runs.add()
-			return (value as? Int ?? 0) + 1
-		}
-		guard case .updated(let value) = outcome else {
-			Issue.record("the key is synced, yet the update was not made through sync")
+		guard let setup else {
 			return
 		}
-		#expect(value as? Int == 1)
-		#expect(runs.count == 1)
-		#expect(try await Self.remoteValue(remote, key).value == 100)
 		#expect(await setup.engine.synchronize())
 		#expect(setup.store[setup.key] == 100)
 	}
@@ -291,27 +277,9 @@ import Testing
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }
 		let remote = try EtcdClient(endpoints: [etcd.endpoint])
-		let key = "/test/resent-commit/count"
-		let lossy = FirstTransactionRemote(remote: remote) { remote, commit in
-			let revision = try #require(try await commit())
-			_ = try await remote.compareAndSwap(
-				key: key, value: try SyncedValueCoding.encode(100), expectedModRevision: revision)
-			return try await commit()
+		_ = try await expectACommitOverwrittenAtOnceCountsOnce(prefix: "/test/resent-commit/", on: remote) { commit in
+			try await commit()
 		}
-		let setup = Setup(remote: lossy, prefix: "/test/resent-commit/")
-		let runs = Tally()
-		let outcome = try await Defaults.SyncEngine.atomicUpdate(forKey: "count", in: setup.store) { value in
-			runs.add()
-			return (value as? Int ?? 0) + 1
-		}
-		guard case .updated(let value) = outcome else {
-			Issue.record("the key is synced, yet the update was not made through sync")
-			return
-		}
-		#expect(lossy.hasIntercepted)
-		#expect(value as? Int == 1)
-		#expect(runs.count == 1)
-		#expect(try await Self.remoteValue(remote, key).value == 100)
 	}
 
 	/// A lost answer, another machine's write over the commit, and no watch of the key's history to be had (as while
@@ -321,14 +289,30 @@ import Testing
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }
 		let remote = try EtcdClient(endpoints: [etcd.endpoint])
-		let key = "/test/lost-no-history/count"
+		_ = try await expectACommitOverwrittenAtOnceCountsOnce(
+			prefix: "/test/lost-no-history/", on: remote, wrap: { WatchlessRemote(wrapped: $0) }
+		) { _ in
+			throw Defaults.RemoteServiceError.unreachable("the answer was lost")
+		}
+	}
+
+	/// The shape of the tests above: the update's first try commits, another machine writes 100 over it at once, and
+	/// `answer` is what the update then hears of its commit (a lost answer, or the second send's "conflict"); `wrap`
+	/// makes the remote the engine uses. One increment must run its closure once, return 1 and leave the other
+	/// machine's 100 in etcd. Returns the setup for what a test checks further, `nil` when the update was not synced.
+	func expectACommitOverwrittenAtOnceCountsOnce(
+		prefix: String, on remote: EtcdClient,
+		wrap: (any Defaults.RemoteKeyValueService) -> any Defaults.RemoteKeyValueService = { $0 },
+		answer: @escaping @Sendable (_ commit: () async throws -> Int64?) async throws -> Int64?
+	) async throws -> Setup? {
+		let key = prefix + "count"
 		let lossy = FirstTransactionRemote(remote: remote) { remote, commit in
 			let revision = try #require(try await commit())
 			_ = try await remote.compareAndSwap(
 				key: key, value: try SyncedValueCoding.encode(100), expectedModRevision: revision)
-			throw Defaults.RemoteServiceError.unreachable("the answer was lost")
+			return try await answer(commit)
 		}
-		let setup = Setup(remote: WatchlessRemote(wrapped: lossy), prefix: "/test/lost-no-history/")
+		let setup = Setup(remote: wrap(lossy), prefix: prefix)
 		let runs = Tally()
 		let outcome = try await Defaults.SyncEngine.atomicUpdate(forKey: "count", in: setup.store) { value in
 			runs.add()
@@ -336,12 +320,13 @@ import Testing
 		}
 		guard case .updated(let value) = outcome else {
 			Issue.record("the key is synced, yet the update was not made through sync")
-			return
+			return nil
 		}
 		#expect(lossy.hasIntercepted)
 		#expect(value as? Int == 1)
 		#expect(runs.count == 1)
 		#expect(try await Self.remoteValue(remote, key).value == 100)
+		return setup
 	}
 
 	/// An update writes the second wire form with this machine's mark, as a push does (issue 28), and its echo
