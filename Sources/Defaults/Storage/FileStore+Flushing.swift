@@ -192,13 +192,19 @@ extension Defaults.FileStore {
 		}
 		// Recorded before the file changes: a crash in between leaves a name whose value did not change, which its
 		// reader finds unchanged, where the other order could lose the record of a change.
-		if !recordChanges(changes.map(\.key).sorted(), disk: &disk, failures: &failures) {
-			if canRestore {
-				for original in replaced.reversed() {
-					values[original.key] = original.value
-				}
-				disk.persisted = values
+		// After a failed write: the file is unchanged, so on a base of the file's values its values are put back
+		// together and kept for the next flush.
+		func keepTheFileValues() {
+			guard canRestore else {
+				return
 			}
+			for original in replaced.reversed() {
+				values[original.key] = original.value
+			}
+			disk.persisted = values
+		}
+		if !recordChanges(changes.map(\.key).sorted(), disk: &disk, failures: &failures) {
+			keepTheFileValues()
 			restoreDirtyKeys(changes)
 			return (false, isReread ? install(values, changedKeys: changedOutside, disk: &disk) : [])
 		}
@@ -221,12 +227,7 @@ extension Defaults.FileStore {
 		do {
 			disk.version = .present(try file.replace(with: values))
 		} catch {
-			if canRestore {
-				for original in replaced.reversed() {
-					values[original.key] = original.value
-				}
-				disk.persisted = values
-			}
+			keepTheFileValues()
 			restoreDirtyKeys(changes)
 			failures.append(storageFailure("The file \(path) could not be written: \(error)."))
 			// What was read from the file is taken in all the same: memory must not go on showing values the file
