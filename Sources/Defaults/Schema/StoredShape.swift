@@ -138,11 +138,11 @@ package indirect enum StoredShape: Sendable, Equatable {
 		}
 	}
 
-	/// `text` as JSON, when it is the JSON `value` encodes to (so that text that only looks like JSON, such as a raw
-	/// value `"1"`, is text).
+	/// `text` as JSON, when it is the JSON `value` encodes to with the Codable bridges' one configuration
+	/// (`JSONText`), so that text that only looks like JSON, such as a raw value `"1"`, is text.
 	private static func jsonText(_ text: String, encoding value: Any) -> JSONValue? {
 		guard let stored = JSONValue(text: text), let encodable = value as? any Encodable,
-			let data = try? JSONEncoder().encode(encodable), let encoded = JSONValue(data: data), encoded == stored
+			let encoded = (try? JSONText.encode(encodable)).flatMap(JSONValue.init(text:)), encoded == stored
 		else {
 			return nil
 		}
