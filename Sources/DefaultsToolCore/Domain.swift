@@ -145,17 +145,19 @@ struct Domain {
 		_ key: String, in store: Defaults.FileStore, _ change: (inout [String: Any]) throws -> Result,
 		otherError: (any Error) -> ToolError
 	) throws(ToolError) -> Result {
-		try update([key], ownValuesOnly: false, in: store, change, otherError: otherError)
+		try update({ [key] }, ownValuesOnly: false, in: store, change, otherError: otherError)
 	}
 
 	/// Changes `keys` of `store` in one atomic update, as ``update(_:in:_:otherError:)`` changes one; with
 	/// `ownValuesOnly`, `change` starts from the user's own values (what a removal, a rename or an import edits).
+	/// `keys` is asked for under the file's lock, so that a list taken from the file includes what another process
+	/// stored until then.
 	func update<Result>(
-		_ keys: [String], ownValuesOnly: Bool, in store: Defaults.FileStore,
+		_ keys: () -> [String], ownValuesOnly: Bool, in store: Defaults.FileStore,
 		_ change: (inout [String: Any]) throws -> Result, otherError: (any Error) -> ToolError
 	) throws(ToolError) -> Result {
 		do {
-			return try store.updateStoredValues(keys, ownValuesOnly: ownValuesOnly, change)
+			return try store.updateStoredValues(namedUnderTheLock: keys, ownValuesOnly: ownValuesOnly, change)
 		} catch let error as ToolError {
 			throw error
 		} catch let error as Defaults.UpdateError where error.kind == .storage {

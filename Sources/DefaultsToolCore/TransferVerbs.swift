@@ -92,12 +92,12 @@ extension Verb.Declaration {
 			}, in: domain)
 		let store = try domain.openStore()
 		// One update under the file's lock, which checks the locks again: a lock that lands after the check above
-		// refuses the whole import with the locked status and changes nothing.
-		let replaced = Set(store.storedKeys()).union(normalized.keys)
-		try domain.update(replaced.sorted(), ownValuesOnly: true, in: store) { values in
-			for key in replaced {
-				values[key] = normalized[key]
-			}
+		// refuses the whole import with the locked status and changes nothing. The file's keys are listed under that
+		// lock, so that a key another process stored since is replaced too.
+		try domain.update(
+			{ Set(store.storedKeys()).union(normalized.keys).sorted() }, ownValuesOnly: true, in: store
+		) { values in
+			values = normalized
 		} otherError: { error in
 			.badValue("The import cannot be stored: \(error); nothing was imported.")
 		}

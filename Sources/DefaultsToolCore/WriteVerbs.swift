@@ -91,13 +91,12 @@ extension Verb.Declaration {
 			try layers.refuseLocked(layers.stored.keys, in: domain)
 		}
 		let store = try domain.openStore()
-		let keys = key.map { [$0] } ?? store.storedKeys().sorted()
 		// One update under the file's lock, which checks the locks again: a lock that lands after the check above
-		// refuses the removal with the locked status and removes nothing.
-		try domain.update(keys, ownValuesOnly: true, in: store) { values in
-			for key in keys {
-				values[key] = nil
-			}
+		// refuses the removal with the locked status and removes nothing. The domain's keys are listed under that lock,
+		// so that a key another process stored since the check is removed too.
+		try domain.update({ key.map { [$0] } ?? store.storedKeys().sorted() }, ownValuesOnly: true, in: store) {
+			values in
+			values.removeAll()
 		} otherError: { error in
 			ToolError("The values could not be removed: \(error).", status: .ioError)
 		}
@@ -138,7 +137,7 @@ extension Verb.Declaration {
 		// Both keys in one update under the file's lock, which checks the locks again (see delete); the value moved is
 		// the one the file holds under that lock, not the one read when the store opened, which another process may
 		// have replaced since.
-		try domain.update([oldKey, newKey], ownValuesOnly: true, in: store) { values in
+		try domain.update({ [oldKey, newKey] }, ownValuesOnly: true, in: store) { values in
 			guard let value = values[oldKey] else {
 				throw missing
 			}

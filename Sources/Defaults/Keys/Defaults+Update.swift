@@ -204,7 +204,18 @@ extension Defaults.Store {
 	package func updateStoredValues<Result>(
 		_ names: [String], ownValuesOnly: Bool = false, _ transform: (inout [String: Any]) throws -> Result
 	) throws -> Result {
+		try updateStoredValues(namedUnderTheLock: { names }, ownValuesOnly: ownValuesOnly, transform)
+	}
+
+	/// ``updateStoredValues(_:ownValuesOnly:_:)`` of the keys `names` gives once the update holds the store (a file
+	/// store's file locked and read again): for edits of keys found in the file, such as every key the user stored,
+	/// which another process may add to until then.
+	package func updateStoredValues<Result>(
+		namedUnderTheLock names: () -> [String], ownValuesOnly: Bool = false,
+		_ transform: (inout [String: Any]) throws -> Result
+	) throws -> Result {
 		try withUpdate {
+			let names = names()
 			var original: [String: Any] = [:]
 			for name in names {
 				original[name] = ownValuesOnly ? ownValue(forKey: name) : valueBeneathOverrides(forKey: name)
