@@ -145,11 +145,11 @@ extension SyncWorker {
 			))
 	}
 
-	/// The remote lost what it held (section 6 of Docs/SyncRedesign.md): every key of the state is taken from what
-	/// the remote holds now, except that a change recorded here and not pushed is pushed against it (an edit), and a
-	/// value this machine holds of a key the remote lacks is put back (returned, to push once the lock is released).
-	/// Names another process of this settings file syncs are taken too, since that process finds the state already
-	/// rejoined.
+	/// The remote lost what it held (Docs/Sync.md, "A remote that lost its data"): every key of the state is taken
+	/// from what the remote holds now, except that a change recorded here and not pushed is pushed against it (an
+	/// edit), and a value this machine holds of a key the remote lacks is put back (returned, to push once the lock is
+	/// released). Names another process of this settings file syncs are taken too, since that process finds the state
+	/// already rejoined.
 	private func rejoin(
 		_ snapshot: Defaults.RemoteSnapshot, known: Int64, synced: Set<String>, local: inout LocalSide
 	) -> [Push] {

@@ -116,9 +116,10 @@ enum EtcdGateway {
 			+ detail.joined(separator: ", ")
 	}
 
-	/// Whether `key` is the mark an atomic update's commit leaves beside the key it updated
-	/// (`<prefix><name>/.defaults-update/<UUID>`, see `AtomicUpdateLoop`): bookkeeping of the engine, not a value a
-	/// machine holds, so the checks leave it out (the counters' histories show what the commits did).
+	/// Whether `key` is the update record an atomic update's commit writes beside the first key it updates
+	/// (`<prefix><name>/.defaults-update/<machine id in hex>`, see `AtomicUpdateLoop.Record`): bookkeeping of the
+	/// engine, not a value a machine holds, so the checks leave it out (the counters' histories show what the commits
+	/// did).
 	static func isAtomicUpdateMark(_ key: String) -> Bool {
 		key.contains("/.defaults-update/")
 	}
