@@ -17,7 +17,8 @@ extension Defaults.iCloud {
 	///   - prefix: The remote key prefix for this app or team, such as `"/defaults/editor/"`: machines sharing a
 	///     prefix share values.
 	///   - store: The store whose keys are synced.
-	///   - stateFile: Where the offline queue's state is kept; by default beside the store's settings file.
+	///   - stateFile: Where the sync state is kept (what this machine agreed on with etcd); by default
+	///     `<settings file>.sync.json` beside a file store's settings file, and in memory only for other stores.
 	/// - Returns: The engine: keep it for its ``/Defaults/Defaults/SyncEngine/status`` and
 	///   ``/Defaults/Defaults/SyncEngine/statusUpdates``, its ``/Defaults/Defaults/SyncEngine/conflicts``, and
 	///   ``/Defaults/Defaults/SyncEngine/synchronize()``, which says whether every change went out.
@@ -47,7 +48,8 @@ extension Defaults.SyncEngine {
 	///   - prefix: Prepended to each key name to form the remote key: one prefix per app or team, for example
 	///     `"/defaults/editor/"`. Machines sharing a prefix share values.
 	///   - store: The local store.
-	///   - stateFile: Where to keep the offline queue's state; by default beside a file store's settings file.
+	///   - stateFile: Where to keep the sync state (what this machine agreed on with etcd); by default
+	///     `<settings file>.sync.json` beside a file store's settings file, and in memory only for other stores.
 	public convenience init(
 		remote: EtcdClient, prefix: String, store: any Defaults.Store = Defaults.standardStore, stateFile: URL? = nil
 	) {

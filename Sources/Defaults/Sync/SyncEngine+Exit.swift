@@ -11,7 +11,7 @@ import Synchronization
 // waiting pushes them, for at most `exitWait`, as the file store flushes its file at exit.
 extension Defaults.SyncEngine {
 	/// How long a normal exit waits for the pushes of changes still pending; the program exits after it whatever
-	/// the remote did (the changes then wait in the queue for the next run).
+	/// the remote did (the changes then wait in the journal for the next run).
 	package static let exitWait: Duration = .seconds(2)
 
 	private final class WeakEngine: Sendable {

@@ -50,7 +50,7 @@ extension Defaults.SyncEngine {
 	}
 
 	/// The state file beside a file store's settings file (`<settings>.plist.sync.json`); `nil` for other stores,
-	/// whose queue then lives as long as the process.
+	/// whose state then lives as long as the process.
 	static func defaultStateFile(for store: any Defaults.Store) -> URL? {
 		guard let fileStore = store as? any FileBackedStore else {
 			return nil

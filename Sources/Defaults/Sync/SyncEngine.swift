@@ -51,7 +51,7 @@ extension Defaults {
 		///   - prefix: Prepended to each key name to form the remote key: one prefix per app or team, for example
 		///     `"/defaults/editor/"`. Machines sharing a prefix share values.
 		///   - store: The local store.
-		///   - stateFile: Where to keep the offline queue's state; by default beside a file store's settings file.
+		///   - stateFile: Where to keep the sync state; by default beside a file store's settings file.
 		package init(
 			remote: any RemoteKeyValueService, prefix: String, store: any Store = Defaults.standardStore,
 			stateFile: URL? = nil

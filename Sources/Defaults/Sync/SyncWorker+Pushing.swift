@@ -13,7 +13,7 @@ extension SyncWorker {
 		var revisionSeen: Int64 = 0
 	}
 
-	/// What a push pass left undone, for ``SyncWorker/synchronize(localChanges:)``.
+	/// What a push pass left undone, for ``SyncWorker/synchronize()``.
 	struct PushPassOutcome {
 		/// Changes that wait, still pending, without an error from the remote: the settings file could not be
 		/// locked or written (reported), or the sync state is lost and not rebuilt yet.
