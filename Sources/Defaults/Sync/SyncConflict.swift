@@ -13,7 +13,8 @@ extension Defaults {
 	/// let engine = Defaults.iCloud.configure(remote: etcd, prefix: "/defaults/editor/")
 	/// for await conflict in engine.conflicts {
 	/// 	if askUser("Keep your change of \(conflict.keyName)?") {
-	/// 		try engine.store.write(conflict.discardedLocalValue, forKey: conflict.keyName)
+	/// 		// The store the engine syncs: `configure`'s `store`, the standard store unless another was named.
+	/// 		try Defaults.standardStore.write(conflict.discardedLocalValue, forKey: conflict.keyName)
 	/// 	}
 	/// }
 	/// ```
