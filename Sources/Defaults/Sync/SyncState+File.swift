@@ -22,9 +22,15 @@ extension SyncState {
 		guard let url else {
 			return .none
 		}
-		guard case .bytes(let data) = Defaults.SyncEngine.readFileBeside(at: url) else {
+		func lostOrNone(_ reason: String) -> Loaded {
 			let hadQueue = FileManager.default.fileExists(atPath: queueFile(besideStateFile: url).path)
-			return hadState || hadQueue ? .lost(reason: "it is missing") : .none
+			return hadState || hadQueue ? .lost(reason: reason) : .none
+		}
+		let data: Data
+		switch Defaults.SyncEngine.readFileBeside(at: url) {
+		case .bytes(let bytes): data = bytes
+		case .missing: return lostOrNone("it is missing")
+		case .refused(let reason): return lostOrNone("it could not be read (\(reason))")
 		}
 		guard let state = try? JSONDecoder().decode(SyncState.self, from: data) else {
 			return .lost(reason: "it does not decode (\(data.count) bytes)")

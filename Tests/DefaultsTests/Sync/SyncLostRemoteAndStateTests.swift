@@ -209,13 +209,36 @@ import Testing
 		}
 	}
 
+	/// A state file that is there but cannot be read (a FIFO at its place) is reported as that, not as missing.
+	@Test func aStateFileThatCannotBeReadIsReportedAsUnreadableNotMissing() throws {
+		let folder = try TemporaryDirectory()
+		let stateFile = folder.file("app.plist.sync.json")
+		guard case .lost(let missing) = SyncState.load(from: stateFile, hadState: true) else {
+			Issue.record("a missing state was not reported as lost")
+			return
+		}
+		#expect(missing == "it is missing")
+		#expect(mkfifo(stateFile.path, 0o600) == 0)
+		guard case .lost(let unreadable) = SyncState.load(from: stateFile, hadState: true) else {
+			Issue.record("an unreadable state was not reported as lost")
+			return
+		}
+		#expect(unreadable.hasPrefix("it could not be read ("), "\(unreadable)")
+		#expect(unreadable.contains("not a regular file"), "\(unreadable)")
+		guard case .none = SyncState.load(from: stateFile, hadState: false) else {
+			Issue.record("an unreadable state with nothing saying one existed is not a loss")
+			return
+		}
+	}
+
 	/// The state file cannot be replaced (`chattr +i`, as the issue did; root only) while the engine runs: the
 	/// engine says so once, the status shows it, and `synchronize()` does not claim success while what was agreed is
 	/// not on disk. Before the fix: a report, but a clean status and `synchronize()` true.
-	@Test func anUnwritableStateFileIsReportedAndSynchronizeSaysNotSynced() async throws {
-		guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/chattr") else {
-			return
-		}
+	@Test(
+		.enabled(
+			if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/chattr"),
+			"only root can make a file immutable, with chattr"))
+	func anUnwritableStateFileIsReportedAndSynchronizeSaysNotSynced() async throws {
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }
 		FailureRecorder.start()

@@ -15,9 +15,6 @@ import Testing
 
 	static let etcds = EtcdServer.executables()
 
-	/// `DEFAULTS_FAULTS_WAITING=1` runs the scenarios that wait for a fix, or for a steadier harness, too.
-	static let waitingScenariosRun = ProcessInfo.processInfo.environment["DEFAULTS_FAULTS_WAITING"] == "1"
-
 	private func expectNothingLost(_ fault: Fault, _ etcd: URL, seed: UInt64, for seconds: Double = 1.5) async throws {
 		let outcome = try await FaultRun(
 			etcd: etcd, schedule: Self.schedule(seed), faults: [fault], faultSeconds: seconds
