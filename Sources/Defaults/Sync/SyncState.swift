@@ -37,6 +37,9 @@ struct SyncState: Codable, Equatable {
 	/// The highest journal sequence of each key whose push is decided (written, lost, or found needless): a key is
 	/// pending while the journal holds a line of it with a higher one.
 	var settled: [String: Int]? = [:]
+	/// The id the remote's epoch key held when last read (`SyncWorker.settleEpoch`): a remote without it, or with
+	/// another, lost or replaced its data. Absent in older states, which take the remote's at their next full read.
+	var epoch: String?
 
 	static let currentFormat = 2
 

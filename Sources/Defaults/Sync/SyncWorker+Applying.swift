@@ -12,7 +12,7 @@ extension SyncWorker {
 	///     a remote that lost its data. Taken before the read, since another process of the settings file may move
 	///     the shared state past the read's revision while it is on its way.
 	func readEverything(wakesPusher: Bool = true, known: Int64? = nil) async throws {
-		let known = known ?? state.revision
+		let (known, knownEpoch) = (known ?? state.revision, state.epoch)
 		// Forgotten only once read and applied: a read that fails leaves them for the next try.
 		let reading = names.withLock { $0.unread }
 		let snapshot = try await remote.read(prefix: prefix)
@@ -23,6 +23,7 @@ extension SyncWorker {
 					message: "A remote entry under '\(prefix)' could not be read and was skipped: \(description)."))
 		}
 		let synced = currentNames
+		let epoch = snapshot.entries.first { $0.key == prefix + Self.epochName }
 		var seen: Set<String> = []
 		var events: [Defaults.RemoteEvent] = []
 		for entry in snapshot.entries {
@@ -37,11 +38,11 @@ extension SyncWorker {
 		let applied: Void? = locked { local in
 			if let stateLoss {
 				rebuildLostState(from: snapshot, synced: synced, local: &local, reason: stateLoss)
-			} else if snapshot.revision < known {
-				// A revision this remote never reached: it is not the remote the state knows (wiped, replaced, or
-				// restored from an older snapshot; etcd keeps its cluster id across a wipe).
+			} else if let reason = lostRemoteReason(snapshot, epoch: epoch, known: known, knownEpoch: knownEpoch) {
+				// A revision this remote never reached, or an epoch it lost: it is not the remote the state knows
+				// (wiped, replaced, or restored from an older snapshot; etcd keeps its cluster id across a wipe).
 				lostRevision = state.revision
-				putBacks = rejoin(snapshot, known: known, synced: synced, local: &local)
+				putBacks = rejoin(snapshot, known: known, reason: reason, synced: synced, local: &local)
 			}
 			// Deleted while this machine was not watching, with the deletion compacted away.
 			for (name, record) in state.records
@@ -72,6 +73,7 @@ extension SyncWorker {
 				}
 			}
 		}
+		await settleEpoch(epoch, rejoined: lostRevision != nil)
 		isRemoteVerified = true
 		names.withLock { $0.unread.subtract(reading) }
 		// Keys newly synced may have gone into the journal, and lines of other processes may wait.
@@ -151,7 +153,7 @@ extension SyncWorker {
 	/// released). Names another process of this settings file syncs are taken too, since that process finds the state
 	/// already rejoined.
 	private func rejoin(
-		_ snapshot: Defaults.RemoteSnapshot, known: Int64, synced: Set<String>, local: inout LocalSide
+		_ snapshot: Defaults.RemoteSnapshot, known: Int64, reason: String, synced: Set<String>, local: inout LocalSide
 	) -> [Push] {
 		var current: [String: Defaults.RemoteEntry] = [:]
 		for entry in snapshot.entries {
@@ -205,7 +207,7 @@ extension SyncWorker {
 				Defaults.Failure(
 					keyName: prefix, reason: .storage,
 					message:
-						"The remote of '\(prefix)' is not the one this machine synced with: its revision went back from \(known) to \(snapshot.revision) (a wiped or replaced cluster, or a restore from an older snapshot). This machine puts back its values of the keys the remote lacks"
+						"The remote of '\(prefix)' is not the one this machine synced with: \(reason) (a wiped or replaced cluster, or a restore from an older snapshot). This machine puts back its values of the keys the remote lacks"
 						+ (putBackNames.isEmpty ? " (none)" : " (\(putBackNames))")
 						+ (edits.isEmpty ? "" : ", pushes its unpushed changes of \(edits.joined(separator: ", "))")
 						+ ", and takes the remote's values of the others."

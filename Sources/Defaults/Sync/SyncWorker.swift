@@ -25,6 +25,8 @@ actor SyncWorker {
 	/// The revision of the state when the remote was last found not to be the one it knows, so that it is reported
 	/// once however many reads find it.
 	var rejoinReportedFrom: Int64?
+	/// Whether the remote refused to store the prefix's epoch key (see `settleEpoch`).
+	var isEpochRefused = false
 	var lastError: String?
 	var pendingCount = 0
 	var reportedUnreadable: Set<String> = []

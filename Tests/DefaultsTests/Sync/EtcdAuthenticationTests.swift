@@ -127,6 +127,9 @@ import Testing
 		let (isSynced, values) = try reader.values(["k0", "k1", "k2"])
 		#expect(isSynced)
 		#expect(values.keys.sorted() == ["k0", "k1", "k2"], "\(values)")
+		// A role granting the prefix, as the article sets it up, lets the engines make the prefix's epoch key.
+		let client = try EtcdClient(endpoints: [etcd.endpoint], credentials: Self.editor, requestTimeout: 2)
+		#expect(try await client.read(prefix: "/team/.defaults-epoch").entries.count == 1)
 	}
 
 	@Test func aBatchOverGRPCsMessageLimitIsTooLargeNotAnUnexpectedAnswer() async throws {

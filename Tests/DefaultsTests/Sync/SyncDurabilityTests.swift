@@ -62,7 +62,11 @@ import Testing
 		_ = try await running.wait(timeout: 10)
 
 		let client = try EtcdClient(endpoints: [etcd.endpoint])
-		#expect(try await client.read(prefix: "/test/lost-running/").entries.count == 2)
+		let entries = try await client.read(prefix: "/test/lost-running/").entries
+		#expect(
+			entries.map(\.key).sorted() == [
+				"/test/lost-running/.defaults-epoch", "/test/lost-running/font", "/test/lost-running/theme",
+			])
 		#expect(try second.values(["theme", "font"]).values == ["theme": "dark", "font": "mono"])
 	}
 }

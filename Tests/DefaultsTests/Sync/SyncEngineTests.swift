@@ -75,6 +75,21 @@ import Testing
 				== "/p/count/.defaults-update/0102030405060708090a0b0c0d0e0f10")
 	}
 
+	/// The prefix's epoch key (a remote that lost its data) is pinned too: its name, its value's form, and the field of
+	/// the state that remembers it, absent in older states.
+	@Test func theEpochIsPinned() throws {
+		let fixtures = try Fixtures.dictionary(Self.wireForms)
+		#expect(fixtures["epoch"] as? Data == SyncWorker.newEpoch(id: Self.fixtureMark.machine))
+		#expect(SyncWorker.epochName == ".defaults-epoch" && !Defaults.isValidKeyPath(name: SyncWorker.epochName))
+		let older = try JSONDecoder().decode(
+			SyncState.self, from: Data(#"{"format":2,"revision":5,"records":{}}"#.utf8))
+		#expect(older.epoch == nil && older.revision == 5)
+		var state = SyncState()
+		state.epoch = "0102030405060708090a0b0c0d0e0f10"
+		let json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(state)) as? [String: Any]
+		#expect(json?["epoch"] as? String == state.epoch)
+	}
+
 	/// Version 1, as every machine wrote it before marks, still reads: a value without a mark, and a removal.
 	@Test func theFirstVersionStillReads() throws {
 		let fixtures = try Fixtures.dictionary(Self.wireForms)

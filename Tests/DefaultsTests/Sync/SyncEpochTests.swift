@@ -1,0 +1,222 @@
+import DefaultsEtcd
+import Foundation
+import Testing
+
+@testable import Defaults
+
+/// A remote that lost its data and whose revision has since climbed past the one a machine knows: the revision check
+/// cannot tell, the prefix's epoch key can (Docs/Sync.md, "A remote that lost its data").
+@Suite(.serialized, .requiresEtcd, .scaledTimeLimit(minutes: 2)) struct SyncEpochTests {
+	typealias Edge = SyncSettingsFileEdgeTests
+
+	/// Two machines of one prefix, `a`, `b`, `c` on both and `d` on the first only, synced; the first's state knows
+	/// a revision above 20.
+	struct Machines {
+		let remote: EtcdClient
+		let prefix = "/test/\(uniqueKeyName("epoch"))/"
+		let folders: (first: TemporaryDirectory, second: TemporaryDirectory)
+
+		init(_ etcd: EtcdServer) throws {
+			remote = try EtcdClient(endpoints: [etcd.endpoint])
+			folders = (try TemporaryDirectory(), try TemporaryDirectory())
+		}
+
+		func machine(
+			_ folder: TemporaryDirectory, _ names: [String]
+		) throws -> (Defaults.FileStore, Defaults.SyncEngine) {
+			let store = try Edge.freshStore(at: folder.file("app.plist"))
+			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+			engine.add(names)
+			return (store, engine)
+		}
+
+		func first() throws -> (Defaults.FileStore, Defaults.SyncEngine) {
+			try machine(folders.first, ["a", "b", "c", "d"])
+		}
+
+		func second() throws -> (Defaults.FileStore, Defaults.SyncEngine) {
+			try machine(folders.second, ["a", "b", "c"])
+		}
+
+		func setUp() async throws {
+			let (first, firstSync) = try first()
+			let (second, secondSync) = try second()
+			for name in ["a", "c", "d"] {
+				try first.write("1", forKey: name)
+			}
+			#expect(first.flush())
+			#expect(await firstSync.synchronize())
+			try second.write("1", forKey: "b")
+			#expect(second.flush())
+			#expect(await secondSync.synchronize())
+			for index in 0..<20 {
+				try first.write("\(index)", forKey: "c")
+				#expect(first.flush())
+				#expect(await firstSync.synchronize())
+			}
+			try first.write("1", forKey: "c")
+			#expect(first.flush())
+			#expect(await firstSync.synchronize())
+			#expect(await secondSync.synchronize())
+		}
+
+		/// The second machine writes `b` until etcd's revision is past `revision`.
+		func secondWritesPast(_ revision: Int64) async throws {
+			let (second, secondSync) = try second()
+			var index = 0
+			while try await remote.read(prefix: prefix).revision <= revision {
+				index += 1
+				try second.write("b\(index)", forKey: "b")
+				#expect(second.flush())
+				#expect(await secondSync.synchronize())
+				try #require(index < 200)
+			}
+		}
+
+		func knownRevision(_ folder: TemporaryDirectory) throws -> Int64 {
+			guard case .state(let state) = SyncState.load(from: folder.file("app.plist.sync.json")) else {
+				throw CancellationError()
+			}
+			return state.knownRevision
+		}
+
+		/// What etcd holds for `names`.
+		func held(_ names: [String]) async throws -> [String: String] {
+			var held: [String: String] = [:]
+			for name in names {
+				held[name] = try await Edge.value(of: prefix + name, in: remote)
+			}
+			return held
+		}
+
+		/// The first machine, back with an edit of `a` made while it was away: it notices, puts `d` back, pushes its
+		/// edit, and every machine and etcd end on the same values.
+		func firstComesBackAndEveryoneConverges() async throws {
+			let (first, firstSync) = try first()
+			try first.write("2", forKey: "a")
+			#expect(first.flush())
+			var conflicts = firstSync.conflicts.makeAsyncIterator()
+			#expect(await firstSync.synchronize())
+			#expect(await firstSync.synchronize())
+			let (second, secondSync) = try second()
+			#expect(await secondSync.synchronize())
+
+			let bValue = try #require(second.storedValue(forKey: "b") as? String)
+			let expected = ["a": "2", "b": bValue, "c": "1", "d": "1"]
+			#expect(
+				try await held(["a", "b", "c", "d"]) == expected, "\(FailureRecorder.failures(mentioning: prefix))")
+			for name in ["a", "b", "c", "d"] {
+				#expect(first.storedValue(forKey: name) as? String == expected[name], "\(name) on the first machine")
+			}
+			for name in ["a", "b", "c"] {
+				#expect(second.storedValue(forKey: name) as? String == expected[name], "\(name) on the second machine")
+			}
+			let reports = FailureRecorder.failures(mentioning: prefix).filter { $0.message.contains("not the one") }
+			#expect(
+				reports.contains { $0.message.contains("epoch key \(prefix).defaults-epoch") },
+				"the first machine says why: \(reports.map(\.message))")
+			let reported = Task { await conflicts.next() }
+			reported.cancel()
+			#expect(await reported.value == nil, "no conflict: no other machine changed `a`")
+		}
+	}
+
+	/// etcd wiped while the first machine is away, and written past the revision it knows by the second (which
+	/// noticed the wipe by its revision and put its values back). Before the epoch the first machine did not notice:
+	/// it took `d`, which only it held, as removed by another machine and deleted it, and its edit of `a` met a key
+	/// it did not expect.
+	@Test func aWipeWrittenPastTheKnownRevisionIsNoticedByTheEpoch() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let machines = try Machines(etcd)
+		try await machines.setUp()
+		let known = try machines.knownRevision(machines.folders.first)
+
+		try await etcd.wipe()
+		try await machines.secondWritesPast(known)
+		#expect(try await machines.held(["d"]) == [:], "only the first machine holds `d`")
+		try await machines.firstComesBackAndEveryoneConverges()
+	}
+
+	/// etcd restored from a copy of its data taken after the epoch was made, then written past the revision the
+	/// second machine knows by the first. The epoch survives a restore: the first machine notices by the revision
+	/// (below the one it knows) and makes a new epoch, which the second then notices, whatever the revision.
+	@Test func aRestoreFromASnapshotWithTheEpochIsNoticedByEveryMachine() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let machines = try Machines(etcd)
+		let prefix = machines.prefix
+		try await machines.setUp()
+		let (first, firstSync) = try machines.first()
+		let (second, secondSync) = try machines.second()
+		let copy = etcd.folder.file("copy")
+		etcd.stop()
+		try FileManager.default.copyItem(at: etcd.folder.file("data"), to: copy)
+		try await etcd.restart()
+		// After the copy: `b` changes on the second machine, and the first hears it.
+		try second.write("2", forKey: "b")
+		#expect(second.flush())
+		#expect(await secondSync.synchronize())
+		#expect(await firstSync.synchronize())
+		let known = try machines.knownRevision(machines.folders.second)
+
+		etcd.stop()
+		try FileManager.default.removeItem(at: etcd.folder.file("data"))
+		try FileManager.default.moveItem(at: copy, to: etcd.folder.file("data"))
+		try await etcd.restart()
+		#expect(try await machines.held(["b"]) == ["b": "1"], "the restored copy is older")
+		// The first machine notices by the revision and takes etcd's `b`; then it writes etcd past the revision the
+		// second machine, away meanwhile, knows.
+		#expect(await firstSync.synchronize())
+		#expect(first.storedValue(forKey: "b") as? String == "1")
+		var index = 0
+		while try await machines.remote.read(prefix: prefix).revision <= known {
+			index += 1
+			try first.write("\(index)", forKey: "c")
+			#expect(first.flush())
+			#expect(await firstSync.synchronize())
+			try #require(index < 200)
+		}
+		try first.write("1", forKey: "c")
+		#expect(first.flush())
+		#expect(await firstSync.synchronize())
+
+		#expect(await secondSync.synchronize())
+		let reports = FailureRecorder.failures(mentioning: prefix).filter { $0.message.contains("not the one") }
+		#expect(reports.contains { $0.message.contains("revision went back") }, "\(reports.map(\.message))")
+		#expect(reports.contains { $0.message.contains("epoch key \(prefix).defaults-epoch changed") })
+		#expect(second.storedValue(forKey: "b") as? String == "1", "the second takes what etcd holds")
+		#expect(try await machines.held(["a", "b", "c", "d"]) == ["a": "1", "b": "1", "c": "1", "d": "1"])
+	}
+
+	/// A state written before the epoch (no `epoch`) takes the remote's at its next read, with no alarm; a remote
+	/// without one gets one, made once however many machines read it.
+	@Test func aStateWithoutAnEpochTakesTheRemotesWithoutAnAlarm() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let machines = try Machines(etcd)
+		try await machines.setUp()
+		let epochKey = machines.prefix + SyncWorker.epochName
+		let made = try #require(try await machines.remote.read(prefix: epochKey).entries.first)
+		#expect(made.value.count == 32 && made.value.allSatisfy { Data("0123456789abcdef".utf8).contains($0) })
+		let b = try #require(try await machines.remote.read(prefix: machines.prefix + "b").entries.first)
+		#expect(made.modRevision < b.modRevision, "made at the first read, and kept by every read since")
+
+		let stateFile = machines.folders.first.file("app.plist.sync.json")
+		var json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: stateFile)) as? [String: Any])
+		#expect(json["epoch"] as? String == String(decoding: made.value, as: UTF8.self))
+		json["epoch"] = nil
+		try JSONSerialization.data(withJSONObject: json).write(to: stateFile)
+		let (_, firstSync) = try machines.first()
+		#expect(await firstSync.synchronize())
+		guard case .state(let state) = SyncState.load(from: stateFile) else {
+			Issue.record("no state")
+			return
+		}
+		#expect(state.epoch == String(decoding: made.value, as: UTF8.self))
+		#expect(FailureRecorder.failures(mentioning: machines.prefix).isEmpty)
+	}
+}
