@@ -168,7 +168,7 @@ final class ScriptedRemote: Defaults.RemoteKeyValueService, @unchecked Sendable 
 	}
 
 	func compareAndSwap(all writes: [Defaults.RemoteWrite]) async throws -> Int64? {
-		self.writes.add(writes.filter { !$0.key.hasSuffix(SyncWorker.epochName) }.count, ordering: .relaxed)
+		self.writes.add(writes.filter { !$0.isEpoch }.count, ordering: .relaxed)
 		return 11
 	}
 

@@ -8,6 +8,14 @@ protocol RemoteWrapper: Defaults.RemoteKeyValueService {
 	var wrapped: any Defaults.RemoteKeyValueService { get }
 }
 
+extension Defaults.RemoteWrite {
+	/// Whether this is the engine's write of the prefix's epoch key (bookkeeping, made at a full read): the test
+	/// remotes that hold back, lose or count pushes let it by.
+	var isEpoch: Bool {
+		key.hasSuffix(SyncWorker.epochName)
+	}
+}
+
 extension RemoteWrapper {
 	func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
 		try await wrapped.read(prefix: prefix)

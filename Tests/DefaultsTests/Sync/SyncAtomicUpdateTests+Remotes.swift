@@ -75,7 +75,8 @@ final class FirstTransactionRemote: RemoteWrapper {
 	}
 
 	func compareAndSwap(all writes: [Defaults.RemoteWrite]) async throws -> Int64? {
-		guard isChosen(writes), !intercepted.exchange(true, ordering: .relaxed) else {
+		guard isChosen(writes), !writes.contains(where: \.isEpoch), !intercepted.exchange(true, ordering: .relaxed)
+		else {
 			return try await wrapped.compareAndSwap(all: writes)
 		}
 		return try await interception(wrapped) { try await wrapped.compareAndSwap(all: writes) }
@@ -95,6 +96,9 @@ final class LateFirstCommitRemote: RemoteWrapper {
 	}
 
 	func compareAndSwap(all writes: [Defaults.RemoteWrite]) async throws -> Int64? {
+		if writes.contains(where: \.isEpoch) {
+			return try await wrapped.compareAndSwap(all: writes)
+		}
 		let late = heldBack.withLock { held -> [Defaults.RemoteWrite]? in
 			guard held.seen else {
 				held = (true, writes)

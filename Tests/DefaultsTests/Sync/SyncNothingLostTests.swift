@@ -271,7 +271,9 @@ final class LosingFirstReply: RemoteWrapper {
 
 	func compareAndSwap(all writes: [Defaults.RemoteWrite]) async throws -> Int64? {
 		let result = try await base.compareAndSwap(all: writes)
-		try loseReplyIfAsked()
+		if !writes.contains(where: \.isEpoch) {
+			try loseReplyIfAsked()
+		}
 		return result
 	}
 

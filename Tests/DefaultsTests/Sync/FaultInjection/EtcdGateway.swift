@@ -119,9 +119,9 @@ enum EtcdGateway {
 	/// Whether `key` is the update record an atomic update's commit writes beside the first key it updates
 	/// (`<prefix><name>/.defaults-update/<machine id in hex>`, see `AtomicUpdateLoop.Record`): bookkeeping of the
 	/// engine, not a value a machine holds, so the checks leave it out (the counters' histories show what the commits
-	/// did).
+	/// did). The prefix's epoch key is bookkeeping too.
 	static func isAtomicUpdateMark(_ key: String) -> Bool {
-		key.contains("/.defaults-update/")
+		key.contains("/.defaults-update/") || key.hasSuffix("/.defaults-epoch")
 	}
 
 	/// The synced values of a range answer's keys under `prefix`, by name without the prefix.
