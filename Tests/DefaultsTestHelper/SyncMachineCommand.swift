@@ -23,9 +23,9 @@ import Foundation
 /// Log lines (`<folder>/log-<id>`), values `-` for removed:
 /// - `start <incarnation>`
 /// - `try <key> <value> <epoch-ms>` before a write, `ack <key> <value>` once the settings file holding it is flushed
-/// - `inc <counter>` before an increment, then `incok <counter> <value>` (committed: the value it stored), `incfail
-///   <counter> <reason>` (nothing changed) or `incunknown <counter>` (it may have been committed); a kill between
-///   `inc` and its answer leaves the outcome unknown too
+/// - `inc <counter> <epoch-ms>` before an increment, then `incok <counter> <value>` (committed: the value it stored),
+///   `incfail <counter> <reason>` (nothing changed) or `incunknown <counter>` (it may have been committed); a kill
+///   between `inc` and its answer leaves the outcome unknown too
 /// - `done` after the schedule
 /// - `view <epoch-ms> <pending> <key>=<value>,…` whenever the local values or the pending count change after that
 ///   (from the start with `<views-while-writing>` 1; counters at 0 show as `-`, as etcd holds nothing for them)
@@ -135,7 +135,7 @@ struct SyncMachine: Sendable {
 	/// One synced atomic update of a counter; each outcome is a line (see the command's lines).
 	func increment(_ name: String) {
 		let key = counters[name]!
-		log("inc \(name)")
+		log("inc \(name) \(Int64(Date().timeIntervalSince1970 * 1000))")
 		let outcome = SyncCommand.blocking { () -> String in
 			do {
 				let value = try await Defaults.update(key) { $0 += 1 }

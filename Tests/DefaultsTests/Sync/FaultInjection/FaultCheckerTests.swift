@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 /// The checker itself, on made-up histories and logs: each rule it enforces fails when broken, so a green fault run
@@ -162,5 +163,30 @@ import Testing
 		// Process 1 reports process 0's write: an edit of its machine when they share a file, an echo otherwise.
 		#expect(FaultChecker.echoAttempts(logs: Self.logs, reports: ["", report], machines: [0, 0]).isEmpty)
 		#expect(FaultChecker.echoAttempts(logs: Self.logs, reports: ["", report]).count == 1)
+	}
+}
+
+/// How a run's heal-to-convergence time is taken from the machines' logs.
+@Suite struct HealToConvergenceTests {
+	/// Healed at 1 s; the last views at 1.3 s and 1.4 s.
+	@Test func aRunWhoseWritesEndedBeforeTheHealIsTimedFromTheHeal() {
+		let logs = [
+			MachineLog(text: "start 1\ntry own0 m0.1.0 500\ndone\nview 1300 0 own0=m0.1.0\n"),
+			MachineLog(text: "start 1\ninc count0 600\nincok count0 1\ndone\nview 1400 0 own0=m0.1.0,count0=1\n"),
+		]
+		let time = FaultRun.healToConvergence(healed: Date(timeIntervalSince1970: 1), logs: logs)
+		#expect(abs(time - 0.4) < 0.001, "\(time)")
+	}
+
+	/// Writes go on after the heal (a schedule longer than the faults, a machine started again): convergence cannot
+	/// come before the last of them, so the time is taken from it, not from the heal (which counted the rest of the
+	/// schedule as sync's delay). An increment begun last counts as a write too.
+	@Test func writesAfterTheHealMoveTheStartToTheLastOfThem() {
+		let logs = [
+			MachineLog(text: "start 1\ntry own0 m0.1.0 4000\ndone\nview 4600 0 own0=m0.1.0\n"),
+			MachineLog(text: "start 1\ninc count0 5000\nincok count0 1\ndone\nview 5300 0 own0=m0.1.0,count0=1\n"),
+		]
+		let time = FaultRun.healToConvergence(healed: Date(timeIntervalSince1970: 1), logs: logs)
+		#expect(abs(time - 0.3) < 0.001, "\(time)")
 	}
 }

@@ -10,7 +10,8 @@ struct FaultRun {
 		let violations: [String]
 		/// Received values pushed back and refused by etcd (see ``FaultChecker/echoAttempts(logs:reports:)``).
 		let echoAttempts: [String]
-		/// From the last heal until the last machine held etcd's final values; `nil` when they never did.
+		/// From the last heal (or from the last write begun, when writes went on after it) until the last machine held
+		/// etcd's final values; `nil` when they never did. See ``FaultRun/healToConvergence(healed:logs:)``.
 		let healToConvergence: TimeInterval?
 		let revisions: Int64
 		/// etcd's own members hold different values at one revision (see ``EtcdGateway/memberDisagreement``): etcd
@@ -162,8 +163,7 @@ struct FaultRun {
 		}
 		let reports = (0..<schedule.machines).map { fleet.exits[$0, default: []].map(\.standardError).joined() }
 		let echoAttempts = FaultChecker.echoAttempts(logs: logs, reports: reports, machines: machines)
-		let convergedAt = logs.compactMap(\.lastView?.milliseconds).max().map { Double($0) / 1000 }
-		let healToConvergence = converged ? max(0, (convergedAt ?? 0) - healed.timeIntervalSince1970) : nil
+		let healToConvergence = converged ? Self.healToConvergence(healed: healed, logs: logs) : nil
 		var machineReports = Array(repeating: [String](), count: schedule.folders)
 		var mostReportsOfOneProcess = 0
 		for (index, report) in reports.enumerated() {
@@ -183,6 +183,16 @@ struct FaultRun {
 			unknownIncrements: logs.map(\.unknownIncrements).reduce(0, +),
 			incrementsCutByAKill: logs.map(\.incrementsCutByAKill).reduce(0, +),
 			failedIncrements: Dictionary(grouping: logs.flatMap(\.failedIncrements)) { $0 }.mapValues(\.count))
+	}
+
+	/// From the heal, or from the last write begun when writes went on after it, until the last view any process
+	/// logged (its values or its pending count changed for the last time), for a run that converged. Convergence
+	/// cannot come before the last write: timed from the heal, the rest of a schedule that outlasts the faults (or a
+	/// restarted machine's writes) counted as sync's delay.
+	static func healToConvergence(healed: Date, logs: [MachineLog]) -> TimeInterval {
+		let convergedAt = logs.compactMap(\.lastView?.milliseconds).max().map { Double($0) / 1000 }
+		let lastWrite = logs.compactMap(\.lastWriteMilliseconds).max().map { Double($0) / 1000 }
+		return max(0, (convergedAt ?? 0) - max(healed.timeIntervalSince1970, lastWrite ?? 0))
 	}
 
 	/// The slowest arrival of a written value etcd stored at every machine other than its writer's (the first view of

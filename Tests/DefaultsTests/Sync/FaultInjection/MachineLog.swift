@@ -19,18 +19,27 @@ struct MachineLog {
 	let lines: [Line]
 	/// When each value was written (`try` lines carry the time since the shared-file shape), for arrival times.
 	let attemptMilliseconds: [String: Int64]
+	/// When the last write or increment began (the time its `try` or `inc` line carries), if any line carries one.
+	let lastWriteMilliseconds: Int64?
 
 	init(text: String) {
 		let raw = text.split(separator: "\n")
 		lines = raw.compactMap(Self.parse)
 		var times: [String: Int64] = [:]
-		for line in raw where line.hasPrefix("try ") {
+		var last: Int64?
+		for line in raw where line.hasPrefix("try ") || line.hasPrefix("inc ") {
 			let fields = line.split(separator: " ")
-			if fields.count == 4, let milliseconds = Int64(fields[3]) {
+			guard let milliseconds = fields.count == (line.hasPrefix("try ") ? 4 : 3) ? Int64(fields.last!) : nil
+			else {
+				continue
+			}
+			if line.hasPrefix("try ") {
 				times[String(fields[2])] = milliseconds
 			}
+			last = max(last ?? milliseconds, milliseconds)
 		}
 		attemptMilliseconds = times
+		lastWriteMilliseconds = last
 	}
 
 	/// Every view this machine logged, oldest first.
@@ -116,7 +125,7 @@ struct MachineLog {
 		switch (fields.first, fields.count) {
 		case ("start", 2): return Int(fields[1]).map { .start(incarnation: $0) }
 		case ("try", 3), ("try", 4): return .attempt(name: fields[1], value: value(fields[2]))
-		case ("inc", 2): return .increment(counter: fields[1])
+		case ("inc", 2), ("inc", 3): return .increment(counter: fields[1])
 		case ("incok", 3): return Int(fields[2]).map { .incremented(counter: fields[1], value: $0) }
 		case ("incfail", 3): return .incrementFailed(counter: fields[1], reason: fields[2])
 		case ("incunknown", 2): return .incrementUnknown(counter: fields[1])
