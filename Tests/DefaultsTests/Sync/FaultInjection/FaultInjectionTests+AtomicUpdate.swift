@@ -37,14 +37,12 @@ extension FaultInjectionTests {
 			}
 		}
 
-		// In the middle: once a fifth of the increments are in.
+		// In the middle: once a fifth of the increments are in, however long the machines take to get there (the
+		// test's time limit bounds it). A kill after a time instead came after the machines had finished under load.
 		let total = AtomicCounter.machines * AtomicCounter.increments
-		let deadline = Date().addingTimeInterval(20)
-		while (Self.atomicCounter(anyOf: endpoints, prefix: prefix) ?? 0) < total / 5, Date() < deadline {
-			try await Task.sleep(for: .milliseconds(20))
-		}
+		let atKill = try await Self.waitForAtomicCounter(
+			atLeast: total / 5, anyOf: endpoints, prefix: prefix, while: { processes.contains(where: \.isRunning) })
 		let leader = try await Fault.waitForLeader(cluster)
-		let atKill = Self.atomicCounter(anyOf: endpoints, prefix: prefix) ?? 0
 		cluster.kill(leader)
 		try await Task.sleep(for: .seconds(1.5))
 		try await cluster.restart(leader)
@@ -62,6 +60,37 @@ extension FaultInjectionTests {
 		)
 		#expect(atKill < total, "the kill came after the machines had finished")
 		#expect(final == total)
+	}
+
+	/// The kill waits for a count, never for a time, so a counter that cannot be read must fail the scenario at once
+	/// (it was taken for 0, and the kill came after 20 s whatever the count).
+	@Test(.scaledTimeLimit(minutes: 1))
+	func theWaitForTheCounterFailsAtOnceWhenNoMemberAnswers() async throws {
+		let started = ContinuousClock.now
+		await #expect(throws: EtcdCluster.NotReady.self) {
+			try await Self.waitForAtomicCounter(
+				atLeast: 1, anyOf: ["http://127.0.0.1:9"], prefix: "/faults/unread/", while: { true })
+		}
+		#expect(ContinuousClock.now - started < .seconds(5))
+	}
+
+	/// Polls the counter until it reaches `count` and returns the value read. Throws at once when no member answers
+	/// the read, or when `isGoingOn` says the counter can no longer get there (its machines have all exited).
+	static func waitForAtomicCounter(
+		atLeast count: Int, anyOf endpoints: [String], prefix: String, while isGoingOn: () -> Bool
+	) async throws -> Int {
+		while true {
+			guard let value = atomicCounter(anyOf: endpoints, prefix: prefix) else {
+				throw EtcdCluster.NotReady(description: "no member answered a read of the counter")
+			}
+			if value >= count {
+				return value
+			}
+			guard isGoingOn() else {
+				throw EtcdCluster.NotReady(description: "the counter stopped at \(value), short of \(count)")
+			}
+			try await Task.sleep(for: .milliseconds(20))
+		}
 	}
 
 	/// The counter's value in etcd, read with `curl` (independently of `DefaultsEtcd`); `nil` when no member answers.
