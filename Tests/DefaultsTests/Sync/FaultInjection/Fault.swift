@@ -20,6 +20,15 @@ enum Fault: String, CaseIterable, Sendable {
 
 	var needsIsolatedNetwork: Bool { self == .memberCutOff }
 
+	/// Whether the fault is an outage of the remote, which a machine whose requests meet it reports (once per
+	/// process, by the promise); a killed machine, or a lost settings file, is none.
+	var isRemoteOutage: Bool {
+		switch self {
+		case .machineKill, .sharingProcessKilledMidPush, .settingsFileLoss: false
+		default: true
+		}
+	}
+
 	/// Injects the fault, holds it `seconds`, heals it; returns the moment it was healed.
 	func inject(
 		into cluster: EtcdCluster, machines fleet: MachineFleet, for seconds: Double, choosing pick: Int

@@ -190,3 +190,30 @@ import Testing
 		#expect(abs(time - 0.3) < 0.001, "\(time)")
 	}
 }
+
+/// How failure reports are counted against the promise: at most one per process per outage of the remote.
+@Suite struct FailureReportCountTests {
+	static let outage = "Defaults: Syncing '/faults/' stopped: the remote cannot be reached."
+
+	/// A process killed and started again is two processes, each with its engine and its report of an outage.
+	@Test func eachIncarnationOfAProcessCountsApart() {
+		let counts = FaultRun.failureReports(
+			standardErrors: [[Self.outage + "\n", Self.outage + "\n"], []], machines: [0, 0], folders: 1)
+		#expect(counts.mostOfOneProcess == 1)
+		#expect(counts.machines.map(\.count) == [2])
+	}
+
+	/// A killed machine is no outage of the remote: two reports of one process in a round of a machine kill and a
+	/// leader kill are two for one outage.
+	@Test func aMachineKillIsNoOutage() {
+		var outcome = FaultRun.Outcome(
+			faults: [.machineKill, .leaderKill], schedule: .init(seed: 1), etcd: URL(filePath: "/etcd"), violations: [],
+			echoAttempts: [], healToConvergence: 1, revisions: 1)
+		outcome.failureReports = [2]
+		outcome.mostReportsOfOneProcess = 2
+		var tally = FaultInjectionLongRunTests.Tally()
+		tally.add(round: 0, outcome: outcome)
+		#expect(tally.mostReportsOfOneProcessPerOutage == 2)
+		#expect(tally.roundsOverOnePerProcessPerOutage == 1)
+	}
+}

@@ -60,7 +60,9 @@ import Testing
 			for echo in outcome.echoAttempts.prefix(3) {
 				print("  echo: \(echo)")
 			}
-			if !outcome.failureReportSample.isEmpty, outcome.failureReports.max()! > chosen.count {
+			if !outcome.failureReportSample.isEmpty,
+				outcome.mostReportsOfOneProcess > max(1, chosen.filter(\.isRemoteOutage).count)
+			{
 				print("  reports of the machine with the most: \(outcome.failureReportSample)")
 			}
 			outcome.expectNoViolations("round \(round) of seed \(seed): ")
@@ -84,12 +86,14 @@ import Testing
 		var unconverged = 0
 		var slowestArrival: TimeInterval = 0
 		var slowestArrivalOutsideFaults: TimeInterval = 0
-		/// The most reports one machine made in a round, divided by the round's faults.
-		var mostReportsPerOutage: Double = 0
-		/// The same for one process (a machine sharing a file has an engine, and its reports, in each process).
+		/// The most reports one process made in a round, divided by the round's outages of the remote (its faults
+		/// but machine kills and lost settings files, at least 1): the promise is one per process per outage, since
+		/// each process (each incarnation of one) has an engine and a failure handler of its own.
 		var mostReportsOfOneProcessPerOutage: Double = 0
-		var machinesOverOnePerOutage = 0
-		var machineRounds = 0
+		/// The same for one machine, all the processes sharing its settings file together: for information.
+		var mostReportsPerOutage: Double = 0
+		/// Rounds in which a process made more reports than the round had outages.
+		var roundsOverOnePerProcessPerOutage = 0
 
 		mutating func add(round: Int, outcome: FaultRun.Outcome) {
 			rounds += 1
@@ -103,12 +107,11 @@ import Testing
 			}
 			slowestArrival = max(slowestArrival, outcome.slowestArrival ?? 0)
 			slowestArrivalOutsideFaults = max(slowestArrivalOutsideFaults, outcome.slowestArrivalOutsideFaults ?? 0)
-			let outages = Double(max(1, outcome.faults.count))
+			let outages = Double(max(1, outcome.faults.filter(\.isRemoteOutage).count))
 			mostReportsPerOutage = max(mostReportsPerOutage, Double(outcome.failureReports.max() ?? 0) / outages)
 			mostReportsOfOneProcessPerOutage = max(
 				mostReportsOfOneProcessPerOutage, Double(outcome.mostReportsOfOneProcess) / outages)
-			machinesOverOnePerOutage += outcome.failureReports.filter { Double($0) > outages }.count
-			machineRounds += outcome.failureReports.count
+			roundsOverOnePerProcessPerOutage += Double(outcome.mostReportsOfOneProcess) > outages ? 1 : 0
 		}
 
 		mutating func add(round: Int, schedule: MachineFleet.Schedule, error: String) {
@@ -126,8 +129,7 @@ import Testing
 			mostReportsPerOutage = max(mostReportsPerOutage, other.mostReportsPerOutage)
 			mostReportsOfOneProcessPerOutage = max(
 				mostReportsOfOneProcessPerOutage, other.mostReportsOfOneProcessPerOutage)
-			machinesOverOnePerOutage += other.machinesOverOnePerOutage
-			machineRounds += other.machineRounds
+			roundsOverOnePerProcessPerOutage += other.roundsOverOnePerProcessPerOutage
 		}
 
 		var description: String {
@@ -142,9 +144,9 @@ import Testing
 					format: ", slowest arrival %.2f s (%.2f s of writes outside faults)", slowestArrival,
 					slowestArrivalOutsideFaults)
 				+ String(
-					format: ", failure reports: at most %.1f per machine per outage (%.1f per process), ",
-					mostReportsPerOutage, mostReportsOfOneProcessPerOutage)
-				+ "\(machinesOverOnePerOutage) of \(machineRounds) machine-rounds over one per outage"
+					format: ", failure reports: at most %.1f per process per outage (%.1f per machine), ",
+					mostReportsOfOneProcessPerOutage, mostReportsPerOutage)
+				+ "\(roundsOverOnePerProcessPerOutage) of \(rounds) rounds with a process over one per outage"
 		}
 	}
 }

@@ -22,9 +22,10 @@ struct FaultRun {
 		/// not depend on what etcd stored.
 		var machineExits: [String] = []
 		/// The reports (`Defaults.Failure` on standard error, lost conflicts left out) of each machine: the processes
-		/// sharing a settings file counted together. The promise is at most one per machine per outage (``faults``).
+		/// sharing a settings file counted together: for information, since each of them reports for itself.
 		var failureReports: [Int] = []
-		/// The most reports one process made.
+		/// The most reports one process (one incarnation) made. The promise is at most one per process per outage of
+		/// the remote (``Fault/isRemoteOutage``): each process has its own engine, status and failure handler.
 		var mostReportsOfOneProcess = 0
 		/// A sample of the reports of the machine that made the most.
 		var failureReportSample: [String] = []
@@ -76,7 +77,9 @@ struct FaultRun {
 				+ "\(healToConvergence.map { String(format: "%.2f s", $0) } ?? "never")"
 				+ (slowestArrival.map { String(format: ", slowest arrival %.2f s", $0) } ?? "")
 				+ (slowestArrivalOutsideFaults.map { String(format: " (%.2f s outside faults)", $0) } ?? "")
-				+ (failureReports.isEmpty ? "" : ", failure reports per machine \(failureReports)")
+				+ (failureReports.isEmpty
+					? ""
+					: ", failure reports per machine \(failureReports) (at most \(mostReportsOfOneProcess) of one process)")
 				+ (schedule.incrementPercent == 0
 					? ""
 					: ", increments of unknown outcome \(unknownIncrements) (\(incrementsCutByAKill) cut by a kill), "
@@ -164,15 +167,11 @@ struct FaultRun {
 		let reports = (0..<schedule.machines).map { fleet.exits[$0, default: []].map(\.standardError).joined() }
 		let echoAttempts = FaultChecker.echoAttempts(logs: logs, reports: reports, machines: machines)
 		let healToConvergence = converged ? Self.healToConvergence(healed: healed, logs: logs) : nil
-		var machineReports = Array(repeating: [String](), count: schedule.folders)
-		var mostReportsOfOneProcess = 0
-		for (index, report) in reports.enumerated() {
-			let failures = report.split(separator: "\n").map(String.init).filter {
-				$0.hasPrefix("Defaults: ") && !$0.contains("lost a sync conflict")
-			}
-			machineReports[machines[index]] += failures
-			mostReportsOfOneProcess = max(mostReportsOfOneProcess, failures.count)
-		}
+		let reportCounts = Self.failureReports(
+			standardErrors: (0..<schedule.machines).map { fleet.exits[$0, default: []].map(\.standardError) },
+			machines: machines, folders: schedule.folders)
+		let machineReports = reportCounts.machines
+		let mostReportsOfOneProcess = reportCounts.mostOfOneProcess
 		return Outcome(
 			faults: faults, schedule: schedule, etcd: etcd, violations: violations, echoAttempts: echoAttempts,
 			healToConvergence: healToConvergence, revisions: state.revision, etcdMembersDisagree: disagreement != nil,
@@ -183,6 +182,26 @@ struct FaultRun {
 			unknownIncrements: logs.map(\.unknownIncrements).reduce(0, +),
 			incrementsCutByAKill: logs.map(\.incrementsCutByAKill).reduce(0, +),
 			failedIncrements: Dictionary(grouping: logs.flatMap(\.failedIncrements)) { $0 }.mapValues(\.count))
+	}
+
+	/// The failure reports (`Defaults: ` lines on standard error, lost conflicts left out) of each machine (the
+	/// processes sharing its settings file together), and the most one process made: `standardErrors` holds each
+	/// process's incarnations, and each incarnation is a process of its own (an engine, a failure handler).
+	static func failureReports(
+		standardErrors: [[String]], machines: [Int], folders: Int
+	) -> (machines: [[String]], mostOfOneProcess: Int) {
+		var machineReports = Array(repeating: [String](), count: folders)
+		var mostOfOneProcess = 0
+		for (index, incarnations) in standardErrors.enumerated() {
+			for report in incarnations {
+				let failures = report.split(separator: "\n").map(String.init).filter {
+					$0.hasPrefix("Defaults: ") && !$0.contains("lost a sync conflict")
+				}
+				machineReports[machines[index]] += failures
+				mostOfOneProcess = max(mostOfOneProcess, failures.count)
+			}
+		}
+		return (machineReports, mostOfOneProcess)
 	}
 
 	/// From the heal, or from the last write begun when writes went on after it, until the last view any process
