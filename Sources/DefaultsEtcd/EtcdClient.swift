@@ -249,17 +249,26 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 	private func call(_ path: String, _ body: [String: Any]) async throws -> [String: Any] {
 		// Each endpoint's failure, so that the error names what failed where, not only the last one tried.
 		var failures: [String] = []
+		// Whether a member that got a write may have applied it without answering (a timeout, a broken connection).
+		let unanswered = Unanswered()
 		let start = preferred.load(ordering: .relaxed)
 		for offset in 0..<endpoints.count {
 			let index = (start + offset) % endpoints.count
 			do {
-				let answer = try await call(path, body, endpoint: index, renewingToken: true)
+				let answer = try await call(path, body, endpoint: index, renewingToken: true, unanswered: unanswered)
 				if offset != 0 {
 					preferred.store(index, ordering: .relaxed)
 				}
 				return answer
 			} catch let error as Defaults.RemoteServiceError {
 				guard case .unreachable(let reason) = error else {
+					// The next member's refusal says nothing of what an earlier one did with the write: it is no
+					// "nothing changed", so that the caller (an atomic update) asks again rather than retry blindly.
+					if path == "/v3/kv/txn", unanswered.isSet {
+						throw Defaults.RemoteServiceError.unreachable(
+							failures.joined(separator: "; ")
+								+ "; then \(error), while a member that did not answer may have applied the write")
+					}
 					throw error
 				}
 				failures.append(reason)
@@ -269,13 +278,31 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 			failures.isEmpty ? "no endpoint answered" : failures.joined(separator: "; "))
 	}
 
+	/// Set once a request was sent and no answer came back: the member may have applied it.
+	final class Unanswered: @unchecked Sendable {
+		// Touched by one request's calls, one at a time.
+		private(set) var isSet = false
+
+		func set() {
+			isSet = true
+		}
+	}
+
 	func call(
-		_ path: String, _ body: [String: Any], endpoint index: Int, renewingToken: Bool
+		_ path: String, _ body: [String: Any], endpoint index: Int, renewingToken: Bool,
+		unanswered: Unanswered? = nil
 	) async throws
 		-> [String: Any]
 	{
 		let request = try await makeRequest(endpoint: index, path: path, body: body)
-		let reply = try await send(request, endpoint: index)
+		let reply: GatewayReply
+		do {
+			reply = try await send(request, endpoint: index)
+		} catch {
+			// Not told apart from a connection refused before anything was sent: the caller assumes the worst.
+			unanswered?.set()
+			throw error
+		}
 		if reply.status == 200 {
 			guard let object = (try? JSONSerialization.jsonObject(with: reply.body)) as? [String: Any] else {
 				throw Defaults.RemoteServiceError.invalidResponse(
@@ -287,7 +314,7 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		let failure = failure(
 			status: reply.status, reply: reply.body, path: path, endpoint: index, sentToken: request.token)
 		if failure.isTokenRefused, renewingToken {
-			return try await call(path, body, endpoint: index, renewingToken: false)
+			return try await call(path, body, endpoint: index, renewingToken: false, unanswered: unanswered)
 		}
 		throw failure.error
 	}

@@ -37,6 +37,35 @@ import Testing
 		#expect(created)
 	}
 
+	/// A write sent to a member that never answers (it may have applied it) and then refused by the next one (no
+	/// permission there, say): the refusal is no "nothing changed", as the first member may have committed, so the
+	/// client reports the write as unanswered; a read refused the same way stays a refusal.
+	@Test func aWriteRefusedByTheNextMemberAfterOneGaveNoAnswerIsNoRefusal() async throws {
+		let silent = try EtcdServer.loopbackSocket(listening: true)
+		defer { close(silent.descriptor) }
+		let refusing = try FakeGateway { _ in
+			"HTTP/1.0 403 Forbidden\r\nContent-Type: application/json\r\n\r\n"
+				+ #"{"error":"etcdserver: permission denied","message":"etcdserver: permission denied","code":7}"#
+		}
+		defer { refusing.stop() }
+		let client = try EtcdClient(
+			endpoints: ["http://127.0.0.1:\(silent.port)", refusing.endpoint], requestTimeout: 0.5)
+		let write = Defaults.RemoteWrite(key: "/test/unanswered/a", value: Data("1".utf8), expectedModRevision: 0)
+		await #expect {
+			_ = try await client.compareAndSwap(all: [write])
+		} throws: { error in
+			guard case .unreachable(let reason) = error as? Defaults.RemoteServiceError else {
+				return false
+			}
+			return reason.contains("permission denied") && reason.contains("may have applied the write")
+		}
+		await #expect {
+			_ = try await client.read(prefix: "/test/unanswered/")
+		} throws: { error in
+			if case .refused = error as? Defaults.RemoteServiceError { true } else { false }
+		}
+	}
+
 	@Test func oneKeyThatIsNotBase64IsSkippedAndNamed() async throws {
 		let kvs =
 			#"{"header":{"revision":"7"},"kvs":[{"key":"%%%","value":"","mod_revision":"3"},"#
