@@ -178,7 +178,14 @@ struct AtomicUpdateLoop {
 
 	/// The error for an update that ends, for `cause`, while a try whose answer was lost may have been committed.
 	func unknownOutcome(after cause: any Error) -> Defaults.SyncedUpdateError {
-		unknownOutcome("the update ended before it could tell: \(cause)")
+		// The update's own error says that nothing was changed, which is what this one cannot say: quoted without it.
+		var text = (cause as? Defaults.SyncedUpdateError)?.message ?? "\(cause)"
+		for clause in ["; nothing was changed", ". Nothing was changed"] {
+			if let range = text.range(of: clause) {
+				text = String(text[..<range.lowerBound])
+			}
+		}
+		return unknownOutcome("the update ended before it could tell: \(text)")
 	}
 
 	/// The keys' remote values and revisions in `snapshots` (one per key, in order).
