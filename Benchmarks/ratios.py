@@ -124,6 +124,11 @@ TIME_TARGETS = [
     # the throughput.
     ("Read Int, 2 threads vs 1: time per round (≤ 1.11x = ≥ 1.8x throughput)",
      "Read Int, 2 threads / Defaults (FileStore)", "Read Int, 1 threads / Defaults (FileStore)", "max", 1.11, "13"),
+    # The same threads loading one shared atomic, no library code: what the machine gave the run. A miss of the row
+    # above with this one missing too is the machine (other load, or the two virtual CPUs placed on one core).
+    ("Machine: one atomic load, 2 threads vs 1 (the ceiling of the row above)",
+     "Read Int, 2 threads / one atomic load (no Defaults)", "Read Int, 1 threads / one atomic load (no Defaults)",
+     "info", None, "32"),
     # Issue 32: writes within 1.5x of the dictionary (or of the encoder and the dictionary a user's own code would
     # take), a cached struct within 2x of an Int (the issue-4 row above, judged again), reads that scale (the 2-thread
     # row above).

@@ -108,6 +108,11 @@ private func registerReadsAndWrites() {
 /// `Read Int, N threads / Defaults (FileStore)`: each of N threads reads the same key 1,000,000 times per iteration,
 /// all at once (the time printed is per 1,000 reads). With reads that take no lock, 2 threads take about as long as 1
 /// (twice the throughput) on 2 free cores.
+///
+/// `Read Int, N threads / one atomic load (no Defaults)`: the same threads, each loading one shared `Atomic<Int>` in
+/// the same loop: what the machine gives two threads that only read one cache line, with no library code at all. When
+/// this row's 2 threads do not reach 1.8x either, the machine did not give the run two cores (other load, or the
+/// host's placement of the two virtual CPUs), whatever the read does.
 private func registerParallelReads() {
 	for threads in [1, 2] {
 		let running = ReadingThreadsHolder()
@@ -129,6 +134,30 @@ private func registerParallelReads() {
 		} teardown: {
 			running.stop()
 		}
+		let runningControl = ReadingThreadsHolder()
+		Benchmark("Read Int, \(threads) threads / one atomic load (no Defaults)") { (_, readers: ReadingThreads) in
+			readers.runRound()
+		} setup: {
+			let shared = SharedInt(Samples.int)
+			let readers = ReadingThreads(helpers: threads - 1) {
+				for _ in 0..<1_000_000 {
+					blackHole(shared.value.load(ordering: .acquiring))
+				}
+			}
+			runningControl.set(readers)
+			return readers
+		} teardown: {
+			runningControl.stop()
+		}
+	}
+}
+
+/// One integer every reading thread of the control row loads.
+final class SharedInt: Sendable {
+	let value: Atomic<Int>
+
+	init(_ value: Int) {
+		self.value = Atomic(value)
 	}
 }
 
