@@ -54,7 +54,7 @@ extension Defaults {
 			self.init(
 				name: name,
 				encode: { value throws(SerializationError) in
-					try StoredForm.encode(value, with: bridge, typeName: "\(Value.self)")
+					try StoredForm.encode(value, with: bridge, type: Value.self)
 				},
 				decode: { stored in StoredForm.decoded(stored, through: bridge) })
 		}

@@ -31,7 +31,7 @@ extension Defaults.Serializable {
 		if StoredForm.isNormalizedScalarType(Self.self) {
 			return value
 		}
-		return try StoredForm.encode(value as? Bridge.Value, with: bridge, typeName: "\(Self.self)")
+		return try StoredForm.encode(value as? Bridge.Value, with: bridge, type: Self.self)
 	}
 
 	/// The value that the normalised property-list value `stored` stands for, or `nil` if it does not decode.
@@ -60,18 +60,24 @@ extension Defaults.Serializable {
 
 /// Decoding of normalised property-list values into bridges' `Serializable` types.
 enum StoredForm {
-	/// What `bridge` serialises `value` to, normalised: the one way every bridge's output reaches a store.
+	/// What `bridge` serialises `value` to, normalised: the one way every bridge's output reaches a store. `type` is
+	/// the type named in the error; its name is only made for an error, not on every write.
 	static func encode<Wrapped: Defaults.Bridge>(
-		_ value: Wrapped.Value?, with bridge: Wrapped, typeName: String
+		_ value: Wrapped.Value?, with bridge: Wrapped, type: Any.Type
 	) throws(Defaults.SerializationError) -> Any {
 		guard let serialized = bridge.serialize(value) else {
 			throw Defaults.SerializationError(
-				typeName: typeName, reason: BridgeDiagnosis.reason(encoding: value, through: bridge))
+				typeName: "\(type)", reason: BridgeDiagnosis.reason(encoding: value, through: bridge))
+		}
+		// Text (JSON text, the form of every Codable value, among others) is its own normalised form: the
+		// normaliser would only cast it to the types it tries before `String` to give it back unchanged.
+		if let text = serialized as? String {
+			return text
 		}
 		do throws(Defaults.PropertyList.Error) {
 			return try Defaults.PropertyList.normalize(serialized)
 		} catch {
-			throw Defaults.SerializationError(typeName: typeName, reason: error.description)
+			throw Defaults.SerializationError(typeName: "\(type)", reason: error.description)
 		}
 	}
 

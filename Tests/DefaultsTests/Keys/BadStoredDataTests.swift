@@ -136,3 +136,19 @@ private struct RefusesToEncode: Codable, Defaults.Serializable, Equatable {
 	#expect(!(failure?.message.contains("returned nil") ?? true))
 	#expect(store.storedKeys().isEmpty)
 }
+
+/// The type a failed write names is made only when the write fails (not on every write, issue 32), and is the
+/// value's type, as before.
+@Test func aFailedWriteNamesTheValuesType() {
+	FailureRecorder.start()
+	let store = Defaults.InMemoryStore()
+	let name = uniqueKeyName()
+	let key = Defaults.Key<RefusesToEncode>(name, default: RefusesToEncode(), suite: store)
+	store[key] = RefusesToEncode()
+	let failure = FailureRecorder.failures(forKey: name).first
+	#expect(failure?.reason == .encodingFailed)
+	#expect(
+		failure?.message.contains("A RefusesToEncode value could not be stored") == true,
+		"\(String(describing: failure))")
+	#expect(store.storedKeys().isEmpty)
+}
