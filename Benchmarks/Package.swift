@@ -96,6 +96,13 @@ let package = Package(
 			dependencies: [.product(name: "Defaults", package: "Defaults")],
 			path: "Sources/ResidentMemory"
 		),
+		// Loops of one operation for valgrind's callgrind to count instructions and calls per operation (run directly,
+		// not by the harness): a count does not move with the machine's load, as the harness's times do.
+		.executableTarget(
+			name: "OperationCost",
+			dependencies: [.product(name: "Defaults", package: "Defaults")],
+			path: "Sources/OperationCost"
+		),
 		// Sync through a real etcd it starts itself: latency to other machines, initial sync, cost to a local write.
 		.executableTarget(
 			name: "Sync",
