@@ -21,11 +21,16 @@ extension Defaults.Serializable {
 	/// - Throws: ``Defaults/SerializationError`` when the bridge gives no form, or a form that is not a property
 	///   list.
 	static func storedForm(of value: Self) throws(Defaults.SerializationError) -> Any? {
-		if let optional = value as? any OptionalProtocol, optional.wrappedAny == nil {
-			return nil
-		}
-		if let erased = value as? Defaults.AnySerializable, erased.propertyListValue == nil {
-			return nil
+		// Only an optional (of anything, an `AnySerializable` among them: a cast looks through optionals) or an
+		// `AnySerializable` can stand for nothing. The type is asked first: a cast of the value copies it into an
+		// existential box (retaining what it holds) on every write of every other type, to fail.
+		if Self.self is any OptionalProtocol.Type || Self.self == Defaults.AnySerializable.self {
+			if let optional = value as? any OptionalProtocol, optional.wrappedAny == nil {
+				return nil
+			}
+			if let erased = value as? Defaults.AnySerializable, erased.propertyListValue == nil {
+				return nil
+			}
 		}
 		// The normalised scalars are natively supported, and asking that costs a conformance lookup per element.
 		if StoredForm.isNormalizedScalarType(Self.self) {

@@ -50,6 +50,21 @@ import Testing
 		#expect(store[key] == ["kept": 1])
 	}
 
+	/// A value holding nothing removes the key's stored value, whether the key holds an `AnySerializable` or an
+	/// optional one (a cast looks through the optional; a write asks the value's type before casting it, issue 32).
+	@Test func aValueHoldingNothingRemovesTheStoredValue() {
+		let store = Defaults.InMemoryStore()
+		let key = Defaults.Key<Defaults.AnySerializable>("erased", default: 1, suite: store)
+		let optionalKey = Defaults.Key<Defaults.AnySerializable?>("optional", suite: store)
+		store[key] = 2
+		store[optionalKey] = 3
+		#expect(Set(store.storedKeys()) == ["erased", "optional"])
+		store[key] = nil
+		store[optionalKey] = .some(nil)
+		#expect(store.storedKeys().isEmpty)
+		#expect(store[key] == 1)
+	}
+
 	@Test func aDictionaryKeyIsStoredAsAPlainPropertyListDictionary() {
 		let store = Defaults.InMemoryStore()
 		let key = Defaults.Key<[String: Defaults.AnySerializable]>("magic", default: [:], suite: store)
