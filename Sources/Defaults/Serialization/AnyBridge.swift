@@ -45,7 +45,7 @@ extension Defaults {
 			self.read = read
 		}
 
-		/// Wraps any bridge for `Value`; its stored form goes through the normaliser like every other.
+		/// Wraps any bridge for `Value`; its stored form is normalised like every other.
 		public init<Wrapped: Bridge>(_ bridge: Wrapped) where Wrapped.Value == Value {
 			self.init(bridge, name: "\(Wrapped.self)")
 		}
