@@ -19,9 +19,11 @@ extension Defaults {
 			/// The remote could not be reached (or answered with an outage) before anything was sent: nothing
 			/// changed.
 			case unreachable
-			/// A commit was sent and its answer lost, and the remote could not be asked again in time: the update
-			/// may have been committed. Nothing changed locally; if it was committed, its value arrives like any
-			/// remote change. Trying again may apply the change twice.
+			/// A commit was sent and its answer lost, and the update ended before it could find out whether the
+			/// commit went through: the remote could not be asked again in time, or the update stopped first (a later
+			/// try was refused or read a value it could not decode, the closure threw, the task was cancelled, the
+			/// synchronous form's time ran out). The update may have been committed. Nothing changed locally; if it
+			/// was committed, its value arrives like any remote change. Trying again may apply the change twice.
 			case outcomeUnknown
 			/// Other machines changed the key before every one of the bounded tries could commit: nothing changed.
 			case tooManyConflicts
