@@ -43,34 +43,159 @@ package struct ChangeJournal: Sendable {
 		case refused(String)
 	}
 
-	package func read() -> Contents {
-		switch file.readBesideFile() {
+	/// Reads the journal a chunk at a time, however long it grew (a line of more than
+	/// ``SettingsFile/maximumByteCount`` bytes is refused).
+	///
+	/// - Parameter latestOnly: keep only the last line of each name, and the last line: all a reader of pending
+	///   changes needs (the highest sequence of each name, and the highest issued), in memory that grows with the
+	///   names rather than the lines.
+	package func read(latestOnly: Bool = false) -> Contents {
+		switch file.withBesideFileOpened({ Self.lines(from: $0, latestOnly: latestOnly) }) {
 		case .missing:
 			return .missing
 		case .refused(let reason):
 			return .refused(reason)
-		case .bytes(let data):
-			return .lines(Self.lines(in: data))
+		case .opened(let contents):
+			return contents
 		}
 	}
 
-	static func lines(in data: Data) -> [Line] {
-		let decoder = JSONDecoder()
+	private static func lines(from descriptor: Int32, latestOnly: Bool) -> Contents {
 		var lines: [Line] = []
-		var start = data.startIndex
-		while let end = data[start...].firstIndex(of: UInt8(ascii: "\n")) {
-			if let line = try? decoder.decode(Line.self, from: data[start..<end]) {
-				lines.append(line)
+		var latest: [String: Line] = [:]
+		var last: Line?
+		var buffer: [UInt8] = []
+		var chunk = [UInt8](repeating: 0, count: 1 << 20)
+		while true {
+			let count = chunk.withUnsafeMutableBytes { readSome(descriptor, $0) }
+			if count < 0 {
+				if errno == EINTR {
+					continue
+				}
+				return .refused(reason(errno))
 			}
-			start = data.index(after: end)
+			if count == 0 {
+				break
+			}
+			let scanned = buffer.count
+			buffer.append(contentsOf: chunk[..<count])
+			var start = 0
+			// The bytes before `scanned` are a line's start that has no newline.
+			while let end = Self.index(of: UInt8(ascii: "\n"), in: buffer, from: max(start, scanned)) {
+				if let line = parse(buffer[start..<end]) {
+					if latestOnly {
+						if let name = line.k {
+							latest[name] = line
+						}
+						last = line
+					} else {
+						lines.append(line)
+					}
+				}
+				start = end + 1
+			}
+			buffer.removeSubrange(0..<start)
+			guard buffer.count <= SettingsFile.maximumByteCount else {
+				return .refused("it holds a line of more than \(SettingsFile.maximumByteCount >> 20) MiB")
+			}
 		}
-		return lines
+		guard latestOnly else {
+			return .lines(lines)
+		}
+		if let last, last.k == nil {
+			lines.append(last)
+		}
+		lines.append(contentsOf: latest.values)
+		return .lines(lines.sorted { $0.s < $1.s })
+	}
+
+	/// The first index of `byte` in `bytes` from `start` on, by `memchr` (a long journal has many bytes to search).
+	static func index(of byte: UInt8, in bytes: [UInt8], from start: Int) -> Int? {
+		bytes.withUnsafeBytes { raw in
+			guard start < raw.count, let base = raw.baseAddress,
+				let found = memchr(base + start, Int32(byte), raw.count - start)
+			else {
+				return nil
+			}
+			return base.distance(to: UnsafeRawPointer(found))
+		}
+	}
+
+	/// The line in `bytes` (without its newline), or `nil` when they are not one. The form the journal's writers
+	/// give (`{"k":"name","p":1,"s":2}`, keys sorted, no space, a name without escapes) is read directly, since a long
+	/// journal has millions of lines; any other goes through `JSONDecoder`.
+	static func parse(_ bytes: ArraySlice<UInt8>) -> Line? {
+		if let line = parseWrittenForm(bytes) {
+			return line
+		}
+		return try? JSONDecoder().decode(Line.self, from: Data(bytes))
+	}
+
+	private static func parseWrittenForm(_ bytes: ArraySlice<UInt8>) -> Line? {
+		var index = bytes.startIndex
+		func take(_ expected: String) -> Bool {
+			for byte in expected.utf8 {
+				guard index < bytes.endIndex, bytes[index] == byte else {
+					return false
+				}
+				index += 1
+			}
+			return true
+		}
+		func integer() -> Int? {
+			let start = index
+			if index < bytes.endIndex, bytes[index] == UInt8(ascii: "-") {
+				index += 1
+			}
+			while index < bytes.endIndex, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
+				index += 1
+			}
+			return Int(String(decoding: bytes[start..<index], as: UTF8.self))
+		}
+		guard take("{") else {
+			return nil
+		}
+		var name: String?
+		var pid: Int32?
+		if take(#""k":""#) {
+			let start = index
+			// To the closing quote; a name with an escape (a backslash) takes the decoder's way.
+			let found = bytes.withUnsafeBytes { raw -> (quote: Int, isEscaped: Bool)? in
+				let offset = start - bytes.startIndex
+				guard offset < raw.count, let base = raw.baseAddress,
+					let quote = memchr(base + offset, 0x22, raw.count - offset)
+				else {
+					return nil
+				}
+				let length = (base + offset).distance(to: UnsafeRawPointer(quote))
+				return (start + length, memchr(base + offset, 0x5C, length) != nil)
+			}
+			guard let found, !found.isEscaped else {
+				return nil
+			}
+			index = found.quote + 1
+			guard take(","), let decoded = String(validating: bytes[start..<found.quote], as: UTF8.self) else {
+				return nil
+			}
+			name = decoded
+		}
+		if take(#""p":"#) {
+			guard let value = integer(), let value32 = Int32(exactly: value), take(",") else {
+				return nil
+			}
+			pid = value32
+		}
+		guard take(#""s":"#), let sequence = integer(), take("}"), index == bytes.endIndex else {
+			return nil
+		}
+		return Line(s: sequence, k: name, p: pid)
 	}
 
 	/// Appends a line for each of `names`, in order, after the journal's last sequence, and syncs them to the disk;
 	/// the caller holds the settings file's lock. Nothing when the journal does not exist. A `nil` name only takes
 	/// a sequence (its reader's own use of one); `reserving` more are skipped before the first line, so that it
-	/// takes them all.
+	/// takes them all. Only the journal's end is read, for its last sequence; an append that cannot find it fails
+	/// rather than start the sequences again (lines at or below a key's settled sequence would never be pushed).
 	///
 	/// - Returns: the lines appended (empty when there is no journal), or why they could not be, as a sentence.
 	package func append(_ names: [String?], reserving: Int = 0) -> Result<[Line], AppendFailure> {
@@ -80,6 +205,9 @@ package struct ChangeJournal: Sendable {
 		if let sentence = file.changeRefusal() {
 			return .failure(AppendFailure(sentence))
 		}
+		if let reason = file.refusal(for: .read) {
+			return .failure(AppendFailure("The journal \(file.path) is left alone: \(reason)."))
+		}
 		let (anchor, anchorRefusal) = FolderAnchor.opened(for: file)
 		guard let anchor else {
 			return .failure(AppendFailure(anchorRefusal ?? "The folder of \(file.path) could not be opened."))
@@ -87,7 +215,7 @@ package struct ChangeJournal: Sendable {
 		defer { anchor.release() }
 		let descriptor = movedAboveStandardStreams(
 			openat(
-				anchor.descriptor, anchor.name(file.fileName), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK
+				anchor.descriptor, anchor.name(file.fileName), O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK
 			))
 		guard descriptor >= 0 else {
 			if errno == ENOENT {
@@ -102,17 +230,23 @@ package struct ChangeJournal: Sendable {
 		else {
 			return .failure(AppendFailure("The journal \(file.path) is not a regular file of its owner."))
 		}
-		var existing = Data()
-		if case .bytes(let data) = file.readBesideFile() {
-			existing = data
+		let end: End
+		switch Self.end(of: descriptor, size: Int(status.st_size)) {
+		case .success(let found):
+			end = found
+		case .failure(let reason):
+			return .failure(
+				AppendFailure(
+					"The last sequence of the journal \(file.path) could not be read (\(reason)), so no line was added to it."
+				))
 		}
-		var sequence = (Self.lines(in: existing).last?.s ?? 0) + reserving
+		var sequence = end.sequence + reserving
 		let pid = getpid()
 		let encoder = JSONEncoder()
 		encoder.outputFormatting = .sortedKeys
 		var appended: [Line] = []
 		// A line a crash cut short ends here, so that the first new line starts a line of its own.
-		var data = existing.last.map { $0 == UInt8(ascii: "\n") ? Data() : Data("\n".utf8) } ?? Data()
+		var data = end.endsALine ? Data() : Data("\n".utf8)
 		for name in names {
 			sequence += 1
 			let line = Line(s: sequence, k: name, p: pid)
@@ -127,6 +261,89 @@ package struct ChangeJournal: Sendable {
 			return .failure(AppendFailure("The journal \(file.path) could not be written: \(Self.reason(errno))."))
 		}
 		return .success(appended)
+	}
+
+	/// What the end of the journal says: the sequence of its last complete line that parses (0 when none does), and
+	/// whether its last byte ends a line (an empty journal does).
+	struct End: Equatable {
+		var sequence: Int
+		var endsALine: Bool
+	}
+
+	/// Reads the journal of `size` bytes at `descriptor` from its end: a window of a few KiB, widened until it holds
+	/// a complete line that parses (a long key name makes a long line) or the journal's start. A last line without
+	/// its newline is an append a crash cut short, and lines that do not parse are passed over, as ``read(latestOnly:)``
+	/// passes them over.
+	///
+	/// - Returns: the end, or why it could not be read: the system refused, or the last
+	///   ``SettingsFile/maximumByteCount`` bytes hold no line that parses.
+	static func end(of descriptor: Int32, size: Int) -> Result<End, EndFailure> {
+		guard size > 0 else {
+			return .success(End(sequence: 0, endsALine: true))
+		}
+		var window = 4096
+		while true {
+			let start = max(0, size - window)
+			var bytes = [UInt8](repeating: 0, count: size - start)
+			var filled = 0
+			while filled < bytes.count {
+				let count = bytes.withUnsafeMutableBytes {
+					pread(descriptor, $0.baseAddress! + filled, $0.count - filled, off_t(start + filled))
+				}
+				if count < 0, errno == EINTR {
+					continue
+				}
+				guard count > 0 else {
+					return .failure(EndFailure(count < 0 ? reason(errno) : "it was cut short while being read"))
+				}
+				filled += count
+			}
+			let endsALine = bytes.last == UInt8(ascii: "\n")
+			// From the last newline back: each line between two newlines (or the window's start, when it is the
+			// journal's start) is complete.
+			var lineEnd = lastNewline(in: bytes, before: bytes.count)
+			while let end = lineEnd {
+				let previous = lastNewline(in: bytes, before: end)
+				guard previous != nil || start == 0 else {
+					break
+				}
+				let lineStart = previous.map { $0 + 1 } ?? 0
+				if let line = parse(bytes[lineStart..<end]) {
+					return .success(End(sequence: line.s, endsALine: endsALine))
+				}
+				lineEnd = previous
+			}
+			if start == 0 {
+				return .success(End(sequence: 0, endsALine: endsALine))
+			}
+			guard window < SettingsFile.maximumByteCount else {
+				return .failure(
+					EndFailure("its last \(SettingsFile.maximumByteCount >> 20) MiB hold no line with a sequence"))
+			}
+			window *= 4
+		}
+	}
+
+	/// The index of the last newline in `bytes` before `end`.
+	private static func lastNewline(in bytes: [UInt8], before end: Int) -> Int? {
+		bytes.withUnsafeBufferPointer { buffer in
+			var index = end - 1
+			while index >= 0 {
+				if buffer[index] == UInt8(ascii: "\n") {
+					return index
+				}
+				index -= 1
+			}
+			return nil
+		}
+	}
+
+	struct EndFailure: Error {
+		let reason: String
+
+		init(_ reason: String) {
+			self.reason = reason
+		}
 	}
 
 	/// Why an append failed, as a sentence.
@@ -159,4 +376,9 @@ package struct ChangeJournal: Sendable {
 	private static func reason(_ code: Int32) -> String {
 		String(cString: strerror(code))
 	}
+}
+
+/// `read(2)` into `buffer`, named apart from the journal's own `read`.
+private func readSome(_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer) -> Int {
+	read(descriptor, buffer.baseAddress, buffer.count)
 }

@@ -390,6 +390,34 @@ package struct SettingsFile: Sendable {
 	/// Reads this file, one kept beside a settings file (see ``init(besideFileAt:)``), as the settings file is read: never
 	/// through a link at its name, only a regular file, and not one another user may have planted.
 	package func readBesideFile() -> BesideFileContents {
+		let opened = withBesideFileOpened { descriptor -> BesideFileContents in
+			let bounded = readBounded(from: descriptor, atMost: Self.maximumByteCount + 1)
+			if let failure = bounded.failure {
+				return .refused(failure)
+			}
+			guard bounded.data.count <= Self.maximumByteCount else {
+				return .refused("it holds more than \(Self.maximumByteCount >> 20) MiB")
+			}
+			return .bytes(bounded.data)
+		}
+		switch opened {
+		case .opened(let contents): return contents
+		case .missing: return .missing
+		case .refused(let reason): return .refused(reason)
+		}
+	}
+
+	/// What opening a file kept beside a settings file found.
+	package enum BesideFileOpening<T> {
+		case missing
+		case opened(T)
+		/// The file is there but was not opened, with the reason.
+		case refused(String)
+	}
+
+	/// Opens this file, one kept beside a settings file, for reading with the checks of ``readBesideFile()``, and
+	/// runs `body` with its descriptor (closed afterwards).
+	package func withBesideFileOpened<T>(_ body: (_ descriptor: Int32) -> T) -> BesideFileOpening<T> {
 		if let reason = refusal(for: .read) {
 			return .refused(reason)
 		}
@@ -418,14 +446,7 @@ package struct SettingsFile: Sendable {
 		if let reason = FileOwnership.plantedReason(status, in: anchor) {
 			return .refused(reason)
 		}
-		let bounded = readBounded(from: descriptor, atMost: Self.maximumByteCount + 1)
-		if let failure = bounded.failure {
-			return .refused(failure)
-		}
-		guard bounded.data.count <= Self.maximumByteCount else {
-			return .refused("it holds more than \(Self.maximumByteCount >> 20) MiB")
-		}
-		return .bytes(bounded.data)
+		return .opened(body(descriptor))
 	}
 
 	/// Makes a rename in the folder durable.

@@ -178,9 +178,10 @@ extension SyncWorker {
 		}
 	}
 
-	/// The journal's lines; a missing journal is made (empty), so that every flush from now on records.
+	/// The journal's lines, the last of each name (all that pending changes need, however long the journal grew); a
+	/// missing journal is made (empty), so that every flush from now on records.
 	private func readJournal(_ journal: ChangeJournal) -> [ChangeJournal.Line] {
-		switch journal.read() {
+		switch journal.read(latestOnly: true) {
 		case .lines(let lines):
 			return lines
 		case .missing:
