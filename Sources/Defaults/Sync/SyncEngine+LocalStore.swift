@@ -69,7 +69,7 @@ extension Defaults.SyncEngine {
 		}
 		let journal = ChangeJournal(besideSettingsFile: SettingsFile(url: fileStore.url))
 		let loaded = fileStore.withFileLocked { _ -> (received: [String: Any?], result: SyncState.Loaded) in
-			guard case .missing = journal.read() else {
+			guard case .missing = journal.read(latestOnly: true) else {
 				return ([:], SyncState.load(from: stateFile, hadState: true))
 			}
 			let loaded = SyncState.load(from: stateFile)
@@ -90,6 +90,12 @@ extension Defaults.SyncEngine {
 	/// Whether `store` keeps its values in a settings file, beside which the change journal lives.
 	static func isKeptInSettingsFile(_ store: any Defaults.Store) -> Bool {
 		store is any FileBackedStore
+	}
+
+	/// Has this process's flushes and updates of `store` record in the change journal only `names` and those named
+	/// before, not every key written (see `FileBackedStore.recordInJournal(only:)`).
+	static func recordInJournal(only names: Set<String>, of store: any Defaults.Store) {
+		(store as? any FileBackedStore)?.recordInJournal(only: names)
 	}
 
 	/// The change journal beside `store`'s settings file; `nil` for a store without one.

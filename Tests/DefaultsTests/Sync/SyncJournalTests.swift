@@ -129,4 +129,71 @@ import Testing
 			#expect(try await Edge.value(of: prefix + "level", in: remote) == value)
 		}
 	}
+
+	/// A key written while no engine of the process synced it has no line (this process records only synced keys),
+	/// and needs none: synced later, its first full read finds the remote without it and pushes the local value.
+	@Test func aKeyWrittenBeforeItIsSyncedGoesOutAtItsFirstRead() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("later"))/"
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		let store = try Edge.freshStore(at: settings)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add(["a"])
+		try store.write("1", forKey: "a")
+		#expect(await engine.synchronize())
+		try store.write("local", forKey: "b")
+		#expect(store.flush())
+		guard case .lines(let lines) = ChangeJournal(besideSettingsFile: SettingsFile(url: settings)).read() else {
+			Issue.record("no journal")
+			return
+		}
+		#expect(!lines.contains { $0.k == "b" })
+		engine.add(["b"])
+		#expect(await engine.synchronize())
+		#expect(try await Edge.value(of: prefix + "b", in: remote) == "local")
+	}
+
+	/// A journal larger than a whole read takes (64 MiB, a tool writing in a loop while sync was stopped) is read,
+	/// its pending line pushed, and the journal emptied down to its last sequence.
+	@Test func aJournalLargerThanAWholeReadIsPushedAndCompacted() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("long"))/"
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		let journal = ChangeJournal(besideSettingsFile: SettingsFile(url: settings))
+		do {
+			let store = try Edge.freshStore(at: settings)
+			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+			engine.add(["a"])
+			try store.write("1", forKey: "a")
+			#expect(await engine.synchronize())
+		}
+		// Another process's lines of an unsynced key, 1 MiB each, then its write of the synced one.
+		let handle = try FileHandle(forWritingTo: URL(filePath: journal.file.path))
+		try handle.seekToEnd()
+		let filler = Data(String(repeating: "f", count: 1 << 20).utf8)
+		for _ in 0..<65 {
+			try handle.write(contentsOf: Data(#"{"k":""#.utf8) + filler + Data(#"","p":1,"s":1000}"#.utf8 + [0x0A]))
+		}
+		try handle.close()
+		let writer = try Edge.freshStore(at: settings)
+		try writer.write("2", forKey: "a")
+		#expect(writer.flush())
+
+		let store = try Edge.freshStore(at: settings)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add(["a"])
+		#expect(await engine.synchronize())
+		#expect(try await Edge.value(of: prefix + "a", in: remote) == "2")
+		guard case .lines(let lines) = journal.read() else {
+			Issue.record("no journal")
+			return
+		}
+		#expect(lines == [ChangeJournal.Line(s: 1001, k: nil, p: nil)])
+	}
 }
