@@ -120,18 +120,27 @@ extension SyncWorker {
 	/// Runs `body` under the settings file's lock with the state as every process of the file left it, writes the
 	/// state when `body` changed it, then the values it received into the store.
 	///
-	/// - Returns: `nil` when the settings file could not be locked or written (Storage reported it); nothing of
-	///   `body` is kept then.
+	/// - Returns: `nil` when the settings file could not be locked or written (Storage reported it), or its journal
+	///   not read (reported); nothing of `body` is kept then.
 	@discardableResult
 	func locked<T>(_ body: (inout LocalSide) -> T) -> T? {
 		let saved = state
-		let step = Defaults.SyncEngine.withSettingsFileLocked(of: store.store) { values in
+		let step = Defaults.SyncEngine.withSettingsFileLocked(of: store.store) {
+			values -> (received: [String: Any?], result: T?) in
 			reloadState()
 			let before = state
 			let journal = Defaults.SyncEngine.journal(of: store.store)
+			// A journal that cannot be read may hold pending lines: a step without them would take their keys for
+			// unchanged and put their agreed values back over the changes.
+			var lines: [ChangeJournal.Line] = []
+			if let journal {
+				guard let read = readJournal(journal) else {
+					return ([:], nil)
+				}
+				lines = read
+			}
 			var local = LocalSide(
-				lines: journal.map(readJournal) ?? [], fileValues: values, store: store, journal: journal,
-				intents: intents)
+				lines: lines, fileValues: values, store: store, journal: journal, intents: intents)
 			migrateIfNeeded(&local)
 			let result = body(&local)
 			if let journal {
@@ -144,9 +153,9 @@ extension SyncWorker {
 		}
 		defer { sendReportsAfterApplying() }
 		switch step {
-		case .done(let result):
+		case .done(let result?):
 			return result
-		case .failed:
+		case .done(nil), .failed:
 			state = saved
 			return nil
 		case .noFile:
@@ -179,10 +188,11 @@ extension SyncWorker {
 	}
 
 	/// The journal's lines, the last of each name (all that pending changes need, however long the journal grew); a
-	/// missing journal is made (empty), so that every flush from now on records.
-	private func readJournal(_ journal: ChangeJournal) -> [ChangeJournal.Line] {
+	/// missing journal is made (empty), so that every flush from now on records. `nil` when it cannot be read.
+	private func readJournal(_ journal: ChangeJournal) -> [ChangeJournal.Line]? {
 		switch journal.read(latestOnly: true) {
 		case .lines(let lines):
+			isJournalProblemReported = false
 			return lines
 		case .missing:
 			_ = journal.replace(with: state.sequenceFloor)
@@ -194,10 +204,10 @@ extension SyncWorker {
 					Defaults.Failure(
 						keyName: prefix, reason: .storage,
 						message:
-							"The sync journal \(journal.file.path) could not be read (\(reason)): changes of '\(prefix)' are not pushed until it can."
+							"The sync journal \(journal.file.path) could not be read (\(reason)): changes of '\(prefix)' are neither pushed nor received until it can."
 					))
 			}
-			return []
+			return nil
 		}
 	}
 

@@ -196,4 +196,46 @@ import Testing
 		}
 		#expect(lines == [ChangeJournal.Line(s: 1001, k: nil, p: nil)])
 	}
+
+	/// A journal that cannot be read (here another user's, in a folder others may write in) may hold pending lines:
+	/// the engine's steps wait for it, reported, rather than take its keys for unchanged. Before, a full read found
+	/// no line, took the pending change for an outside edit and put the agreed value back over it.
+	@Test func aJournalThatCannotBeReadHoldsBackTheStepsInsteadOfDroppingItsLines() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("unreadable"))/"
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		let journal = ChangeJournal(besideSettingsFile: SettingsFile(url: settings))
+		do {
+			let store = try Edge.freshStore(at: settings)
+			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+			engine.add(["a"])
+			try store.write("1", forKey: "a")
+			#expect(await engine.synchronize())
+			try store.write("2", forKey: "a")
+			#expect(store.flush())
+		}
+		guard geteuid() == 0 else {
+			return
+		}
+		let folderPath = settings.deletingLastPathComponent().path
+		let mode = try #require(try FileManager.default.attributesOfItem(atPath: folderPath)[.posixPermissions] as? Int)
+		#expect(chown(journal.file.path, 12_345, 12_345) == 0)
+		#expect(chmod(folderPath, 0o777) == 0)
+		FailureRecorder.start()
+		let store = try Edge.freshStore(at: settings)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add(["a"])
+		#expect(await engine.synchronize() == false)
+		#expect(!FailureRecorder.failures(mentioning: journal.file.path).isEmpty)
+		#expect(store.storedValue(forKey: "a") as? String == "2", "the pending change stays")
+		#expect(try await Edge.value(of: prefix + "a", in: remote) == "1")
+
+		#expect(chown(journal.file.path, 0, 0) == 0)
+		#expect(chmod(folderPath, mode_t(mode)) == 0)
+		#expect(await engine.synchronize())
+		#expect(try await Edge.value(of: prefix + "a", in: remote) == "2")
+	}
 }
