@@ -13,11 +13,6 @@ protocol FileBackedStore: Defaults.Store {
 	///
 	/// - Returns: `body`'s result; `nil` when the file could not be locked, read or written (reported).
 	func withFileLocked<T>(_ body: (_ values: [String: Any]) -> (received: [String: Any?], result: T)) -> T?
-	/// From now on this process's flushes and updates record in the change journal only `names`, and the names of
-	/// earlier calls, rather than every key they write: the reader of the journal (sync) names the keys it syncs, so
-	/// that writes of other keys do not grow the journal. Other processes (the `defaults` command) still record
-	/// every key.
-	func recordInJournal(only names: Set<String>)
 	/// Ends the locked steps for good, once one under way is done, as the process ends (see `withFileLocked`).
 	func endLockedSteps()
 }

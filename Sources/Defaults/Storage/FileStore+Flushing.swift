@@ -244,13 +244,12 @@ extension Defaults.FileStore {
 		return (true, changedOutside)
 	}
 
-	/// Appends `names` to the change journal beside the file, if there is one, those among the journaled names once
-	/// they are set (`recordInJournal(only:)`); a failure is reported once until an append succeeds again.
+	/// Appends `names` to the change journal beside the file, if there is one; a failure is reported once until an
+	/// append succeeds again.
 	///
 	/// - Returns: whether the file may change: the names are recorded, or nothing keeps a journal.
 	func recordChanges(_ names: [String], disk: inout DiskState, failures: inout [Defaults.Failure]) -> Bool {
-		let recorded = journaledNames.withLock { journaled in journaled.map { names.filter($0.contains) } ?? names }
-		switch ChangeJournal(besideSettingsFile: file).append(recorded) {
+		switch ChangeJournal(besideSettingsFile: file).append(names) {
 		case .success:
 			disk.isJournalFailureReported = false
 			return true
@@ -264,10 +263,6 @@ extension Defaults.FileStore {
 			}
 			return false
 		}
-	}
-
-	func recordInJournal(only names: Set<String>) {
-		journaledNames.withLock { journaled in journaled = (journaled ?? []).union(names) }
 	}
 
 	func restoreDirtyKeys(_ changes: [(key: String, value: Any?)]) {

@@ -111,9 +111,6 @@ extension Defaults {
 		let changeCounter: Defaults.ChangeCounter
 		/// Held for the whole of a flush or reload, which do I/O, so that readers never wait for the disk.
 		let disk: LockedState<DiskState>
-		/// The keys this process's flushes and updates record in the change journal: every key (`nil`) until the layer
-		/// that reads the journal names the ones it needs (`recordInJournal(only:)`).
-		let journaledNames = LockedState<Set<String>?>(nil)
 		/// The files of system-wide defaults, in the order of `$XDG_CONFIG_DIRS` (`FileStore+Layers.swift`); read,
 		/// never written.
 		let systemFiles: [SettingsFile]

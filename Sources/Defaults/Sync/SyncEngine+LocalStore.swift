@@ -92,12 +92,6 @@ extension Defaults.SyncEngine {
 		store is any FileBackedStore
 	}
 
-	/// Has this process's flushes and updates of `store` record in the change journal only `names` and those named
-	/// before, not every key written (see `FileBackedStore.recordInJournal(only:)`).
-	static func recordInJournal(only names: Set<String>, of store: any Defaults.Store) {
-		(store as? any FileBackedStore)?.recordInJournal(only: names)
-	}
-
 	/// The change journal beside `store`'s settings file; `nil` for a store without one.
 	static func journal(of store: any Defaults.Store) -> ChangeJournal? {
 		(store as? any FileBackedStore).map { ChangeJournal(besideSettingsFile: SettingsFile(url: $0.url)) }

@@ -91,10 +91,6 @@ extension Defaults {
 			guard !new.isEmpty else {
 				return
 			}
-			// This process recorded every key it wrote until now, from now on only keys synced here: a key synced for
-			// the first time needs no earlier line, its first full read compares it with the remote (and pushes it
-			// where the remote has none).
-			Self.recordInJournal(only: Set(new), of: storeReference)
 			let observation = Self.observeLocalChanges(
 				of: new, in: storeReference, recordingIn: intents, wake: wake)
 			observations.withLock { $0.append(observation) }

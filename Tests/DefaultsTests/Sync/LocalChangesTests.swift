@@ -34,37 +34,6 @@ import Testing
 		#expect(lines.allSatisfy { $0.p == getpid() })
 	}
 
-	/// Once an engine of the store names the keys it syncs, this process records only those (and keeps recording
-	/// a key removed from sync): writes of other keys no longer grow the journal, which only an engine step's
-	/// compaction empties and only synced keys' writes wake one for. Before the first name (the engine starting)
-	/// every key is recorded; a process without an engine (the `defaults` command) records every key.
-	@Test func theAppRecordsOnlyTheKeysItsEnginesSyncOnceTheyAreNamed() throws {
-		let folder = try TemporaryDirectory()
-		var failures: [Defaults.Failure] = []
-		let settings = SettingsFile(url: folder.file("app.plist"))
-		let store = Defaults.FileStore(file: settings, failures: &failures)
-		let engine = Defaults.SyncEngine(remote: UnreachableRemote(), prefix: "/p/", store: store)
-		try store.write("early", forKey: "cache")
-		#expect(store.flush())
-		engine.add(["theme"])
-		try store.write("dark", forKey: "theme")
-		for count in 0..<20 {
-			try store.write(count, forKey: "cache")
-			#expect(store.flush())
-		}
-		engine.remove(["theme"])
-		try store.write("light", forKey: "theme")
-		#expect(store.flush())
-		let command = Defaults.FileStore(file: SettingsFile(url: folder.file("app.plist")), failures: &failures)
-		try command.write("tool", forKey: "cache")
-		#expect(command.flush())
-		guard case .lines(let lines) = ChangeJournal(besideSettingsFile: settings).read() else {
-			Issue.record("no journal")
-			return
-		}
-		#expect(lines.map(\.k) == ["cache", "theme", "theme", "cache"])
-	}
-
 	/// A last line a crash cut short is not a line; the next append starts a line of its own after it, and a line
 	/// with no name carries the sequence on after the journal was emptied.
 	@Test func aTornLastLineIsIgnoredAndSequencesGoOn() throws {
