@@ -196,7 +196,8 @@ import Testing
 	/// A journal that cannot be read (here another user's, in a folder others may write in) may hold pending lines:
 	/// the engine's steps wait for it, reported, rather than take its keys for unchanged. Before, a full read found
 	/// no line, took the pending change for an outside edit and put the agreed value back over it.
-	@Test func aJournalThatCannotBeReadHoldsBackTheStepsInsteadOfDroppingItsLines() async throws {
+	@Test(.enabled(if: geteuid() == 0, "only root can give the journal another owner"))
+	func aJournalThatCannotBeReadHoldsBackTheStepsInsteadOfDroppingItsLines() async throws {
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }
 		let remote = try EtcdClient(endpoints: [etcd.endpoint])
@@ -212,9 +213,6 @@ import Testing
 			#expect(await engine.synchronize())
 			try store.write("2", forKey: "a")
 			#expect(store.flush())
-		}
-		guard geteuid() == 0 else {
-			return
 		}
 		let folderPath = settings.deletingLastPathComponent().path
 		let mode = try #require(try FileManager.default.attributesOfItem(atPath: folderPath)[.posixPermissions] as? Int)
