@@ -73,7 +73,7 @@ extension SyncWorker {
 				}
 			}
 		}
-		await settleEpoch(epoch, rejoined: lostRevision != nil)
+		await settleEpoch(epoch, rejoined: lostRevision != nil, knownEpoch: knownEpoch)
 		isRemoteVerified = true
 		names.withLock { $0.unread.subtract(reading) }
 		// Keys newly synced may have gone into the journal, and lines of other processes may wait.

@@ -15,15 +15,19 @@ extension SyncWorker {
 
 	/// Why `snapshot` (read with `known`, the revision, and `knownEpoch`, the epoch this process knew before the
 	/// read) is not of the remote the state knows, or `nil`. Called under the lock, where `state` is the file's: an
-	/// epoch another process of the file adopted after this read began is not an alarm.
+	/// epoch another process of the file settled after this read began is not an alarm, and when the remote holds
+	/// it, that process has rejoined the remote already (its put-backs written, its new epoch made).
 	func lostRemoteReason(
 		_ snapshot: Defaults.RemoteSnapshot, epoch: Defaults.RemoteEntry?, known: Int64, knownEpoch: String?
 	) -> String? {
+		let held = epoch.map { String(decoding: $0.value, as: UTF8.self) }
+		if let agreed = state.epoch, agreed != knownEpoch, held == agreed {
+			return nil
+		}
 		if snapshot.revision < known {
 			return "its revision went back from \(known) to \(snapshot.revision)"
 		}
-		let held = epoch.map { String(decoding: $0.value, as: UTF8.self) }
-		guard knownEpoch != nil, let agreed = state.epoch, held != agreed else {
+		guard let agreed = state.epoch, knownEpoch == agreed, held != agreed else {
 			return nil
 		}
 		return epoch == nil
@@ -33,12 +37,14 @@ extension SyncWorker {
 	/// After a full read: the state takes the remote's epoch, or this machine makes one where there is none (created
 	/// only if still absent, in a transaction, so that machines agree on one). After a rejoin (`rejoined`), an epoch
 	/// the state knew is replaced, so that every other machine finds the remote changed too (a restore from a snapshot
-	/// taken after the epoch was made keeps it). A write that fails or loses changes nothing, except that a rejoined
-	/// state forgets its old epoch: the next full read takes the remote's, with no alarm. A refusal (a role that may
-	/// only read) is not tried again.
-	func settleEpoch(_ entry: Defaults.RemoteEntry?, rejoined: Bool) async {
+	/// taken after the epoch was made keeps it); only the epoch this process knew before its read (`knownEpoch`) is
+	/// replaced, never one another process of the file put there. A write that fails or loses changes nothing, except
+	/// that a rejoined state forgets its old epoch: the next full read takes the remote's, with no alarm. A refusal (a
+	/// role that may only read) is not tried again. The file's state takes the result only if its epoch is still
+	/// `knownEpoch`: one that another read (of this process or another) settled since is newer than this read's.
+	func settleEpoch(_ entry: Defaults.RemoteEntry?, rejoined: Bool, knownEpoch: String?) async {
 		var adopted = entry.map { String(decoding: $0.value, as: UTF8.self) }
-		if !isEpochRefused, entry == nil || rejoined && adopted == state.epoch {
+		if !isEpochRefused, entry == nil || rejoined && adopted == knownEpoch && state.epoch == knownEpoch {
 			let epoch = Self.newEpoch()
 			let write = Defaults.RemoteWrite(
 				key: prefix + Self.epochName, value: epoch, expectedModRevision: entry?.modRevision ?? 0)
@@ -53,7 +59,11 @@ extension SyncWorker {
 			}
 		}
 		if adopted != state.epoch, adopted != nil || rejoined {
-			locked { _ in state.epoch = adopted }
+			locked { _ in
+				if state.epoch == knownEpoch {
+					state.epoch = adopted
+				}
+			}
 		}
 	}
 }

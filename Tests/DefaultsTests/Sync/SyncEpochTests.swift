@@ -191,6 +191,57 @@ import Testing
 		#expect(try await machines.held(["a", "b", "c", "d"]) == ["a": "1", "b": "1", "c": "1", "d": "1"])
 	}
 
+	/// Two processes of one settings file (two stores of one file, each with its engine and its own view of the
+	/// shared state) meet a restored remote: the first rejoins it and makes a new epoch; the second, whose own view
+	/// still has the old revision and epoch, finds the file's new epoch on the remote and neither rejoins again nor
+	/// replaces that epoch (which would raise a false alarm on every machine that took it).
+	@Test func aSecondProcessOfTheFileDoesNotRejoinWhatTheFirstRejoined() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let machines = try Machines(etcd)
+		let prefix = machines.prefix
+		try await machines.setUp()
+		let copy = etcd.folder.file("copy")
+		etcd.stop()
+		try FileManager.default.copyItem(at: etcd.folder.file("data"), to: copy)
+		try await etcd.restart()
+		let (sharing, sharingSync) = try machines.first()
+		let (other, otherSync) = try machines.first()
+		for index in 0..<10 {
+			try sharing.write("\(index)", forKey: "c")
+			#expect(sharing.flush())
+			#expect(await sharingSync.synchronize())
+		}
+		#expect(await otherSync.synchronize(), "both views know the revision after the copy")
+
+		etcd.stop()
+		try FileManager.default.removeItem(at: etcd.folder.file("data"))
+		try FileManager.default.moveItem(at: copy, to: etcd.folder.file("data"))
+		try await etcd.restart()
+		let epochKey = prefix + SyncWorker.epochName
+		let restored = try #require(try await machines.remote.read(prefix: epochKey).entries.first).value
+		#expect(await sharingSync.synchronize())
+		let made = try #require(try await machines.remote.read(prefix: epochKey).entries.first).value
+		#expect(made != restored, "the first process's rejoin made a new epoch")
+		// As the second process's reconnection reads, with its view of the state from before the restore (a
+		// `synchronize()` would take the file's lock, and its state, before reading).
+		try await otherSync.worker.readEverything()
+		#expect(await otherSync.synchronize())
+		let after = try #require(try await machines.remote.read(prefix: epochKey).entries.first).value
+		#expect(after == made, "the second process kept the epoch the first made")
+		let reports = FailureRecorder.failures(mentioning: prefix).filter { $0.message.contains("not the one") }
+		#expect(reports.count == 1, "\(reports.map(\.message))")
+		guard case .state(let state) = SyncState.load(from: machines.folders.first.file("app.plist.sync.json")) else {
+			Issue.record("no state")
+			return
+		}
+		#expect(state.epoch == String(decoding: made, as: UTF8.self))
+		let held = try await machines.held(["c"])["c"]
+		#expect(sharing.storedValue(forKey: "c") as? String == held, "the restored remote's value, as rejoining takes")
+		#expect(other.storedValue(forKey: "c") as? String == held)
+	}
+
 	/// A state written before the epoch (no `epoch`) takes the remote's at its next read, with no alarm; a remote
 	/// without one gets one, made once however many machines read it.
 	@Test func aStateWithoutAnEpochTakesTheRemotesWithoutAnAlarm() async throws {
