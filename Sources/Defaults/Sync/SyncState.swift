@@ -18,6 +18,12 @@ struct SyncState: Codable, Equatable {
 		/// When the remote refused the local value (too large): `keptLocalValue` is that value, and `value` and
 		/// `modRevision` the remote's record at the time. Optional, so that older state files still decode.
 		var isHeldLocally: Bool? = nil
+		/// The highest line of the key settled at this revision without a push: the local value was the agreed one
+		/// (written back to it, or removed again), or too large for the remote. A push of this settings file made
+		/// before it, whose reply was lost, may still commit over this revision; its value is then older than the
+		/// local one, which goes out again over it (``SyncWorker/apply(_:local:)``). Optional, so that older state
+		/// files still decode.
+		var settledWithoutPush: Int? = nil
 
 		/// The mod revision a compare-and-swap must name: etcd compares a key that does not exist as 0, whatever
 		/// revision removed it (which is why this package's removals leave a tombstone).

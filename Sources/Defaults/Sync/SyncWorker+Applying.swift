@@ -282,6 +282,14 @@ extension SyncWorker {
 			if let mark = ownMark(of: value, local: local) {
 				state.records[name] = .init(value: value, modRevision: revision)
 				state.settle(name, upTo: mark.sequence)
+				// An older push, committed after a later line of the key was settled without a push (its reply was
+				// lost, or it was still on its way): the local value is the newer, and goes out again over it.
+				if (record?.settledWithoutPush ?? 0) > mark.sequence, !isPending(name, in: local),
+					!Self.isSameValue(local.value(of: name), asRemote: value), !local.record([name]).isEmpty
+				{
+					wakeToPushAgain()
+					continue
+				}
 				// An update's commit (this process's or another's of the file) brings a value the file may not
 				// hold yet; a push's is the file's already.
 				if !isPending(name, in: local), !Self.isSameValue(local.value(of: name), asRemote: value) {

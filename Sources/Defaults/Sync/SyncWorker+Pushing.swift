@@ -117,9 +117,12 @@ extension SyncWorker {
 			for (name, sequence) in state.pending(in: local.lines, among: synced).sorted(by: { $0.key < $1.key }) {
 				let value = local.value(of: name)
 				// Written back to the agreed value, or a crash between the line and the file: nothing to push. A
-				// remote change that came while the key was pending was not applied: read it again.
+				// remote change that came while the key was pending was not applied: read it again. An earlier push
+				// of the key whose reply was lost may still commit over the agreed revision: the record says that
+				// this line was settled without a push, so that such a commit does not replace the local value.
 				if let record = state.records[name], isAgreed(value, forKey: name) {
 					state.settle(name, upTo: sequence)
+					state.records[name]?.settledWithoutPush = sequence
 					if state.revision > record.modRevision {
 						toRefresh.insert(name)
 					}
@@ -389,7 +392,7 @@ extension SyncWorker {
 			if snapshot.revision >= state.revision {
 				state.records[push.name] = .init(
 					value: current?.value, modRevision: current?.modRevision ?? 0, keptLocalValue: push.bytes,
-					isHeldLocally: true)
+					isHeldLocally: true, settledWithoutPush: push.sequence)
 			}
 		}
 		Defaults.report(

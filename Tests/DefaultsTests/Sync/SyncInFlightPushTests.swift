@@ -72,6 +72,36 @@ import Testing
 		#expect(remote.writeCount == 1, "nothing more is pushed")
 	}
 
+	/// A push whose reply is lost, and the key written back to the agreed value before the engine reconnects: the
+	/// next pass has nothing to push (the local value is the agreed one) and settles the write-back without a push.
+	/// etcd commits the lost push only after that (a proposal that was still on its way); the watch delivers it with
+	/// this machine's mark. Before the fix the engine took it for a push the file already held and wrote "one" into
+	/// the store: the later write-back, acknowledged, was lost everywhere. It goes out over it instead.
+	@Test func aWriteBackSettledWithoutAPushIsNotUndoneByTheLostPushCommittedAfterIt() async throws {
+		let (remote, store, engine) = try await Self.engineWatchingAgreedKey()
+		defer { engine.stop() }
+		let key = Defaults.Key<String>("k", default: "", suite: store)
+
+		store[key] = "one"
+		let lost = try await remote.nextWrite()
+		#expect(lost.value == "one" && lost.expectedModRevision == 5)
+		store[key] = "zero"
+		lost.reply(.failure(Defaults.RemoteServiceError.unreachable("the reply was lost")))
+		try await remote.waitUntilWatching(sessions: 2)
+		try await remote.expectAPassPushingNothing(engine)
+
+		let committed = Defaults.RemoteEntry(key: "/p/k", value: try #require(lost.bytes), modRevision: 11)
+		remote.deliver([.put(committed)])
+		try await engine.waitUntilApplied(revision: 11)
+		#expect(store[key] == "zero", "the write-back stays")
+		let again = try await remote.nextWrite()
+		#expect(again.value == "zero" && again.expectedModRevision == 11, "and goes out over the late commit")
+		again.reply(.success(.written(revision: 12)))
+		try await remote.expectAPassPushingNothing(engine)
+		#expect(store[key] == "zero")
+		#expect(engine.status.pendingCount == 0)
+	}
+
 	/// A change the watch delivered while this machine's push was on its way is newer than the write: it was not
 	/// applied then (the key was pending), so the key is read again once the push is written. Before the fix (issue
 	/// 18) a written push dropped it, and the machine kept its own value while every other had the newer.

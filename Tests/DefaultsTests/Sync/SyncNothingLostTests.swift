@@ -219,6 +219,62 @@ import Testing
 		#expect(await other.synchronize())
 		#expect(otherStore.storedValue(forKey: "theme") == nil)
 	}
+
+	/// Two processes of one settings file (two stores of it here). The first pushes `theme` = "light" over the key's
+	/// tombstone; etcd commits it, the reply is lost. The app then removes the key, flushed: acknowledged. The second
+	/// process, whose connection never failed, runs the next pass: the local value (removed) is the one agreed (the
+	/// tombstone), so the removal's line was settled without a push, and the read that followed found "light", this
+	/// file's own push, and wrote it back into the file. Every machine ended on "light" and the acknowledged removal
+	/// was lost (the long fault run, seed 8940554, round 10: "own3 ended on m3.1.47 but its last acknowledged write was
+	/// a removal"). The removal must stand in etcd and in the file.
+	@Test func aRemovalSettledWhileAnotherProcesssPushWasInDoubtIsNotUndoneByThatPush() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let prefix = "/test/\(uniqueKeyName("in-doubt"))/"
+		let client = try EtcdClient(endpoints: [etcd.endpoint])
+		let losing = LosingFirstReply(client)
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		let first = try SyncSettingsFileEdgeTests.freshStore(at: settings)
+		let second = try SyncSettingsFileEdgeTests.freshStore(at: settings)
+		let firstEngine = Defaults.SyncEngine(remote: losing, prefix: prefix, store: first)
+		let secondEngine = Defaults.SyncEngine(remote: client, prefix: prefix, store: second)
+		firstEngine.add(["theme"])
+		secondEngine.add(["theme"])
+		// Agreed by both: the key removed (its tombstone).
+		try first.write("dark", forKey: "theme")
+		#expect(first.flush())
+		#expect(await firstEngine.synchronize())
+		first.removeStoredValue(forKey: "theme")
+		#expect(first.flush())
+		#expect(await firstEngine.synchronize())
+		#expect(await secondEngine.synchronize())
+
+		try first.write("light", forKey: "theme")
+		#expect(first.flush())
+		losing.losesNextReply.store(true, ordering: .relaxed)
+		#expect(await firstEngine.synchronize() == false)
+		#expect(try await SyncSettingsFileEdgeTests.value(of: prefix + "theme", in: client) == "light")
+		first.removeStoredValue(forKey: "theme")
+		#expect(first.flush(), "the removal is acknowledged")
+
+		#expect(await secondEngine.synchronize())
+		let entry = try #require(try await client.read(prefix: prefix + "theme").entries.first)
+		#expect(SyncedValueCoding.isRemoval(entry.value), "the removal stands in etcd")
+		#expect(Self.settingsValue(of: "theme", in: settings) == nil, "and in the settings file")
+		#expect(await firstEngine.synchronize())
+		#expect(Self.settingsValue(of: "theme", in: settings) == nil)
+	}
+
+	/// The value of `name` in the property list at `url`, as the file holds it now.
+	static func settingsValue(of name: String, in url: URL) -> Any? {
+		guard let data = try? Data(contentsOf: url),
+			let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
+		else {
+			return nil
+		}
+		return plist[name]
+	}
 }
 
 enum SettingsLoss: String, CaseIterable, CustomTestStringConvertible {
