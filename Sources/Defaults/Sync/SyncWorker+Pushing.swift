@@ -157,9 +157,9 @@ extension SyncWorker {
 			// All at once when none conflicts (the common case: many keys written at once); else one by one, so that
 			// each conflict is settled on its own.
 			if batch.count > 1, let revision = try await pushAll(batch) {
-				locked { _ in
+				locked { local in
 					for push in batch {
-						didWrite(push, at: revision)
+						didWrite(push, at: revision, local: &local)
 					}
 				}
 			} else {
@@ -174,10 +174,18 @@ extension SyncWorker {
 		return outcome
 	}
 
-	private func didWrite(_ push: Push, at revision: Int64) {
+	private func didWrite(_ push: Push, at revision: Int64, local: inout LocalSide) {
 		heardFromRemote()
-		if (state.records[push.name]?.modRevision ?? 0) < revision {
+		let record = state.records[push.name]
+		if (record?.modRevision ?? 0) < revision {
 			state.records[push.name] = .init(value: push.bytes, modRevision: revision)
+			// A later line of the key was settled without a push while this one was on its way (another process of
+			// the settings file ran a pass once the push lock's wait ran out): the local value is the newer.
+			if (record?.settledWithoutPush ?? 0) > push.sequence, !isPending(push.name, in: local),
+				!Self.isSameValue(local.value(of: push.name), asRemote: push.bytes), !local.record([push.name]).isEmpty
+			{
+				wakeToPushAgain()
+			}
 		}
 		state.settle(push.name, upTo: push.sequence)
 		// A full read while the push was on its way may have found a newer change, not applied to a pending key.
@@ -260,7 +268,7 @@ extension SyncWorker {
 		}
 		switch result {
 		case .written(let revision):
-			locked { _ in didWrite(push, at: revision) }
+			locked { local in didWrite(push, at: revision, local: &local) }
 		case .conflict(let current):
 			let isDecided = locked { local in
 				settleConflict(of: push, current: current, local: &local)

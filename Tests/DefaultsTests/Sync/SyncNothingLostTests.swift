@@ -266,6 +266,54 @@ import Testing
 		#expect(Self.settingsValue(of: "theme", in: settings) == nil)
 	}
 
+	/// Two processes of one settings file again. The first's push of `theme` = "light" is on its way, slow, holding
+	/// the file's push lock, when the app removes the key (flushed: acknowledged). The second process waits for the
+	/// push lock as long as it may (`pushLockWait`), then runs its pass anyway: the local value (removed) is the one
+	/// agreed (the tombstone), so the removal's line is settled without a push. Then "light" is written. Before the
+	/// fix the first process took it as agreed, and the next full read put "light" back into the file as an outside
+	/// edit: the acknowledged removal was lost everywhere. The removal goes out over it instead.
+	@Test func aRemovalSettledWhileAnotherProcesssPushWasOnItsWayIsNotUndoneByItsReply() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let prefix = "/test/\(uniqueKeyName("slow-push"))/"
+		let client = try EtcdClient(endpoints: [etcd.endpoint])
+		let holding = HoldingNextWrite(client)
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		let first = try SyncSettingsFileEdgeTests.freshStore(at: settings)
+		let second = try SyncSettingsFileEdgeTests.freshStore(at: settings)
+		let firstEngine = Defaults.SyncEngine(remote: holding, prefix: prefix, store: first)
+		let secondEngine = Defaults.SyncEngine(remote: client, prefix: prefix, store: second)
+		firstEngine.add(["theme"])
+		secondEngine.add(["theme"])
+		try first.write("dark", forKey: "theme")
+		#expect(first.flush())
+		#expect(await firstEngine.synchronize())
+		first.removeStoredValue(forKey: "theme")
+		#expect(first.flush())
+		#expect(await firstEngine.synchronize())
+		#expect(await secondEngine.synchronize())
+
+		try first.write("light", forKey: "theme")
+		#expect(first.flush())
+		holding.holdsNextWrite()
+		let slowPass = Task { await firstEngine.pushPendingNow() }
+		try await holding.waitUntilHolding()
+		first.removeStoredValue(forKey: "theme")
+		#expect(first.flush(), "the removal is acknowledged")
+		await secondEngine.pushPendingNow()
+		holding.release()
+		await slowPass.value
+		#expect(try await SyncSettingsFileEdgeTests.value(of: prefix + "theme", in: client) == "light")
+
+		#expect(await firstEngine.synchronize())
+		let entry = try #require(try await client.read(prefix: prefix + "theme").entries.first)
+		#expect(SyncedValueCoding.isRemoval(entry.value), "the removal stands in etcd")
+		#expect(Self.settingsValue(of: "theme", in: settings) == nil, "and in the settings file")
+		#expect(await secondEngine.synchronize())
+		#expect(Self.settingsValue(of: "theme", in: settings) == nil)
+	}
+
 	/// The value of `name` in the property list at `url`, as the file holds it now.
 	static func settingsValue(of name: String, in url: URL) -> Any? {
 		guard let data = try? Data(contentsOf: url),
@@ -337,5 +385,58 @@ final class LosingFirstReply: RemoteWrapper {
 		if losesNextReply.exchange(false, ordering: .relaxed) {
 			throw Defaults.RemoteServiceError.unreachable("the reply was lost")
 		}
+	}
+}
+
+/// A remote whose next compare-and-swap, once asked (``holdsNextWrite()``), waits before going on to etcd until the
+/// test releases it: a push on its way for as long as the test needs.
+final class HoldingNextWrite: RemoteWrapper, @unchecked Sendable {
+	let base: EtcdClient
+	private let state = LockedState((holds: false, isHolding: false, isReleased: false))
+
+	init(_ base: EtcdClient) {
+		self.base = base
+	}
+
+	var wrapped: any Defaults.RemoteKeyValueService {
+		base
+	}
+
+	func holdsNextWrite() {
+		state.withLock { $0 = (holds: true, isHolding: false, isReleased: false) }
+	}
+
+	func release() {
+		state.withLock { $0.isReleased = true }
+	}
+
+	/// Waits until a write is held, at most 20 s.
+	func waitUntilHolding() async throws {
+		let deadline = ContinuousClock.now + .seconds(20)
+		while !state.withLock({ $0.isHolding }) {
+			guard ContinuousClock.now < deadline else {
+				Issue.record("no write came to hold in 20 s")
+				throw CancellationError()
+			}
+			try await Task.sleep(for: .milliseconds(5))
+		}
+	}
+
+	func compareAndSwap(
+		key: String, value: Data?, expectedModRevision: Int64
+	) async throws -> Defaults.RemoteWriteResult {
+		let holds = state.withLock { state in
+			defer { state.holds = false }
+			if state.holds {
+				state.isHolding = true
+			}
+			return state.holds
+		}
+		// Released by the test; bounded so that a test that fails before releasing does not hang.
+		let deadline = ContinuousClock.now + .seconds(60)
+		while holds, !state.withLock({ $0.isReleased }), ContinuousClock.now < deadline {
+			try await Task.sleep(for: .milliseconds(5))
+		}
+		return try await base.compareAndSwap(key: key, value: value, expectedModRevision: expectedModRevision)
 	}
 }
