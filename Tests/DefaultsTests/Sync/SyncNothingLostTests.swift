@@ -314,6 +314,36 @@ import Testing
 		#expect(Self.settingsValue(of: "theme", in: settings) == nil)
 	}
 
+	/// Two processes of one settings file that sync different keys: the first `a`, the second `a` and `b`. The second
+	/// writes `b` (flushed: acknowledged), and the first runs its steps before the second pushes. Before the fix the
+	/// first emptied the journal once nothing of its own keys was pending, dropping the line of `b`: the second never
+	/// pushed it, and its next full read put the agreed value back into the file as an outside edit.
+	@Test func aProcessSyncingFewerKeysKeepsTheLinesOfAnotherProcesssKeys() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let prefix = "/test/\(uniqueKeyName("fewer-keys"))/"
+		let client = try EtcdClient(endpoints: [etcd.endpoint])
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		let first = try SyncSettingsFileEdgeTests.freshStore(at: settings)
+		let second = try SyncSettingsFileEdgeTests.freshStore(at: settings)
+		let firstEngine = Defaults.SyncEngine(remote: client, prefix: prefix, store: first)
+		let secondEngine = Defaults.SyncEngine(remote: client, prefix: prefix, store: second)
+		firstEngine.add(["a"])
+		secondEngine.add(["a", "b"])
+		try second.write("1", forKey: "b")
+		#expect(second.flush())
+		#expect(await secondEngine.synchronize())
+		#expect(await firstEngine.synchronize())
+
+		try second.write("2", forKey: "b")
+		#expect(second.flush(), "the write is acknowledged")
+		#expect(await firstEngine.synchronize())
+		#expect(await secondEngine.synchronize())
+		#expect(try await SyncSettingsFileEdgeTests.value(of: prefix + "b", in: client) == "2", "it went out")
+		#expect(Self.settingsValue(of: "b", in: settings) as? String == "2", "and stayed in the settings file")
+	}
+
 	/// The value of `name` in the property list at `url`, as the file holds it now.
 	static func settingsValue(of name: String, in url: URL) -> Any? {
 		guard let data = try? Data(contentsOf: url),
