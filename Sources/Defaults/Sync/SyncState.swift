@@ -47,7 +47,14 @@ struct SyncState: Codable, Equatable {
 	/// another, lost or replaced its data. Absent in older states, which take the remote's at their next full read.
 	var epoch: String?
 
+	/// A sequence above every one a push or an atomic update of this state has sent, taken ``sequenceBlock`` at a time
+	/// so that the state is written once per block: a journal made anew, and the in-memory journal of a new run,
+	/// start after it, so that a push whose reply was lost and that commits later never settles a change that took
+	/// its number. Optional, so that older state files still decode.
+	var sequencesReserved: Int? = nil
+
 	static let currentFormat = 2
+	static let sequenceBlock = 1024
 
 	static func newMachineID() -> Data {
 		Data((0..<16).map { _ in UInt8.random(in: 0...255) })
@@ -72,11 +79,18 @@ struct SyncState: Codable, Equatable {
 		self.settled = settled
 	}
 
-	/// The first lines of a journal made anew beside this state: a line that carries the highest settled sequence on,
-	/// so that no new line is taken for a settled one.
+	/// The first lines of a journal made anew beside this state: a line that carries the highest settled or
+	/// reserved sequence on, so that no new line is taken for a settled one or one a push may have sent.
 	var sequenceFloor: [ChangeJournal.Line] {
-		let highest = settled?.values.max() ?? 0
+		let highest = max(settled?.values.max() ?? 0, sequencesReserved ?? 0)
 		return highest > 0 ? [ChangeJournal.Line(s: highest, k: nil, p: nil)] : []
+	}
+
+	/// Makes ``sequencesReserved`` cover `sequence`, which a push or an update is about to send.
+	mutating func reserveSequences(through sequence: Int) {
+		if sequence > sequencesReserved ?? 0 {
+			sequencesReserved = sequence + Self.sequenceBlock
+		}
 	}
 
 	/// The highest sequence of each name in `names` with a line in `lines` that is not settled.

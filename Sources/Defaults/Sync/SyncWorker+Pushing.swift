@@ -141,6 +141,9 @@ extension SyncWorker {
 						expectedModRevision: state.records[name]?.expectedModRevision ?? 0, revisionSeen: state.revision
 					))
 			}
+			if let highest = pushes.map(\.sequence).max() {
+				state.reserveSequences(through: highest)
+			}
 			return pushes
 		}
 		guard let pushes = collected else {

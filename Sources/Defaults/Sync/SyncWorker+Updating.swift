@@ -74,6 +74,7 @@ extension SyncWorker {
 			else {
 				return []
 			}
+			state.reserveSequences(through: line.s)
 			return (line.s - count + 1...line.s).map { SyncedValueCoding.Mark(machine: machine, sequence: $0) }
 		}
 		guard let marks, !marks.isEmpty else {

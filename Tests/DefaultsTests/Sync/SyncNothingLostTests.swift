@@ -344,6 +344,37 @@ import Testing
 		#expect(Self.settingsValue(of: "b", in: settings) as? String == "2", "and stayed in the settings file")
 	}
 
+	/// An in-memory store with a state file, run twice: the first run's push of "one" is committed by etcd, its reply
+	/// lost, and the run ends. The second run writes "two" before its first read. Before the fix its journal started
+	/// after the highest settled sequence, so "two" took the number of the lost push, and the read that found "one",
+	/// marked with that number, settled "two" as pushed and put "one" into the store: the write was lost.
+	@Test func aNewRunsChangeDoesNotTakeTheNumberOfTheLastRunsLostPush() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let prefix = "/test/\(uniqueKeyName("runs"))/"
+		let client = try EtcdClient(endpoints: [etcd.endpoint])
+		let losing = LosingFirstReply(client)
+		let folder = try TemporaryDirectory()
+		let stateFile = folder.file("sync.json")
+		do {
+			let store = Defaults.InMemoryStore()
+			let engine = Defaults.SyncEngine(remote: losing, prefix: prefix, store: store, stateFile: stateFile)
+			engine.add(["level"])
+			#expect(await engine.synchronize())
+			try store.write("one", forKey: "level")
+			losing.losesNextReply.store(true, ordering: .relaxed)
+			#expect(await engine.synchronize() == false)
+			#expect(try await SyncSettingsFileEdgeTests.value(of: prefix + "level", in: client) == "one")
+		}
+		let store = Defaults.InMemoryStore()
+		let engine = Defaults.SyncEngine(remote: client, prefix: prefix, store: store, stateFile: stateFile)
+		engine.add(["level"])
+		try store.write("two", forKey: "level")
+		#expect(await engine.synchronize())
+		#expect(try await SyncSettingsFileEdgeTests.value(of: prefix + "level", in: client) == "two")
+		#expect(store.storedValue(forKey: "level") as? String == "two")
+	}
+
 	/// The value of `name` in the property list at `url`, as the file holds it now.
 	static func settingsValue(of name: String, in url: URL) -> Any? {
 		guard let data = try? Data(contentsOf: url),
