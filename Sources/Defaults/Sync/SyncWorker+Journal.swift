@@ -232,18 +232,17 @@ extension SyncWorker {
 
 	/// Drops the journal's lines once every line of this engine's keys is decided, keeping its last sequence: a state
 	/// file lost later then finds only the changes it had not pushed (with a line settled long ago, a lost state
-	/// would push an old value as an edit). Lines not decided of a key the state holds a record of stay: another
-	/// process of the settings file may sync keys this one does not, and pushes them from here.
+	/// would push an old value as an edit). The highest line not decided of a key the state holds a record of stays
+	/// (all a push needs of it): another process of the settings file may sync keys this one does not, and pushes
+	/// them from here.
 	private func compactJournal(_ journal: ChangeJournal, lines: [ChangeJournal.Line]) {
 		guard lines.contains(where: { $0.k != nil }), let last = lines.last,
 			state.pending(in: lines, among: currentNames).isEmpty
 		else {
 			return
 		}
-		let others = Set(state.records.keys).subtracting(currentNames)
-		var kept = lines.filter { line in
-			line.k.map { others.contains($0) && line.s > state.settledSequence(of: $0) } ?? false
-		}
+		let others = state.pending(in: lines, among: Set(state.records.keys).subtracting(currentNames))
+		var kept = lines.filter { line in line.k.map { others[$0] == line.s } ?? false }
 		if kept.last?.s != last.s {
 			kept.append(ChangeJournal.Line(s: last.s, k: nil, p: nil))
 		}
