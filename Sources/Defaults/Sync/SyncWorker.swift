@@ -83,9 +83,23 @@ actor SyncWorker {
 		self.conflicts = conflicts
 	}
 
+	/// Whether `name` is one of sync's own entries under the prefix (the epoch key, update records), which a synced
+	/// key must not be: its pushes would overwrite them.
+	nonisolated static func isBookkeeping(_ name: String) -> Bool {
+		name.hasPrefix(".defaults-") || name.contains("/.defaults-")
+	}
+
 	nonisolated func addNames(_ added: [String]) -> [String] {
-		names.withLock { names in
-			let new = added.filter { names.synced.insert($0).inserted }
+		for name in added where Self.isBookkeeping(name) {
+			Defaults.report(
+				Defaults.Failure(
+					keyName: name, reason: .invalidKeyName,
+					message:
+						"The key '\(name)' is not synced: names that begin with '.defaults-', or hold '/.defaults-', are "
+						+ "sync's own entries under the prefix (its epoch key, update records)."))
+		}
+		return names.withLock { names in
+			let new = added.filter { !Self.isBookkeeping($0) && names.synced.insert($0).inserted }
 			names.unread.formUnion(new)
 			return new
 		}

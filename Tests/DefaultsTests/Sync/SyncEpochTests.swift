@@ -271,3 +271,20 @@ import Testing
 		#expect(FailureRecorder.failures(mentioning: machines.prefix).isEmpty)
 	}
 }
+
+/// Sync's own entries under the prefix are not keys: a synced key of such a name would overwrite them.
+@Suite struct SyncBookkeepingNameTests {
+	@Test func aKeyNamedLikeSyncsOwnEntriesIsNotSyncedAndSaysWhy() {
+		FailureRecorder.start()
+		let engine = Defaults.SyncEngine(remote: UnreachableRemote(), prefix: "/p/", store: Defaults.InMemoryStore())
+		let epoch = SyncWorker.epochName
+		let record = "count/.defaults-update/0a0b"
+		engine.add([epoch, record, "fine"])
+		#expect(engine.worker.currentNames == ["fine"])
+		for name in [epoch, record] {
+			#expect(
+				FailureRecorder.failures(mentioning: name).contains { $0.reason == .invalidKeyName },
+				"\(name) was not reported")
+		}
+	}
+}
