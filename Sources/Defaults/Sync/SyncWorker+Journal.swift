@@ -125,58 +125,48 @@ extension SyncWorker {
 	@discardableResult
 	func locked<T>(_ body: (inout LocalSide) -> T) -> T? {
 		let saved = state
-		let step = Defaults.SyncEngine.withSettingsFileLocked(of: store.store) {
-			values -> (received: [String: Any?], result: T?) in
-			reloadState()
+		// One step, with the file's values and its journal, or (no settings file) the store's and the in-memory one.
+		func step(fileValues: [String: Any]?, journal: ChangeJournal?) -> (received: [String: Any?], result: T?) {
 			let before = state
-			let journal = Defaults.SyncEngine.journal(of: store.store)
-			// A journal that cannot be read may hold pending lines: a step without them would take their keys for
-			// unchanged and put their agreed values back over the changes.
-			var lines: [ChangeJournal.Line] = []
-			if let journal {
-				guard let read = readJournal(journal) else {
-					return ([:], nil)
-				}
-				lines = read
+			// Not on a journal that cannot be read (`readJournal` gives nil): it may hold pending lines, and a step
+			// without them would take their keys for unchanged and put their agreed values back over the changes.
+			guard let lines = journal.map(readJournal) ?? intents.memoryLines else {
+				return ([:], nil)
 			}
 			var local = LocalSide(
-				lines: lines, fileValues: values, store: store, journal: journal, intents: intents)
+				lines: lines, fileValues: fileValues, store: store, journal: journal, intents: intents)
 			migrateIfNeeded(&local)
 			let result = body(&local)
 			if let journal {
 				compactJournal(journal, lines: local.lines)
+			} else if local.lines.count >= Self.journalCompactionLines {
+				intents.compact { line in line.k.map { state.settledSequence(of: $0) >= line.s } ?? true }
 			}
 			if state != before || isStateUnsaved {
 				saveState()
 			}
 			return (local.received, result)
 		}
+		let locked = Defaults.SyncEngine.withSettingsFileLocked(of: store.store) { values in
+			reloadState()
+			return step(fileValues: values, journal: Defaults.SyncEngine.journal(of: store.store))
+		}
 		defer { sendReportsAfterApplying() }
-		switch step {
+		switch locked {
 		case .done(let result?):
 			return result
 		case .done(nil), .failed:
 			state = saved
 			return nil
 		case .noFile:
-			break
-		}
-		let before = state
-		var local = LocalSide(lines: intents.memoryLines, fileValues: nil, store: store, journal: nil, intents: intents)
-		migrateIfNeeded(&local)
-		let result = body(&local)
-		if local.lines.count >= Self.journalCompactionLines {
-			intents.compact { line in line.k.map { state.settledSequence(of: $0) >= line.s } ?? true }
-		}
-		if state != before || isStateUnsaved {
-			saveState()
-		}
-		IntentLog.$isApplyingReceived.withValue(true) {
-			for (name, value) in local.received.sorted(by: { $0.key < $1.key }) {
-				Defaults.SyncEngine.applyRemoteValue(value, forKey: name, in: store.store)
+			let (received, result) = step(fileValues: nil, journal: nil)
+			IntentLog.$isApplyingReceived.withValue(true) {
+				for (name, value) in received.sorted(by: { $0.key < $1.key }) {
+					Defaults.SyncEngine.applyRemoteValue(value, forKey: name, in: store.store)
+				}
 			}
+			return result
 		}
-		return result
 	}
 
 	private func sendReportsAfterApplying() {
