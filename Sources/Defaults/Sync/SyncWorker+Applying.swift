@@ -117,12 +117,7 @@ extension SyncWorker {
 	private func rebuildLostState(
 		from snapshot: Defaults.RemoteSnapshot, synced: Set<String>, local: inout LocalSide, reason: String
 	) {
-		var current: [String: Defaults.RemoteEntry] = [:]
-		for entry in snapshot.entries {
-			if let name = name(ofRemoteKey: entry.key) {
-				current[name] = entry
-			}
-		}
+		let current = entriesByName(in: snapshot)
 		var kept: [String] = []
 		for name in synced.sorted() {
 			if isPending(name, in: local) {
@@ -155,12 +150,7 @@ extension SyncWorker {
 	private func rejoin(
 		_ snapshot: Defaults.RemoteSnapshot, known: Int64, reason: String, synced: Set<String>, local: inout LocalSide
 	) -> [Push] {
-		var current: [String: Defaults.RemoteEntry] = [:]
-		for entry in snapshot.entries {
-			if let name = name(ofRemoteKey: entry.key) {
-				current[name] = entry
-			}
-		}
+		let current = entriesByName(in: snapshot)
 		// Heard from the remote that was lost and not applied yet: applied now, they would take old values with
 		// revisions above the new remote's, and its changes up to those revisions would be skipped as seen.
 		receivedEvents = []

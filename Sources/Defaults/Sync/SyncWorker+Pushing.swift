@@ -209,12 +209,7 @@ extension SyncWorker {
 		}
 		// Kept for the next pass if the read fails.
 		let snapshot = try await remote.read(prefix: prefix + (names.count == 1 ? names.first ?? "" : ""))
-		var found: [String: Defaults.RemoteEntry] = [:]
-		for entry in snapshot.entries {
-			if let name = name(ofRemoteKey: entry.key), names.contains(name) {
-				found[name] = entry
-			}
-		}
+		let found = entriesByName(in: snapshot)
 		// Kept for the next pass too when the settings file could not be locked or written: the step was not kept.
 		let isDone = locked { local -> Bool in
 			apply(

@@ -275,6 +275,13 @@ actor SyncWorker {
 		return String(key.dropFirst(prefix.count))
 	}
 
+	/// The entries of `snapshot` under the prefix, by key name.
+	func entriesByName(in snapshot: Defaults.RemoteSnapshot) -> [String: Defaults.RemoteEntry] {
+		Dictionary(
+			snapshot.entries.compactMap { entry in name(ofRemoteKey: entry.key).map { ($0, entry) } },
+			uniquingKeysWith: { $1 })
+	}
+
 	/// The remote answered: connected, if it was not already.
 	func heardFromRemote() {
 		if !isConnected {
