@@ -109,16 +109,11 @@ extension Defaults.SyncEngine {
 					await worker.agreeOnAtomicUpdate(committed.current)
 					return (committed.attempt.values, committed.attempt.run)
 				}
-			} catch let error as Defaults.RemoteServiceError {
-				try loop.readFailed(error)
-				try await loop.backOff()
-				continue
-			}
-			// A remote below the revision the state knows lost its data (the watch may not have said so yet): the
-			// values every machine held are put back first, and the update reads again.
-			do {
-				let lowest = snapshots.map(\.revision).min() ?? known
-				if !isRemoteChecked, try await worker.putBackIfRemoteWentBack(below: lowest, known: known) {
+				// A remote below the revision the state knows lost its data (the watch may not have said so yet): the
+				// full read that finds it out puts back the values every machine held (see `rejoin`), and the update
+				// reads again.
+				if !isRemoteChecked, (snapshots.map(\.revision).min() ?? known) < known {
+					try await worker.readEverything(known: known)
 					isRemoteChecked = true
 					continue
 				}

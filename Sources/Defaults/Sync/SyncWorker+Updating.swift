@@ -44,16 +44,6 @@ extension SyncWorker {
 		state.knownRevision
 	}
 
-	/// Whether `revision`, an atomic update's read, is below `known`, taken before the read; if so the remote is not
-	/// the one the state knows, and the full read that finds it out (and puts the values back, see `rejoin`) is made.
-	func putBackIfRemoteWentBack(below revision: Int64, known: Int64) async throws -> Bool {
-		guard revision < known else {
-			return false
-		}
-		try await readEverything(known: known)
-		return true
-	}
-
 	/// The keys with a change recorded in the journal and not pushed (or whose settings file cannot be read now).
 	private func unpushedLocalChanges(of keyNames: [String]) -> [String] {
 		let pending = locked { local in
