@@ -81,15 +81,10 @@ extension Defaults.SyncEngine {
 		var loop = AtomicUpdateLoop(names: names, prefix: prefix)
 		do {
 			return try await compareAndSwapUntilCommitted(&loop, transform)
-		} catch let error as Defaults.SyncedUpdateError {
-			// A failure after a lost answer (a refusal, an unreadable value) cannot say that nothing changed either.
-			guard loop.mayHaveCommitted, error.reason != .outcomeUnknown else {
-				throw error
-			}
-			throw loop.unknownOutcome(after: error)
-		} catch  where loop.mayHaveCommitted {
-			// The closure threw, or the task was cancelled, after a try whose answer was lost: that try may have
-			// been committed (or may still be), so "nothing changed" would invite a retry that applies it twice.
+		} catch  where loop.mayHaveCommitted && (error as? Defaults.SyncedUpdateError)?.reason != .outcomeUnknown {
+			// The closure threw, the task was cancelled, or the update failed otherwise (a refusal, an unreadable
+			// value) after a try whose answer was lost: that try may have been committed (or may still be), so
+			// "nothing changed" would invite a retry that applies it twice.
 			throw loop.unknownOutcome(after: error)
 		}
 	}
