@@ -125,10 +125,6 @@ struct AtomicUpdateLoop {
 		self.keys = names.map { prefix + $0 }
 	}
 
-	private var namesText: String {
-		Self.quoted(names)
-	}
-
 	/// `names` for a sentence: `'a', 'b'`.
 	static func quoted(_ names: [String]) -> String {
 		names.map { "'\($0)'" }.joined(separator: ", ")
@@ -278,8 +274,8 @@ struct AtomicUpdateLoop {
 	mutating func readFailed(_ error: Defaults.RemoteServiceError) throws {
 		guard resolveDeadline != nil else {
 			throw failure(
-				Self.reason(of: error),
-				"The remote could not be asked for the latest value of \(namesText) (\(error)), so the update was not made: an atomic update of a synced key needs the remote. Nothing was changed, locally or remotely."
+				error.isRefusal ? .refused : .unreachable,
+				"The remote could not be asked for the latest value of \(Self.quoted(names)) (\(error)), so the update was not made: an atomic update of a synced key needs the remote. Nothing was changed, locally or remotely."
 			)
 		}
 		try checkResolveDeadline(error)
@@ -291,7 +287,7 @@ struct AtomicUpdateLoop {
 			// Refused before it ran: this try changed nothing.
 			if resolveDeadline == nil {
 				throw failure(
-					.refused, "The remote refused the update of \(namesText) (\(error)); nothing was changed.")
+					.refused, "The remote refused the update of \(Self.quoted(names)) (\(error)); nothing was changed.")
 			}
 		} else if !attempt.writes.isEmpty {
 			// A try that writes nothing changes nothing, committed or not.
@@ -315,7 +311,7 @@ struct AtomicUpdateLoop {
 			}
 			throw failure(
 				.tooManyConflicts,
-				"Other machines changed \(namesText) before each of \(conflicts) tries of the update could commit; nothing was changed."
+				"Other machines changed \(Self.quoted(names)) before each of \(conflicts) tries of the update could commit; nothing was changed."
 			)
 		}
 	}
@@ -341,15 +337,11 @@ struct AtomicUpdateLoop {
 	private func unknownOutcome(_ cause: String) -> Defaults.SyncedUpdateError {
 		failure(
 			.outcomeUnknown,
-			"The update of \(namesText) was sent and its answer lost, and the remote could not tell whether it was committed (\(cause)). Nothing was changed locally; if the remote committed it, its value arrives like any remote change. Trying again may apply the update twice."
+			"The update of \(Self.quoted(names)) was sent and its answer lost, and the remote could not tell whether it was committed (\(cause)). Nothing was changed locally; if the remote committed it, its value arrives like any remote change. Trying again may apply the update twice."
 		)
 	}
 
 	private func failure(_ reason: Defaults.SyncedUpdateError.Reason, _ message: String) -> Defaults.SyncedUpdateError {
 		Defaults.SyncedUpdateError(keyNames: names, reason: reason, message: message)
-	}
-
-	private static func reason(of error: Defaults.RemoteServiceError) -> Defaults.SyncedUpdateError.Reason {
-		error.isRefusal ? .refused : .unreachable
 	}
 }
