@@ -53,11 +53,9 @@ extension SyncWorker {
 			keyName: name, discardedLocalValue: discarded, winningRemoteValue: winning,
 			remoteRevision: winner?.modRevision ?? 0)
 		conflicts.send(conflict)
-		Defaults.report(
-			Defaults.Failure(
-				keyName: name, reason: .storage,
-				message:
-					"A local change lost a sync conflict: \(conflict). Another machine's change reached the remote first, so it was kept everywhere; write the value again to keep it."
-			))
+		reportFailure(
+			of: name,
+			"A local change lost a sync conflict: \(conflict). Another machine's change reached the remote first, so it was kept everywhere; write the value again to keep it."
+		)
 	}
 }

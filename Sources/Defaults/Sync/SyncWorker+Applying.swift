@@ -17,10 +17,9 @@ extension SyncWorker {
 		let reading = names.withLock { $0.unread }
 		let snapshot = try await remote.read(prefix: prefix)
 		for description in snapshot.skipped where reportedUnreadable.insert("skipped: \(description)").inserted {
-			Defaults.report(
-				Defaults.Failure(
-					keyName: prefix, reason: .decodingFailed,
-					message: "A remote entry under '\(prefix)' could not be read and was skipped: \(description)."))
+			reportFailure(
+				reason: .decodingFailed,
+				"A remote entry under '\(prefix)' could not be read and was skipped: \(description).")
 		}
 		let synced = currentNames
 		let epoch = snapshot.entries.first { $0.key == prefix + Self.epochName }
@@ -103,12 +102,9 @@ extension SyncWorker {
 		guard !putBack.isEmpty else {
 			return
 		}
-		Defaults.report(
-			Defaults.Failure(
-				keyName: prefix, reason: .storage,
-				message:
-					"The synced keys \(putBack.joined(separator: ", ")) of '\(prefix)' were changed in the settings file without Defaults or the defaults command (an editor, a restored or lost file), so the change was not pushed and their synced values were put back. Write them through Defaults or `defaults write` to change them everywhere."
-			))
+		reportFailure(
+			"The synced keys \(putBack.joined(separator: ", ")) of '\(prefix)' were changed in the settings file without Defaults or the defaults command (an editor, a restored or lost file), so the change was not pushed and their synced values were put back. Write them through Defaults or `defaults write` to change them everywhere."
+		)
 	}
 
 	/// The state file is gone: the machine rejoins as a new one would (it takes the remote's values, also the
@@ -131,15 +127,11 @@ extension SyncWorker {
 				value: try? local.value(of: name).map { try SyncedValueCoding.encode($0) }, modRevision: 0)
 		}
 		stateLoss = nil
-		Defaults.report(
-			Defaults.Failure(
-				keyName: prefix, reason: .storage,
-				message:
-					"The sync state file \(stateFile?.path ?? "") was lost (\(reason)). This machine took the remote values of '\(prefix)' as a new machine would"
-					+ (kept.isEmpty
-						? "."
-						: ", except for its unpushed changes of \(kept.joined(separator: ", ")), which it pushes.")
-			))
+		reportFailure(
+			"The sync state file \(stateFile?.path ?? "") was lost (\(reason)). This machine took the remote values of '\(prefix)' as a new machine would"
+				+ (kept.isEmpty
+					? "."
+					: ", except for its unpushed changes of \(kept.joined(separator: ", ")), which it pushes."))
 	}
 
 	/// The remote lost what it held (Docs/Sync.md, "A remote that lost its data"): every key of the state is taken
@@ -193,15 +185,11 @@ extension SyncWorker {
 		if rejoinReportedFrom != known {
 			rejoinReportedFrom = known
 			let putBackNames = putBacks.map(\.name).joined(separator: ", ")
-			Defaults.report(
-				Defaults.Failure(
-					keyName: prefix, reason: .storage,
-					message:
-						"The remote of '\(prefix)' is not the one this machine synced with: \(reason) (a wiped or replaced cluster, or a restore from an older snapshot). This machine puts back its values of the keys the remote lacks"
-						+ (putBackNames.isEmpty ? " (none)" : " (\(putBackNames))")
-						+ (edits.isEmpty ? "" : ", pushes its unpushed changes of \(edits.joined(separator: ", "))")
-						+ ", and takes the remote's values of the others."
-				))
+			reportFailure(
+				"The remote of '\(prefix)' is not the one this machine synced with: \(reason) (a wiped or replaced cluster, or a restore from an older snapshot). This machine puts back its values of the keys the remote lacks"
+					+ (putBackNames.isEmpty ? " (none)" : " (\(putBackNames))")
+					+ (edits.isEmpty ? "" : ", pushes its unpushed changes of \(edits.joined(separator: ", "))")
+					+ ", and takes the remote's values of the others.")
 		}
 		return putBacks
 	}
@@ -340,12 +328,9 @@ extension SyncWorker {
 			return mark
 		}
 		state.machine = SyncState.newMachineID()
-		Defaults.report(
-			Defaults.Failure(
-				keyName: prefix, reason: .storage,
-				message:
-					"The remote under '\(prefix)' holds a change marked with this machine's sync id and a number it never gave a change (\(mark.sequence), its last is \(issued)): another machine syncs with a copy of this machine's state \(stateFile?.path ?? "") (a copied folder or a restored backup). This machine now syncs under a new id."
-			))
+		reportFailure(
+			"The remote under '\(prefix)' holds a change marked with this machine's sync id and a number it never gave a change (\(mark.sequence), its last is \(issued)): another machine syncs with a copy of this machine's state \(stateFile?.path ?? "") (a copied folder or a restored backup). This machine now syncs under a new id."
+		)
 		return nil
 	}
 
@@ -353,12 +338,10 @@ extension SyncWorker {
 		guard reportedUnreadable.insert("\(name)@\(revision)").inserted else {
 			return
 		}
-		Defaults.report(
-			Defaults.Failure(
-				keyName: name, reason: .decodingFailed,
-				message:
-					"The remote value of '\(name)' (\(key), revision \(revision)) is not a synced stored form; it was left on the remote as it is, and the local value was kept."
-			))
+		reportFailure(
+			of: name, reason: .decodingFailed,
+			"The remote value of '\(name)' (\(key), revision \(revision)) is not a synced stored form; it was left on the remote as it is, and the local value was kept."
+		)
 	}
 }
 

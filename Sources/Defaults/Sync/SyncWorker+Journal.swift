@@ -190,12 +190,9 @@ extension SyncWorker {
 		case .refused(let reason):
 			if !isJournalProblemReported {
 				isJournalProblemReported = true
-				Defaults.report(
-					Defaults.Failure(
-						keyName: prefix, reason: .storage,
-						message:
-							"The sync journal \(journal.file.path) could not be read (\(reason)): changes of '\(prefix)' are neither pushed nor received until it can."
-					))
+				reportFailure(
+					"The sync journal \(journal.file.path) could not be read (\(reason)): changes of '\(prefix)' are neither pushed nor received until it can."
+				)
 			}
 			return nil
 		}

@@ -401,11 +401,9 @@ extension SyncWorker {
 					isHeldLocally: true, settledWithoutPush: push.sequence)
 			}
 		}
-		Defaults.report(
-			Defaults.Failure(
-				keyName: push.name, reason: .storage,
-				message:
-					"The value of '\(push.name)' (\(push.bytes.count) bytes stored) was not synced: the remote will not store a value this large (\(reason)). It is kept on this machine until the key changes again, here or on another machine."
-			))
+		reportFailure(
+			of: push.name,
+			"The value of '\(push.name)' (\(push.bytes.count) bytes stored) was not synced: the remote will not store a value this large (\(reason)). It is kept on this machine until the key changes again, here or on another machine."
+		)
 	}
 }

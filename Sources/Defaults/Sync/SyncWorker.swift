@@ -302,14 +302,18 @@ actor SyncWorker {
 		lastError = "\(error)"
 		if !isOutageReported {
 			isOutageReported = true
-			Defaults.report(
-				Defaults.Failure(
-					keyName: prefix, reason: .storage,
-					message:
-						"Syncing '\(prefix)' stopped: \(error). Changes are kept locally and pushed when the remote answers again."
-				))
+			reportFailure(
+				"Syncing '\(prefix)' stopped: \(error). Changes are kept locally and pushed when the remote answers again."
+			)
 		}
 		publish()
+	}
+
+	/// Reports a failure of this engine's sync: of the prefix, unless it concerns one key.
+	func reportFailure(
+		of keyName: String? = nil, reason: Defaults.Failure.Reason = .storage, _ message: String
+	) {
+		Defaults.report(Defaults.Failure(keyName: keyName ?? prefix, reason: reason, message: message))
 	}
 
 	/// Wakes the loop for a change the engine itself left to push (no local write may come to wake it).
@@ -330,12 +334,9 @@ actor SyncWorker {
 			if !isStateUnsaved {
 				isStateUnsaved = true
 				publish()
-				Defaults.report(
-					Defaults.Failure(
-						keyName: prefix, reason: .storage,
-						message:
-							"The sync state file \(stateFile?.path ?? "") could not be written: what '\(prefix)' agreed on with the remote is kept in memory and written again at every step; until then the status shows it and synchronize() returns false."
-					))
+				reportFailure(
+					"The sync state file \(stateFile?.path ?? "") could not be written: what '\(prefix)' agreed on with the remote is kept in memory and written again at every step; until then the status shows it and synchronize() returns false."
+				)
 			}
 			return
 		}
