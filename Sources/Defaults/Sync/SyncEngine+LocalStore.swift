@@ -87,11 +87,6 @@ extension Defaults.SyncEngine {
 		return loaded ?? SyncState.load(from: stateFile)
 	}
 
-	/// Whether `store` keeps its values in a settings file, beside which the change journal lives.
-	static func isKeptInSettingsFile(_ store: any Defaults.Store) -> Bool {
-		store is any FileBackedStore
-	}
-
 	/// The change journal beside `store`'s settings file; `nil` for a store without one.
 	static func journal(of store: any Defaults.Store) -> ChangeJournal? {
 		(store as? any FileBackedStore).map { ChangeJournal(besideSettingsFile: SettingsFile(url: $0.url)) }

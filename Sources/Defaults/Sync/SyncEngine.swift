@@ -62,11 +62,8 @@ extension Defaults {
 			let stateFile = stateFile ?? Self.defaultStateFile(for: store)
 			self.stateFile = stateFile
 			let loaded = Self.loadState(from: stateFile, for: store)
-			var settled = 0
-			if case .state(let state) = loaded {
-				settled = state.sequenceFloor.first?.s ?? 0
-			}
-			let intents = IntentLog(isInMemory: !Self.isKeptInSettingsFile(store), settled: settled)
+			let intents = IntentLog(
+				isInMemory: Self.journal(of: store) == nil, settled: loaded.state?.sequenceFloor.first?.s ?? 0)
 			self.intents = intents
 			self.worker = SyncWorker(
 				remote: remote, prefix: prefix, store: StoreBox(store), loaded: loaded,

@@ -15,6 +15,10 @@ extension SyncState {
 		case state(SyncState)
 		/// The file is missing while the journal beside the settings file says it existed, or it does not decode.
 		case lost(reason: String)
+
+		var state: SyncState? {
+			if case .state(let state) = self { state } else { nil }
+		}
 	}
 
 	/// - Parameter hadState: whether something beside the file says a state was there (the change journal).

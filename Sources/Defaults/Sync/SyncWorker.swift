@@ -68,13 +68,8 @@ actor SyncWorker {
 		self.remote = remote
 		self.prefix = prefix
 		self.store = store
-		switch loaded {
-		case .none:
-			self.state = SyncState()
-		case .state(let state):
-			self.state = state
-		case .lost(let reason):
-			self.state = SyncState()
+		self.state = loaded.state ?? SyncState()
+		if case .lost(let reason) = loaded {
 			self.stateLoss = reason
 		}
 		self.stateFile = stateFile
