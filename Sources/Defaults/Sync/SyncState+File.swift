@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-	import Glibc
-#elseif canImport(Darwin)
-	import Darwin
-#endif
-
 // Where sync keeps what it agreed on, and how that file reaches the disk.
 extension SyncState {
 	/// What was found at the state file's place.
@@ -54,7 +48,7 @@ extension SyncState {
 		guard let url, let data = try? encoder.encode(self) else {
 			return url == nil
 		}
-		return DurableFile.write(data, to: url)
+		return Defaults.SyncEngine.replaceFileBeside(at: url, with: data, mode: 0o600)
 	}
 
 	// MARK: The first form
@@ -100,14 +94,5 @@ extension SyncState {
 		if let stateFile {
 			try? FileManager.default.removeItem(at: queueFile(besideStateFile: stateFile))
 		}
-	}
-}
-
-/// Replaces a small file beside a settings file so that a crash at any point leaves the old contents or the new,
-/// never a mix or nothing: Storage's one way to write beside a settings file (exclusive temporary file, no link
-/// followed, root's rules for the settings file), reached through sync's contact file.
-enum DurableFile {
-	static func write(_ data: Data, to url: URL, mode: mode_t = 0o600) -> Bool {
-		Defaults.SyncEngine.replaceFileBeside(at: url, with: data, mode: mode)
 	}
 }

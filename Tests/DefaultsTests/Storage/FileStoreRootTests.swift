@@ -211,8 +211,8 @@ struct FileStoreRootTests {
 			try plant(".\(file.lastPathComponent).\(getpid()).tmp", to: victim)
 		}
 		let victimBefore = try FolderSnapshot(system)
-		#expect(DurableFile.write(Data("{\"names\":[]}".utf8), to: queue))
-		#expect(DurableFile.write(Data("{}".utf8), to: state))
+		#expect(Defaults.SyncEngine.replaceFileBeside(at: queue, with: Data("{\"names\":[]}".utf8), mode: 0o600))
+		#expect(Defaults.SyncEngine.replaceFileBeside(at: state, with: Data("{}".utf8), mode: 0o600))
 		#expect(try FolderSnapshot(system) == victimBefore, "root wrote through the user's link")
 		for file in [queue, state] {
 			var status = stat()
@@ -228,7 +228,7 @@ struct FileStoreRootTests {
 			Issue.record("root read the sync queue through the user's link")
 			return
 		}
-		#expect(DurableFile.write(Data("{\"names\":[]}".utf8), to: queue))
+		#expect(Defaults.SyncEngine.replaceFileBeside(at: queue, with: Data("{\"names\":[]}".utf8), mode: 0o600))
 		#expect(try FolderSnapshot(system) == victimBefore, "root wrote through the user's link")
 		#expect(try Data(contentsOf: queue) == Data("{\"names\":[]}".utf8))
 	}
