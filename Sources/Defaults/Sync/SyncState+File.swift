@@ -88,11 +88,4 @@ extension SyncState {
 		}
 		return queue.names.union(queue.recordedElsewhere ?? []).sorted()
 	}
-
-	/// Removes the first form's queue file, once its names are in the journal.
-	static func removeQueueFile(besideStateFile stateFile: URL?) {
-		if let stateFile {
-			try? FileManager.default.removeItem(at: queueFile(besideStateFile: stateFile))
-		}
-	}
 }

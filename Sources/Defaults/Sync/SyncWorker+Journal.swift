@@ -207,14 +207,17 @@ extension SyncWorker {
 		state = onDisk
 	}
 
-	/// A state of the first form: its queue's names become journal lines, pushed as this machine's changes.
+	/// A state of the first form: its queue's names become journal lines, pushed as this machine's changes, and the
+	/// queue file is removed once they are there.
 	private func migrateIfNeeded(_ local: inout LocalSide) {
 		guard state.format != SyncState.currentFormat else {
 			return
 		}
 		let queued = state.migrate(besideStateFile: stateFile)
 		local.record(queued.filter { state.pending(in: local.lines, among: [$0]).isEmpty })
-		SyncState.removeQueueFile(besideStateFile: stateFile)
+		if let stateFile {
+			try? FileManager.default.removeItem(at: SyncState.queueFile(besideStateFile: stateFile))
+		}
 	}
 
 	/// Drops the journal's lines once every line of this engine's keys is decided, keeping its last sequence: a state
