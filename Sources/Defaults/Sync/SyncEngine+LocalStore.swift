@@ -140,9 +140,11 @@ extension Defaults.SyncEngine {
 		return .locked(descriptor)
 	}
 
-	static func releasePushLock(_ descriptor: Int32) {
-		var descriptor = descriptor
-		SettingsFile(besideFileAt: URL(filePath: "/")).unlock(&descriptor)
+	/// Releases a push lock ``tryPushLock(of:)`` took (`nil`: none was).
+	static func releasePushLock(_ descriptor: Int32?) {
+		if var descriptor {
+			SettingsFile(besideFileAt: URL(filePath: "/")).unlock(&descriptor)
+		}
 	}
 
 	/// The bytes of the file at `url` beside a settings file, read through Storage's one way (no link followed, the

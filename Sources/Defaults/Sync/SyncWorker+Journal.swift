@@ -272,12 +272,6 @@ extension SyncWorker {
 		}
 	}
 
-	func releasePushLock(_ descriptor: Int32?) {
-		if let descriptor {
-			Defaults.SyncEngine.releasePushLock(descriptor)
-		}
-	}
-
 	/// Longer than a push pass takes when the remote answers.
 	static let pushLockWait = Duration.seconds(10)
 }

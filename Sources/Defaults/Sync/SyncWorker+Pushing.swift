@@ -104,7 +104,7 @@ extension SyncWorker {
 			try await readEverything(wakesPusher: false)
 		}
 		let pushLock = await takePushLock()
-		defer { releasePushLock(pushLock) }
+		defer { Defaults.SyncEngine.releasePushLock(pushLock) }
 		// Nothing goes out before a lost state is rebuilt from the remote: the revisions to compare against are gone.
 		guard stateLoss == nil else {
 			let waiting = locked { local in state.pending(in: local.lines, among: currentNames).count }
