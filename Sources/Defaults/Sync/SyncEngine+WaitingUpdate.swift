@@ -21,32 +21,26 @@ extension Defaults.SyncEngine {
 			}
 			return run
 		} catch let failure as CallerThreadWait<[String: Any], [String: Any], AtomicUpdatesOutcome>.Failure {
-			throw Self.waitFailed(failure, names: names)
-		}
-	}
-
-	private static func waitFailed(
-		_ failure: CallerThreadWait<[String: Any], [String: Any], AtomicUpdatesOutcome>.Failure, names: [String]
-	) -> Defaults.SyncedUpdateError {
-		let quoted = AtomicUpdateLoop.quoted(names)
-		switch failure {
-		case .wouldBlockThePool:
-			return Defaults.SyncedUpdateError(
-				keyNames: names, reason: .needsAwait,
-				message:
-					"The update of \(quoted) was not made: the synchronous form of Defaults.update was called on a thread of Swift's concurrency pool (a synchronous function called from async code), where waiting for the remote could leave the pool no thread. Call it as `try await Defaults.update(…)` from async code; nothing was changed."
-			)
-		case .timedOut(let callbackRan):
-			return Defaults.SyncedUpdateError(
-				keyNames: names, reason: callbackRan ? .outcomeUnknown : .unreachable,
-				message: callbackRan
-					? "The update of \(quoted) did not finish within \(waitingUpdateLimit) and was abandoned after a try was sent: it may have been committed; if so, its value arrives like any remote change."
-					: "The update of \(quoted) was not made: the remote did not answer within \(waitingUpdateLimit); nothing was changed."
-			)
-		case .ended:
-			// Only the work's side sees `ended`, and the work's errors reach the caller as `timedOut`.
-			return Defaults.SyncedUpdateError(
-				keyNames: names, reason: .outcomeUnknown, message: "The update of \(quoted) was abandoned.")
+			let quoted = AtomicUpdateLoop.quoted(names)
+			switch failure {
+			case .wouldBlockThePool:
+				throw Defaults.SyncedUpdateError(
+					keyNames: names, reason: .needsAwait,
+					message:
+						"The update of \(quoted) was not made: the synchronous form of Defaults.update was called on a thread of Swift's concurrency pool (a synchronous function called from async code), where waiting for the remote could leave the pool no thread. Call it as `try await Defaults.update(…)` from async code; nothing was changed."
+				)
+			case .timedOut(let callbackRan):
+				throw Defaults.SyncedUpdateError(
+					keyNames: names, reason: callbackRan ? .outcomeUnknown : .unreachable,
+					message: callbackRan
+						? "The update of \(quoted) did not finish within \(Self.waitingUpdateLimit) and was abandoned after a try was sent: it may have been committed; if so, its value arrives like any remote change."
+						: "The update of \(quoted) was not made: the remote did not answer within \(Self.waitingUpdateLimit); nothing was changed."
+				)
+			case .ended:
+				// Only the work's side sees `ended`, and the work's errors reach the caller as `timedOut`.
+				throw Defaults.SyncedUpdateError(
+					keyNames: names, reason: .outcomeUnknown, message: "The update of \(quoted) was abandoned.")
+			}
 		}
 	}
 }
