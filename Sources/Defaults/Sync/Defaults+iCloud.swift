@@ -101,20 +101,13 @@ extension Defaults {
 			guard let engine else {
 				return
 			}
-			let (mine, others) = keys.reduce(into: ([String](), [String]())) { result, key in
-				if key.declaredSuite === engine.store {
-					result.0.append(key.name)
-				} else {
-					result.1.append(key.name)
-				}
-			}
-			engine.add(mine)
-			for name in others {
+			engine.add(keys.filter { $0.declaredSuite === engine.store }.map(\.name))
+			for key in keys where key.declaredSuite !== engine.store {
 				Defaults.report(
 					Defaults.Failure(
-						keyName: name, reason: .unsupported,
+						keyName: key.name, reason: .unsupported,
 						message:
-							"The key '\(name)' lives in another store than the one sync was configured for; it is stored locally only."
+							"The key '\(key.name)' lives in another store than the one sync was configured for; it is stored locally only."
 					))
 			}
 		}
