@@ -49,13 +49,10 @@ enum SyncedValueCoding {
 
 	/// Whether remote bytes (`nil`: no key) hold no value: no key, or a removal's tombstone of either version.
 	static func isRemoval(_ bytes: Data?) -> Bool {
-		guard let bytes, !bytes.isEmpty else {
-			return true
+		switch bytes.map(contents(of:)) {
+		case .removal?, nil: true
+		case .value?, .unreadable?: false
 		}
-		if case .removal = contents(of: bytes) {
-			return true
-		}
-		return false
 	}
 
 	static func encode(_ stored: Any) throws -> Data {
