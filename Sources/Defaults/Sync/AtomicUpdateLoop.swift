@@ -16,16 +16,10 @@ import Synchronization
 /// whatever the answer said: etcd's client sends a transaction again to the next member when the first one's answer is
 /// lost, and the second send finds the compares broken by the first's commit and answers "conflict".
 struct AtomicUpdateLoop {
-	/// A key's new remote bytes (``SyncedValueCoding/tombstone``: removed), as agreed once committed.
+	/// A key's new remote bytes (a removal's are a marked tombstone), as agreed once committed.
 	struct Write: Sendable {
-		let name: String
-		let bytes: Data?
-	}
-
-	/// A key's remote bytes at the revision they were committed at, for the state to agree on.
-	struct Agreed: Sendable {
-		let write: Write
-		let revision: Int64
+		let key: String
+		let bytes: Data
 	}
 
 	/// One try: the transaction it sent and what it meant.
@@ -135,7 +129,9 @@ struct AtomicUpdateLoop {
 	///
 	/// - Throws: ``Defaults/SyncedUpdateError/Reason/outcomeUnknown`` when a try's record cannot tell (unreadable,
 	///   or the sequence dropped from it).
-	func committedAttempt(in snapshots: [Defaults.RemoteSnapshot]) throws -> (attempt: Attempt, current: [Agreed])? {
+	func committedAttempt(
+		in snapshots: [Defaults.RemoteSnapshot]
+	) throws -> (attempt: Attempt, current: [Defaults.RemoteEntry])? {
 		let entries = snapshots.flatMap(\.entries)
 		for attempt in sent {
 			guard let recordKey = attempt.recordKey else {
@@ -147,12 +143,7 @@ struct AtomicUpdateLoop {
 			}
 			if record.committed.contains(attempt.mark.sequence) {
 				// The record's revision may be a later update's: the keys' own are taken, with what they hold.
-				let current = attempt.writes.compactMap { write -> Agreed? in
-					entries.first { $0.key == keys[names.firstIndex(of: write.name) ?? 0] }.map {
-						Agreed(write: Write(name: write.name, bytes: $0.value), revision: $0.modRevision)
-					}
-				}
-				return (attempt, current)
+				return (attempt, attempt.writes.compactMap { write in entries.first { $0.key == write.key } })
 			}
 			if attempt.mark.sequence <= record.dropped {
 				throw unknownOutcome("this machine's update record \(recordKey) no longer lists so early a try")
@@ -222,32 +213,31 @@ struct AtomicUpdateLoop {
 		var writes: [Write] = []
 		var remoteWrites: [Defaults.RemoteWrite] = []
 		for (index, name) in names.enumerated() {
-			let bytes: Data?
-			do {
-				// A removal of a key the remote holds leaves a tombstone; a key that does not exist stays so.
-				bytes =
-					current.bytes[name] == nil && updated[name] == nil
-					? nil : try SyncedValueCoding.pushedBytes(of: updated[name], mark: mark)
-			} catch {
-				throw failure(
-					.refused, "The new value of '\(name)' is not a property list (\(error)); nothing was changed.")
-			}
 			// etcd compares a key that does not exist as revision 0 (a removed one has its tombstone's revision).
 			let expected = current.modRevisions[name] ?? 0
+			// Left as it was (read only, or set to the same value; also a key that does not exist and stays so):
+			// compared, so that the update still rests on it, but not written, so that it keeps its revision and
+			// another machine's change of it made meanwhile is not turned into a lost conflict by a write of the same
+			// bytes.
 			if SyncWorker.isSameValue(updated[name], asRemote: current.bytes[name]) {
-				// Left as it was (read only, or set to the same value): compared, so that the update still rests on
-				// it, but not written, so that it keeps its revision and another machine's change of it made
-				// meanwhile is not turned into a lost conflict by a write of the same bytes.
 				remoteWrites.append(
 					.comparison(key: keys[index], value: current.bytes[name], expectedModRevision: expected))
 				continue
 			}
-			writes.append(Write(name: name, bytes: bytes))
+			// A removal of a key the remote holds leaves a tombstone.
+			let bytes: Data
+			do {
+				bytes = try SyncedValueCoding.pushedBytes(of: updated[name], mark: mark)
+			} catch {
+				throw failure(
+					.refused, "The new value of '\(name)' is not a property list (\(error)); nothing was changed.")
+			}
+			writes.append(Write(key: keys[index], bytes: bytes))
 			remoteWrites.append(Defaults.RemoteWrite(key: keys[index], value: bytes, expectedModRevision: expected))
 		}
 		var recordKey: String?
-		if let first = writes.first, let index = names.firstIndex(of: first.name) {
-			let key = Record.key(of: keys[index], machine: mark.machine)
+		if let first = writes.first {
+			let key = Record.key(of: first.key, machine: mark.machine)
 			let entry = current.entries.first { $0.key == key }
 			guard let record = Record(entry?.value) else {
 				throw failure(

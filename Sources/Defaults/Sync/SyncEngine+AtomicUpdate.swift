@@ -138,7 +138,8 @@ extension Defaults.SyncEngine {
 				try await loop.backOff()
 				continue
 			}
-			await worker.agreeOnAtomicUpdate(attempt.writes.map { .init(write: $0, revision: revision) })
+			await worker.agreeOnAtomicUpdate(
+				attempt.writes.map { Defaults.RemoteEntry(key: $0.key, value: $0.bytes, modRevision: revision) })
 			return (attempt.values, attempt.run)
 		}
 	}

@@ -85,22 +85,13 @@ extension SyncWorker {
 	/// no push follows).
 	///
 	/// A key another process of this settings file, or the watch, already brought to its revision or later is left
-	/// alone. A key with a change recorded while the update ran keeps that change, which counts as made after the
-	/// update: it is pushed against that revision.
-	func agreeOnAtomicUpdate(_ agreed: [AtomicUpdateLoop.Agreed]) {
+	/// alone (`apply` skips what the state has seen). A key with a change recorded while the update ran keeps that
+	/// change, which counts as made after the update: it is pushed against that revision.
+	func agreeOnAtomicUpdate(_ agreed: [Defaults.RemoteEntry]) {
 		heardFromRemote()
 		let wakes = locked { local in
-			for (write, revision) in agreed.map({ ($0.write, $0.revision) }) {
-				if let record = state.records[write.name], record.modRevision >= revision {
-					continue
-				}
-				apply(
-					[
-						write.bytes.map { .put(.init(key: prefix + write.name, value: $0, modRevision: revision)) }
-							?? .delete(key: prefix + write.name, modRevision: revision)
-					], local: &local)
-			}
-			return agreed.contains { isPending($0.write.name, in: local) }
+			apply(agreed.map { .put($0) }, local: &local)
+			return agreed.contains { name(ofRemoteKey: $0.key).map { isPending($0, in: local) } ?? false }
 		}
 		if wakes == true {
 			wakeToPushAgain()
