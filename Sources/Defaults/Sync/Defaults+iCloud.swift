@@ -168,19 +168,13 @@ extension Defaults {
 		/// The configured engine's status now and at each change; ends at once when nothing is configured. The debug
 		/// log reads it; a program reads the engine's ``SyncEngine/statusUpdates``.
 		package static var statusUpdates: AsyncStream<SyncStatus> {
-			guard let engine else {
-				return AsyncStream { $0.finish() }
-			}
-			return engine.statusUpdates
+			engine?.statusUpdates ?? AsyncStream { $0.finish() }
 		}
 
 		/// Each local change of a synced key that loses a conflict from now on, as the configured engine's
 		/// ``Defaults/SyncEngine/conflicts``, which a program reads; ends at once when nothing is configured.
 		package static var conflicts: AsyncStream<SyncConflict> {
-			guard let engine else {
-				return AsyncStream { $0.finish() }
-			}
-			return engine.conflicts
+			engine?.conflicts ?? AsyncStream { $0.finish() }
 		}
 	}
 }
