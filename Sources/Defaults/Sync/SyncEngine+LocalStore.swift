@@ -73,15 +73,10 @@ extension Defaults.SyncEngine {
 				return ([:], SyncState.load(from: stateFile, hadState: true))
 			}
 			let loaded = SyncState.load(from: stateFile)
-			switch loaded {
-			case .none:
+			if case .none = loaded {
 				SyncState().save(to: stateFile)
-				_ = journal.replace(with: [])
-			case .state(let state):
-				_ = journal.replace(with: state.sequenceFloor)
-			case .lost:
-				_ = journal.replace(with: [])
 			}
+			_ = journal.replace(with: loaded.state?.sequenceFloor ?? [])
 			return ([:], loaded)
 		}
 		return loaded ?? SyncState.load(from: stateFile)
