@@ -23,30 +23,24 @@ extension SyncWorker {
 		}
 		let synced = currentNames
 		let epoch = snapshot.entries.first { $0.key == prefix + Self.epochName }
-		var seen: Set<String> = []
-		var events: [Defaults.RemoteEvent] = []
-		for entry in snapshot.entries {
-			guard let name = name(ofRemoteKey: entry.key), synced.contains(name) else {
-				continue
-			}
-			seen.insert(name)
-			events.append(.put(entry))
-		}
+		let current = entriesByName(in: snapshot)
 		var putBacks: [Push] = []
 		var lostRevision: Int64?
 		let applied: Void? = locked { local in
 			if let stateLoss {
-				rebuildLostState(from: snapshot, synced: synced, local: &local, reason: stateLoss)
+				rebuildLostState(from: current, synced: synced, local: &local, reason: stateLoss)
 			} else if let reason = lostRemoteReason(snapshot, epoch: epoch, known: known, knownEpoch: knownEpoch) {
 				// A revision this remote never reached, or an epoch it lost: it is not the remote the state knows
 				// (wiped, replaced, or restored from an older snapshot; etcd keeps its cluster id across a wipe).
 				lostRevision = state.revision
-				putBacks = rejoin(snapshot, known: known, reason: reason, synced: synced, local: &local)
+				putBacks = rejoin(current, known: known, reason: reason, synced: synced, local: &local)
 			}
-			// Deleted while this machine was not watching, with the deletion compacted away.
-			for (name, record) in state.records
-			where record.value != nil && !seen.contains(name) && synced.contains(name) {
-				events.append(.delete(key: prefix + name, modRevision: snapshot.revision))
+			// A key the remote lacks and the state holds a value of was deleted while this machine was not watching,
+			// with the deletion compacted away.
+			let events = synced.sorted().compactMap { name -> Defaults.RemoteEvent? in
+				current[name].map { .put($0) }
+					?? (state.records[name]?.value == nil
+						? nil : .delete(key: prefix + name, modRevision: snapshot.revision))
 			}
 			apply(events, local: &local)
 			state.revision = max(state.revision, snapshot.revision)
@@ -111,9 +105,8 @@ extension SyncWorker {
 	/// absence of a key another machine removed), except for the keys the journal says were changed here and not
 	/// pushed, which are pushed against the remote's current revision, so that the edit is not dropped.
 	private func rebuildLostState(
-		from snapshot: Defaults.RemoteSnapshot, synced: Set<String>, local: inout LocalSide, reason: String
+		from current: [String: Defaults.RemoteEntry], synced: Set<String>, local: inout LocalSide, reason: String
 	) {
-		let current = entriesByName(in: snapshot)
 		var kept: [String] = []
 		for name in synced.sorted() {
 			if isPending(name, in: local) {
@@ -140,9 +133,9 @@ extension SyncWorker {
 	/// released). Names another process of this settings file syncs are taken too, since that process finds the state
 	/// already rejoined.
 	private func rejoin(
-		_ snapshot: Defaults.RemoteSnapshot, known: Int64, reason: String, synced: Set<String>, local: inout LocalSide
+		_ current: [String: Defaults.RemoteEntry], known: Int64, reason: String, synced: Set<String>,
+		local: inout LocalSide
 	) -> [Push] {
-		let current = entriesByName(in: snapshot)
 		// Heard from the remote that was lost and not applied yet: applied now, they would take old values with
 		// revisions above the new remote's, and its changes up to those revisions would be skipped as seen.
 		receivedEvents = []
