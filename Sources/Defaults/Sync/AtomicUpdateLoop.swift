@@ -93,9 +93,9 @@ struct AtomicUpdateLoop {
 	/// What the keys hold remotely at a try's read.
 	struct Current {
 		var values: [String: Any] = [:]
-		var modRevisions: [String: Int64] = [:]
-		/// The remote bytes, by name, to tell a key the closure left as it was.
-		var bytes: [String: Data] = [:]
+		/// The keys' entries, by name: their revisions to compare against, their bytes to tell a key the closure left
+		/// as it was.
+		var found: [String: Defaults.RemoteEntry] = [:]
 		/// Every entry the reads found, this machine's update records among them.
 		var entries: [Defaults.RemoteEntry] = []
 	}
@@ -182,8 +182,7 @@ struct AtomicUpdateLoop {
 			guard let entry = snapshots[index].entries.first(where: { $0.key == keys[index] }) else {
 				continue
 			}
-			current.modRevisions[name] = entry.modRevision
-			current.bytes[name] = entry.value
+			current.found[name] = entry
 			// A removal's tombstone: no value, but a revision to compare against.
 			if SyncedValueCoding.isRemoval(entry.value) {
 				continue
@@ -214,14 +213,14 @@ struct AtomicUpdateLoop {
 		var remoteWrites: [Defaults.RemoteWrite] = []
 		for (index, name) in names.enumerated() {
 			// etcd compares a key that does not exist as revision 0 (a removed one has its tombstone's revision).
-			let expected = current.modRevisions[name] ?? 0
+			let expected = current.found[name]?.modRevision ?? 0
 			// Left as it was (read only, or set to the same value; also a key that does not exist and stays so):
 			// compared, so that the update still rests on it, but not written, so that it keeps its revision and
 			// another machine's change of it made meanwhile is not turned into a lost conflict by a write of the same
 			// bytes.
-			if SyncWorker.isSameValue(updated[name], asRemote: current.bytes[name]) {
+			if SyncWorker.isSameValue(updated[name], asRemote: current.found[name]?.value) {
 				remoteWrites.append(
-					.comparison(key: keys[index], value: current.bytes[name], expectedModRevision: expected))
+					.comparison(key: keys[index], value: current.found[name]?.value, expectedModRevision: expected))
 				continue
 			}
 			// A removal of a key the remote holds leaves a tombstone.
