@@ -99,8 +99,7 @@ extension SyncWorker {
 		// Not against revisions of a remote that may have lost them (see `isRemoteVerified`). Counted first: offline,
 		// the read fails, and a status line still shows what waits.
 		if !isRemoteVerified {
-			let waiting = locked { local in state.pending(in: local.lines, among: currentNames).count }
-			updatePendingCount(waiting ?? pendingCount)
+			updatePendingCount(locked { local in state.pending(in: local.lines, among: currentNames).count })
 			try await readEverything(wakesPusher: false)
 		}
 		let pushLock = await takePushLock()
@@ -108,7 +107,7 @@ extension SyncWorker {
 		// Nothing goes out before a lost state is rebuilt from the remote: the revisions to compare against are gone.
 		guard stateLoss == nil else {
 			let waiting = locked { local in state.pending(in: local.lines, among: currentNames).count }
-			updatePendingCount(waiting ?? pendingCount)
+			updatePendingCount(waiting)
 			return PushPassOutcome(waits: (waiting ?? 1) > 0)
 		}
 		let synced = currentNames
@@ -172,8 +171,7 @@ extension SyncWorker {
 			}
 		}
 		try await refreshDecidedKeys()
-		let remaining = locked { local in state.pending(in: local.lines, among: currentNames).count }
-		updatePendingCount(remaining ?? pendingCount)
+		updatePendingCount(locked { local in state.pending(in: local.lines, among: currentNames).count })
 		return outcome
 	}
 

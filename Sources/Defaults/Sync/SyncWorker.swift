@@ -316,9 +316,10 @@ actor SyncWorker {
 		wake?.signal()
 	}
 
-	func updatePendingCount(_ count: Int) {
-		pendingCount = count
-		intents.unsettled.store(count, ordering: .relaxed)
+	/// Shows `count` keys waiting to be pushed (`nil`: the settings file could not be read, the last count stays).
+	func updatePendingCount(_ count: Int?) {
+		pendingCount = count ?? pendingCount
+		intents.unsettled.store(pendingCount, ordering: .relaxed)
 		publish()
 	}
 
