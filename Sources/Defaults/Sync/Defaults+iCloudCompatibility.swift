@@ -71,11 +71,7 @@ extension Defaults.iCloud {
 			if Task.isCancelled {
 				return
 			}
-			debugMessage("\(status)")
+			writeToStandardError("Defaults.iCloud: \(status)\n")
 		}
-	}
-
-	static func debugMessage(_ message: String) {
-		writeToStandardError("Defaults.iCloud: \(message)\n")
 	}
 }
