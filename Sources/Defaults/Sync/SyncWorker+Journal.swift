@@ -89,17 +89,10 @@ extension SyncWorker {
 		/// could not be written).
 		@discardableResult
 		mutating func record(_ names: [String?], reserving: Int = 0) -> [ChangeJournal.Line] {
-			guard !names.isEmpty else {
-				return []
-			}
-			var appended: [ChangeJournal.Line] = []
-			if let journal {
-				if case .success(let lines) = journal.append(names, reserving: reserving) {
-					appended = lines
-				}
-			} else {
-				appended = intents.record(names, reserving: reserving)
-			}
+			// No names append nothing, to either journal.
+			let appended =
+				journal.map { (try? $0.append(names, reserving: reserving).get()) ?? [] }
+				?? intents.record(names, reserving: reserving)
 			lines += appended
 			return appended
 		}
