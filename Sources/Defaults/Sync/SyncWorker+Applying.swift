@@ -251,16 +251,22 @@ extension SyncWorker {
 			// changes it carried are settled. A newer recorded change goes out next, against this revision, instead
 			// of losing to this machine's own older write.
 			if let mark = ownMark(of: value, local: local) {
-				state.records[name] = .init(value: value, modRevision: revision)
-				state.settle(name, upTo: mark.sequence)
 				// An older push, committed after a later line of the key was settled without a push (its reply was
-				// lost, or it was still on its way): the local value is the newer, and goes out again over it.
+				// lost, or it was still on its way): the local value is the newer, and goes out again over it. If it
+				// cannot be recorded again (the journal could not be written), the event is left unapplied: the
+				// record stays the value the local one agrees with, and the next full read meets the push again.
 				if (record?.settledWithoutPush ?? 0) > mark.sequence, !isPending(name, in: local),
-					!Self.isSameValue(local.value(of: name), asRemote: value), !local.record([name]).isEmpty
+					!Self.isSameValue(local.value(of: name), asRemote: value)
 				{
-					wakeToPushAgain()
+					if !local.record([name]).isEmpty {
+						state.records[name] = .init(value: value, modRevision: revision)
+						state.settle(name, upTo: mark.sequence)
+						wakeToPushAgain()
+					}
 					continue
 				}
+				state.records[name] = .init(value: value, modRevision: revision)
+				state.settle(name, upTo: mark.sequence)
 				// An update's commit (this process's or another's of the file) brings a value the file may not
 				// hold yet; a push's is the file's already.
 				if !isPending(name, in: local), !Self.isSameValue(local.value(of: name), asRemote: value) {

@@ -179,13 +179,19 @@ extension SyncWorker {
 		heardFromRemote()
 		let record = state.records[push.name]
 		if (record?.modRevision ?? 0) < revision {
-			state.records[push.name] = .init(value: push.bytes, modRevision: revision)
 			// A later line of the key was settled without a push while this one was on its way (another process of
-			// the settings file ran a pass once the push lock's wait ran out): the local value is the newer.
+			// the settings file ran a pass once the push lock's wait ran out): the local value is the newer. Not
+			// recorded again (the journal could not be written), the record stays the value the local one agrees
+			// with, so that no full read puts the push's older value back over it; the next one meets the push again.
 			if (record?.settledWithoutPush ?? 0) > push.sequence, !isPending(push.name, in: local),
-				!Self.isSameValue(local.value(of: push.name), asRemote: push.bytes), !local.record([push.name]).isEmpty
+				!Self.isSameValue(local.value(of: push.name), asRemote: push.bytes)
 			{
-				wakeToPushAgain()
+				if !local.record([push.name]).isEmpty {
+					state.records[push.name] = .init(value: push.bytes, modRevision: revision)
+					wakeToPushAgain()
+				}
+			} else {
+				state.records[push.name] = .init(value: push.bytes, modRevision: revision)
 			}
 		}
 		state.settle(push.name, upTo: push.sequence)
