@@ -360,6 +360,20 @@ package struct ChangeJournal: Sendable {
 	///
 	/// - Returns: `nil` once written, else why not, as a sentence.
 	package func replace(with lines: [Line]) -> String? {
+		file.replaceBesideFile(with: Self.bytes(of: lines))
+	}
+
+	/// Whether the journal holds more bytes than `lines` written alone would: lines a reader of the latest ones only
+	/// (``read(latestOnly:)``) did not see. `true` when its size cannot be known.
+	package func holdsMore(than lines: [Line]) -> Bool {
+		var status = stat()
+		guard stat(file.path, &status) == 0 else {
+			return true
+		}
+		return Int(status.st_size) > Self.bytes(of: lines).count
+	}
+
+	private static func bytes(of lines: [Line]) -> Data {
 		let encoder = JSONEncoder()
 		encoder.outputFormatting = .sortedKeys
 		var data = Data()
@@ -370,7 +384,7 @@ package struct ChangeJournal: Sendable {
 			data.append(encoded)
 			data.append(UInt8(ascii: "\n"))
 		}
-		return file.replaceBesideFile(with: data)
+		return data
 	}
 
 	private static func reason(_ code: Int32) -> String {

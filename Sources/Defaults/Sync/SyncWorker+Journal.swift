@@ -219,9 +219,7 @@ extension SyncWorker {
 	/// (all a push needs of it): another process of the settings file may sync keys this one does not, and pushes
 	/// them from here.
 	private func compactJournal(_ journal: ChangeJournal, lines: [ChangeJournal.Line]) {
-		guard lines.contains(where: { $0.k != nil }), let last = lines.last,
-			state.pending(in: lines, among: currentNames).isEmpty
-		else {
+		guard let last = lines.last, state.pending(in: lines, among: currentNames).isEmpty else {
 			return
 		}
 		let others = state.pending(in: lines, among: Set(state.records.keys).subtracting(currentNames))
@@ -229,7 +227,9 @@ extension SyncWorker {
 		if kept.last?.s != last.s {
 			kept.append(ChangeJournal.Line(s: last.s, k: nil, p: nil))
 		}
-		guard kept != lines else {
+		// `lines` are the latest of each name only: a journal that is just them may still hold older lines (of keys
+		// no process here syncs, or nameless ones), which only its size tells.
+		guard kept != lines || journal.holdsMore(than: kept) else {
 			return
 		}
 		_ = journal.replace(with: kept)

@@ -152,6 +152,37 @@ import Testing
 		#expect(try await Edge.value(of: prefix + "b", in: remote) == "local")
 	}
 
+	/// Lines the engine reads only the latest of still go at compaction: here those of a key the state keeps a record
+	/// of but no process syncs any longer, whose unsettled last line stays (another process might push it). Before,
+	/// the latest lines equalled what compaction keeps, so the journal was never rewritten and grew with every write.
+	@Test func aKeyNoLongerSyncedDoesNotGrowTheJournal() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("unsynced"))/"
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		let store = try Edge.freshStore(at: settings)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add(["a", "x"])
+		try store.write("1", forKey: "a")
+		try store.write("1", forKey: "x")
+		#expect(store.flush())
+		#expect(await engine.synchronize())
+		engine.remove(["x"])
+		for index in 0..<50 {
+			try store.write("\(index)", forKey: "x")
+			#expect(store.flush())
+		}
+		#expect(await engine.synchronize())
+		guard case .lines(let lines) = ChangeJournal(besideSettingsFile: SettingsFile(url: settings)).read() else {
+			Issue.record("no journal")
+			return
+		}
+		#expect(lines.count <= 2, "\(lines)")
+		#expect(lines.last?.k == "x" || lines.last?.k == nil, "\(lines)")
+	}
+
 	/// A journal larger than a whole read takes (64 MiB, a tool writing in a loop while sync was stopped) is read,
 	/// its pending line pushed, and the journal emptied down to its last sequence.
 	@Test func aJournalLargerThanAWholeReadIsPushedAndCompacted() async throws {
