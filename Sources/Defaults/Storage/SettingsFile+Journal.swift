@@ -299,9 +299,16 @@ package struct ChangeJournal: Sendable {
 				filled += count
 			}
 			let endsALine = bytes.last == UInt8(ascii: "\n")
+			var lineEnd = lastNewline(in: bytes, before: bytes.count)
+			// A last line cut short of its newline alone is whole: the append's newline completes it, so its sequence
+			// is taken, never given again.
+			if !endsALine, lineEnd != nil || start == 0,
+				let line = parse(bytes[(lineEnd.map { $0 + 1 } ?? 0)..<bytes.count])
+			{
+				return .success(End(sequence: line.s, endsALine: false))
+			}
 			// From the last newline back: each line between two newlines (or the window's start, when it is the
 			// journal's start) is complete.
-			var lineEnd = lastNewline(in: bytes, before: bytes.count)
 			while let end = lineEnd {
 				let previous = lastNewline(in: bytes, before: end)
 				guard previous != nil || start == 0 else {
@@ -313,7 +320,12 @@ package struct ChangeJournal: Sendable {
 				}
 				lineEnd = previous
 			}
+			// The journal's start: a journal of no complete line has issued nothing; complete lines none of which
+			// parses say nothing of what was issued, and numbering again from 1 could give a settled sequence again.
 			if start == 0 {
+				guard lastNewline(in: bytes, before: bytes.count) == nil else {
+					return .failure(EndFailure("none of its lines holds a sequence"))
+				}
 				return .success(End(sequence: 0, endsALine: endsALine))
 			}
 			guard window < SettingsFile.maximumByteCount else {

@@ -53,6 +53,33 @@ import Testing
 		#expect(lines.map(\.k) == [nil, "x"])
 	}
 
+	/// A last line whole but for its newline (a write cut short at its last byte) keeps its sequence: the append's
+	/// newline completes it, and the new line numbers after it, never with the same sequence. A journal whose lines
+	/// all fail to parse refuses the append instead of numbering from 1 again.
+	@Test func aLastLineWholeButForItsNewlineKeepsItsSequenceAndUnparseableLinesRefuseTheAppend() throws {
+		let folder = try TemporaryDirectory()
+		let settings = SettingsFile(url: folder.file("app.plist"))
+		let journal = ChangeJournal(besideSettingsFile: settings)
+		#expect(journal.replace(with: [ChangeJournal.Line(s: 40, k: nil, p: nil)]) == nil)
+		let handle = try FileHandle(forWritingTo: URL(filePath: journal.file.path))
+		try handle.seekToEnd()
+		try handle.write(contentsOf: Data(#"{"k":"whole","p":1,"s":41}"#.utf8))
+		try handle.close()
+		guard case .success(let appended) = journal.append(["x"]), case .lines(let lines) = journal.read() else {
+			Issue.record("the journal could not be appended to or read")
+			return
+		}
+		#expect(appended.map(\.s) == [42])
+		#expect(lines.map(\.s) == [40, 41, 42])
+
+		try Data("not a line\nnor this\n".utf8).write(to: URL(filePath: journal.file.path))
+		guard case .failure(let failure) = journal.append(["y"]) else {
+			Issue.record("an append to a journal of no readable line numbered from scratch")
+			return
+		}
+		#expect(failure.sentence.contains("none of its lines holds a sequence"), "\(failure.sentence)")
+	}
+
 	/// For a store without a settings file the journal is in memory, fed by the commit taps; values the engine
 	/// applies are not recorded.
 	@Test func theInMemoryJournalRecordsWritesButNotReceivedValues() {
