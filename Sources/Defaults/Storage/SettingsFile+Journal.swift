@@ -376,13 +376,17 @@ package struct ChangeJournal: Sendable {
 	}
 
 	/// Whether the journal holds more bytes than `lines` written alone would: lines a reader of the latest ones only
-	/// (``read(latestOnly:)``) did not see. `true` when its size cannot be known.
+	/// (``read(latestOnly:)``) did not see. `true` when its size cannot be known. Opened as the journal is read, never
+	/// through a link at its name.
 	package func holdsMore(than lines: [Line]) -> Bool {
-		var status = stat()
-		guard stat(file.path, &status) == 0 else {
+		let size = file.withBesideFileOpened { descriptor -> Int? in
+			var status = stat()
+			return fstat(descriptor, &status) == 0 ? Int(status.st_size) : nil
+		}
+		guard case .opened(let bytes?) = size else {
 			return true
 		}
-		return Int(status.st_size) > Self.bytes(of: lines).count
+		return bytes > Self.bytes(of: lines).count
 	}
 
 	private static func bytes(of lines: [Line]) -> Data {
