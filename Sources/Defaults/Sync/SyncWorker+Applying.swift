@@ -251,22 +251,12 @@ extension SyncWorker {
 			// changes it carried are settled. A newer recorded change goes out next, against this revision, instead
 			// of losing to this machine's own older write.
 			if let mark = ownMark(of: value, local: local) {
-				// An older push, committed after a later line of the key was settled without a push (its reply was
-				// lost, or it was still on its way): the local value is the newer, and goes out again over it. If it
-				// cannot be recorded again (the journal could not be written), the event is left unapplied: the
-				// record stays the value the local one agrees with, and the next full read meets the push again.
-				if (record?.settledWithoutPush ?? 0) > mark.sequence, !isPending(name, in: local),
-					!Self.isSameValue(local.value(of: name), asRemote: value)
-				{
-					if !local.record([name]).isEmpty {
-						state.records[name] = .init(value: value, modRevision: revision)
-						state.settle(name, upTo: mark.sequence)
-						wakeToPushAgain()
-					}
+				let isAgreed = agreeOnOwnCommit(
+					of: name, bytes: value, at: revision, sequence: mark.sequence, local: &local)
+				state.settle(name, upTo: mark.sequence)
+				guard isAgreed else {
 					continue
 				}
-				state.records[name] = .init(value: value, modRevision: revision)
-				state.settle(name, upTo: mark.sequence)
 				// An update's commit (this process's or another's of the file) brings a value the file may not
 				// hold yet; a push's is the file's already.
 				if !isPending(name, in: local), !Self.isSameValue(local.value(of: name), asRemote: value) {
@@ -301,6 +291,30 @@ extension SyncWorker {
 				local.received[name] = stored
 			}
 		}
+	}
+
+	/// Takes a commit of this settings file's own (`bytes` at `revision`, carrying line `sequence`: a push's reply or
+	/// echo, an update's) as the key's agreed value, unless a later line of the key was settled without a push while
+	/// it was in doubt (its reply lost, or still on its way): the local value is the newer then, and is recorded to go
+	/// out again over it. If it cannot be recorded (the journal could not be written), the commit is left unapplied:
+	/// the record stays the value the local one agrees with, so that no full read puts the older value back over
+	/// it, and the next full read meets the commit again.
+	///
+	/// - Returns: whether the commit is the agreed value now.
+	func agreeOnOwnCommit(
+		of name: String, bytes: Data?, at revision: Int64, sequence: Int, local: inout LocalSide
+	) -> Bool {
+		if (state.records[name]?.settledWithoutPush ?? 0) > sequence, !isPending(name, in: local),
+			!Self.isSameValue(local.value(of: name), asRemote: bytes)
+		{
+			if !local.record([name]).isEmpty {
+				state.records[name] = .init(value: bytes, modRevision: revision)
+				wakeToPushAgain()
+			}
+			return false
+		}
+		state.records[name] = .init(value: bytes, modRevision: revision)
+		return true
 	}
 
 	/// Whether `local` is what the remote bytes `remote` hold (both removed, or a readable value equal to it).

@@ -178,21 +178,10 @@ extension SyncWorker {
 	private func didWrite(_ push: Push, at revision: Int64, local: inout LocalSide) {
 		heardFromRemote()
 		let record = state.records[push.name]
+		// A later line of the key settled without a push while this one was on its way (another process of the
+		// settings file ran a pass once the push lock's wait ran out) makes the local value the newer.
 		if (record?.modRevision ?? 0) < revision {
-			// A later line of the key was settled without a push while this one was on its way (another process of
-			// the settings file ran a pass once the push lock's wait ran out): the local value is the newer. Not
-			// recorded again (the journal could not be written), the record stays the value the local one agrees
-			// with, so that no full read puts the push's older value back over it; the next one meets the push again.
-			if (record?.settledWithoutPush ?? 0) > push.sequence, !isPending(push.name, in: local),
-				!Self.isSameValue(local.value(of: push.name), asRemote: push.bytes)
-			{
-				if !local.record([push.name]).isEmpty {
-					state.records[push.name] = .init(value: push.bytes, modRevision: revision)
-					wakeToPushAgain()
-				}
-			} else {
-				state.records[push.name] = .init(value: push.bytes, modRevision: revision)
-			}
+			_ = agreeOnOwnCommit(of: push.name, bytes: push.bytes, at: revision, sequence: push.sequence, local: &local)
 		}
 		state.settle(push.name, upTo: push.sequence)
 		// A full read while the push was on its way may have found a newer change, not applied to a pending key.
