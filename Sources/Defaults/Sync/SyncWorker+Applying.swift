@@ -33,7 +33,7 @@ extension SyncWorker {
 				// A revision this remote never reached, or an epoch it lost: it is not the remote the state knows
 				// (wiped, replaced, or restored from an older snapshot; etcd keeps its cluster id across a wipe).
 				lostRevision = state.revision
-				putBacks = rejoin(current, known: known, reason: reason, synced: synced, local: &local)
+				putBacks = rejoin(current, reason: reason, synced: synced, local: &local)
 			}
 			// A key the remote lacks and the state holds a value of was deleted while this machine was not watching,
 			// with the deletion compacted away.
@@ -67,6 +67,8 @@ extension SyncWorker {
 			}
 		}
 		await settleEpoch(epoch, rejoined: lostRevision != nil, knownEpoch: knownEpoch)
+		// The remote is the one the state knows, or rejoined: a remote found lost again is another outage.
+		isRejoinReported = false
 		isRemoteVerified = true
 		names.withLock { $0.unread.subtract(reading) }
 		// Keys newly synced may have gone into the journal, and lines of other processes may wait.
@@ -133,8 +135,7 @@ extension SyncWorker {
 	/// released). Names another process of this settings file syncs are taken too, since that process finds the state
 	/// already rejoined.
 	private func rejoin(
-		_ current: [String: Defaults.RemoteEntry], known: Int64, reason: String, synced: Set<String>,
-		local: inout LocalSide
+		_ current: [String: Defaults.RemoteEntry], reason: String, synced: Set<String>, local: inout LocalSide
 	) -> [Push] {
 		// Heard from the remote that was lost and not applied yet: applied now, they would take old values with
 		// revisions above the new remote's, and its changes up to those revisions would be skipped as seen.
@@ -175,8 +176,8 @@ extension SyncWorker {
 			state.records[name] = .init(
 				value: try? local.value(of: name).map { try SyncedValueCoding.encode($0) }, modRevision: 0)
 		}
-		if rejoinReportedFrom != known {
-			rejoinReportedFrom = known
+		if !isRejoinReported {
+			isRejoinReported = true
 			let putBackNames = putBacks.map(\.name).joined(separator: ", ")
 			reportFailure(
 				"The remote of '\(prefix)' is not the one this machine synced with: \(reason) (a wiped or replaced cluster, or a restore from an older snapshot). This machine puts back its values of the keys the remote lacks"

@@ -22,9 +22,10 @@ actor SyncWorker {
 	var isRemoteVerified = false
 	/// Whether a push of this connection met a key gone from the remote and had the remote read again for it.
 	var isMissingKeyChecked = false
-	/// The revision of the state when the remote was last found not to be the one it knows, so that it is reported
-	/// once however many reads find it.
-	var rejoinReportedFrom: Int64?
+	/// Whether a rejoin of a remote that lost its data was reported and has not been completed yet (its put-backs
+	/// written): the reads that find the same lost remote again, after a put-back failed, are the same outage, reported
+	/// once, whatever revision the failed try moved the state to. Cleared by the next full read that completes.
+	var isRejoinReported = false
 	/// Whether the remote refused to store the prefix's epoch key (see `settleEpoch`).
 	var isEpochRefused = false
 	var lastError: String?

@@ -1,5 +1,6 @@
 import DefaultsEtcd
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Defaults
@@ -22,10 +23,10 @@ import Testing
 		}
 
 		func machine(
-			_ folder: TemporaryDirectory, _ names: [String]
+			_ folder: TemporaryDirectory, _ names: [String], through remote: (any Defaults.RemoteKeyValueService)? = nil
 		) throws -> (Defaults.FileStore, Defaults.SyncEngine) {
 			let store = try Edge.freshStore(at: folder.file("app.plist"))
-			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+			let engine = Defaults.SyncEngine(remote: remote ?? self.remote, prefix: prefix, store: store)
 			engine.add(names)
 			return (store, engine)
 		}
@@ -137,6 +138,57 @@ import Testing
 		try await machines.secondWritesPast(known)
 		#expect(try await machines.held(["d"]) == [:], "only the first machine holds `d`")
 		try await machines.firstComesBackAndEveryoneConverges()
+	}
+
+	/// A rejoin whose put-back fails (etcd unreachable, or refusing the write, in the middle of the rejoin) is one
+	/// outage: the rejoin is reported once however many tries find the lost remote again (etcd's revision moving
+	/// between them, as other machines write), and tried until the put-back is written, losing no local value. Before,
+	/// the report named the revision the state knew, which the failed rejoin had moved to etcd's: every try after
+	/// a write elsewhere reported the rejoin again.
+	@Test(arguments: [false, true]) func aRejoinWhosePutBackFailsIsReportedOnceAndRetriedUntilItIsWritten(
+		refused: Bool
+	) async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let machines = try Machines(etcd)
+		let prefix = machines.prefix
+		try await machines.setUp()
+		let known = try machines.knownRevision(machines.folders.first)
+		try await etcd.wipe()
+		try await machines.secondWritesPast(known)
+
+		let failing = FailingPutBacks(machines.remote, refused: refused)
+		let (first, firstSync) = try machines.machine(machines.folders.first, ["a", "b", "c", "d"], through: failing)
+		try first.write("2", forKey: "a")
+		#expect(first.flush())
+		let (second, secondSync) = try machines.second()
+		for index in 0..<3 {
+			#expect(await !firstSync.synchronize(), "the put-back of `d` fails")
+			try second.write("moved\(index)", forKey: "b")
+			#expect(second.flush())
+			#expect(await secondSync.synchronize())
+		}
+		#expect(failing.failed.load(ordering: .relaxed) >= 3)
+		failing.fails.store(false, ordering: .relaxed)
+		#expect(await firstSync.synchronize())
+		#expect(await firstSync.synchronize())
+
+		#expect(try await machines.held(["a", "b", "c", "d"]) == ["a": "2", "b": "moved2", "c": "1", "d": "1"])
+		#expect(first.storedValue(forKey: "d") as? String == "1")
+		// The second machine's report of the wipe (by the revision) is its own; the first machine's names the epoch.
+		let reports = FailureRecorder.failures(mentioning: prefix).filter {
+			$0.message.contains("not the one") && $0.message.contains("epoch key")
+		}
+		#expect(reports.count == 1, "\(reports.map(\.message))")
+		let stopped = FailureRecorder.failures(mentioning: prefix).filter { $0.message.contains("stopped") }
+		#expect(stopped.count <= 1, "\(stopped.map(\.message))")
+		let epoch = try #require(try await machines.remote.read(prefix: prefix + SyncWorker.epochName).entries.first)
+		guard case .state(let state) = SyncState.load(from: machines.folders.first.file("app.plist.sync.json")) else {
+			Issue.record("no state")
+			return
+		}
+		#expect(state.epoch == String(decoding: epoch.value, as: UTF8.self), "rejoined: the state took etcd's epoch")
 	}
 
 	/// etcd restored from a copy of its data taken after the epoch was made, then written past the revision the
@@ -269,6 +321,47 @@ import Testing
 		}
 		#expect(state.epoch == String(decoding: made.value, as: UTF8.self))
 		#expect(FailureRecorder.failures(mentioning: machines.prefix).isEmpty)
+	}
+}
+
+/// A remote whose writes of a key against "no key" (a rejoin's put-backs), other than the epoch's, fail while
+/// ``fails`` is set: as unreachable, or refused.
+final class FailingPutBacks: RemoteWrapper {
+	let base: EtcdClient
+	let refused: Bool
+	let fails = Atomic<Bool>(true)
+	/// How many writes failed.
+	let failed = Atomic<Int>(0)
+
+	init(_ base: EtcdClient, refused: Bool) {
+		self.base = base
+		self.refused = refused
+	}
+
+	var wrapped: any Defaults.RemoteKeyValueService {
+		base
+	}
+
+	func compareAndSwap(
+		key: String, value: Data?, expectedModRevision: Int64
+	) async throws -> Defaults.RemoteWriteResult {
+		try failIfAsked(expectedModRevision == 0 && !key.hasSuffix(SyncWorker.epochName))
+		return try await base.compareAndSwap(key: key, value: value, expectedModRevision: expectedModRevision)
+	}
+
+	func compareAndSwap(all writes: [Defaults.RemoteWrite]) async throws -> Int64? {
+		try failIfAsked(writes.contains { $0.expectedModRevision == 0 && !$0.isEpoch })
+		return try await base.compareAndSwap(all: writes)
+	}
+
+	private func failIfAsked(_ isPutBack: Bool) throws {
+		guard isPutBack, fails.load(ordering: .relaxed) else {
+			return
+		}
+		failed.add(1, ordering: .relaxed)
+		throw refused
+			? Defaults.RemoteServiceError.refused("permission denied (a test's)")
+			: Defaults.RemoteServiceError.unreachable("the connection broke (a test's)")
 	}
 }
 
