@@ -81,7 +81,19 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 	/// Creates a client for the cluster at `endpoints`, such as `["http://127.0.0.1:2379"]`.
 	///
 	/// - Throws: ``ConfigurationError/invalidEndpoint(_:)`` for an empty list or an endpoint that is not http(s).
-	public init(endpoints: [String], credentials: Credentials? = nil, requestTimeout: TimeInterval = 5) throws {
+	public convenience init(
+		endpoints: [String], credentials: Credentials? = nil, requestTimeout: TimeInterval = 5
+	) throws {
+		try self.init(
+			endpoints: endpoints, credentials: credentials, requestTimeout: requestTimeout,
+			transport: gatewayTransport(for:))
+	}
+
+	/// A client that reaches each endpoint through `transport(endpoint)` (tests script a cluster's answers this way).
+	init(
+		endpoints: [String], credentials: Credentials? = nil, requestTimeout: TimeInterval = 5,
+		transport: (URL) -> any GatewayTransport
+	) throws {
 		let urls = try endpoints.map { text in
 			guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
 				throw ConfigurationError.invalidEndpoint(text)
@@ -94,7 +106,7 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		self.endpoints = urls
 		self.credentials = credentials
 		self.requestTimeout = requestTimeout
-		self.transports = urls.map(gatewayTransport(for:))
+		self.transports = urls.map(transport)
 	}
 
 	// MARK: RemoteKeyValueService
@@ -249,7 +261,8 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 	private func call(_ path: String, _ body: [String: Any]) async throws -> [String: Any] {
 		// Each endpoint's failure, so that the error names what failed where, not only the last one tried.
 		var failures: [String] = []
-		// Whether a member that got a write may have applied it without answering (a timeout, a broken connection).
+		// Whether a member that got a write may have applied it without answering (a timeout, a broken connection);
+		// not a member whose connection was refused, which never got it.
 		let unanswered = Unanswered()
 		let start = preferred.load(ordering: .relaxed)
 		for offset in 0..<endpoints.count {
@@ -261,17 +274,28 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 				}
 				return answer
 			} catch let error as Defaults.RemoteServiceError {
-				guard case .unreachable(let reason) = error else {
+				switch error {
+				case .unreachable(let reason):
+					failures.append(reason)
+					continue
+				case .refused, .valueTooLarge:
+					// A member answered, and is asked first from now on: a member before it that keeps timing out
+					// would otherwise make every later try of this request unknown again.
+					if offset != 0 {
+						preferred.store(index, ordering: .relaxed)
+					}
 					// The next member's refusal says nothing of what an earlier one did with the write: it is no
 					// "nothing changed", so that the caller (an atomic update) asks again rather than retry blindly.
 					if path == "/v3/kv/txn", unanswered.isSet {
 						throw Defaults.RemoteServiceError.unreachable(
-							failures.joined(separator: "; ")
+							(failures.isEmpty ? "a member gave no answer" : failures.joined(separator: "; "))
 								+ "; then \(error), while a member that did not answer may have applied the write")
 					}
 					throw error
+				case .invalidResponse, .compacted:
+					// An answer that says nothing of the outcome: unknown already, named as it is.
+					throw error
 				}
-				failures.append(reason)
 			}
 		}
 		throw Defaults.RemoteServiceError.unreachable(
@@ -295,14 +319,7 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		-> [String: Any]
 	{
 		let request = try await makeRequest(endpoint: index, path: path, body: body)
-		let reply: GatewayReply
-		do {
-			reply = try await send(request, endpoint: index)
-		} catch {
-			// Not told apart from a connection refused before anything was sent: the caller assumes the worst.
-			unanswered?.set()
-			throw error
-		}
+		let reply = try await send(request, endpoint: index, unanswered: unanswered)
 		if reply.status == 200 {
 			guard let object = (try? JSONSerialization.jsonObject(with: reply.body)) as? [String: Any] else {
 				throw Defaults.RemoteServiceError.invalidResponse(
@@ -319,13 +336,19 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		throw failure.error
 	}
 
-	private func send(_ request: GatewayRequest, endpoint index: Int) async throws -> GatewayReply {
+	/// `request`'s reply from endpoint `index`. A failure after the request may have left (sent, with no answer or
+	/// one that cannot be read) sets `unanswered`; one before it (``GatewayRequestNotSent``) does not.
+	private func send(
+		_ request: GatewayRequest, endpoint index: Int, unanswered: Unanswered? = nil
+	) async throws -> GatewayReply {
 		do {
 			return try await transports[index].send(request)
-		} catch let error as Defaults.RemoteServiceError {
-			throw error
+		} catch let notSent as GatewayRequestNotSent {
+			throw notSent.error
 		} catch {
-			throw Defaults.RemoteServiceError.unreachable("\(endpoints[index].absoluteString): \(error)")
+			unanswered?.set()
+			throw error as? Defaults.RemoteServiceError
+				?? .unreachable("\(endpoints[index].absoluteString): \(error)")
 		}
 	}
 

@@ -38,10 +38,23 @@ protocol GatewayStream: Sendable {
 	func cancel()
 }
 
+/// A request that never left this machine: the connection was refused or not accepted in time, the host's name did
+/// not resolve, or the TLS handshake failed. The member cannot have applied it, so a write may go to the next member
+/// without its outcome becoming unknown (`EtcdClient.call`).
+struct GatewayRequestNotSent: Error, CustomStringConvertible {
+	/// Why, in the words any other failure to reach the endpoint has.
+	var error: Defaults.RemoteServiceError
+
+	var description: String {
+		error.description
+	}
+}
+
 /// How the client reaches the gateway: plain HTTP/1.0 on a socket of our own, or URLSession.
 ///
 /// ``send(_:)`` throws only when no answer came (the endpoint cannot be reached, or timed out); an HTTP error status
-/// is an answer.
+/// is an answer. It throws ``GatewayRequestNotSent`` when the request cannot have reached the endpoint, anything
+/// else when it may have (sent, with no answer or an unreadable one).
 protocol GatewayTransport: Sendable {
 	func send(_ request: GatewayRequest) async throws -> GatewayReply
 	func open(_ request: GatewayRequest, to receiver: any GatewayStreamReceiver) -> any GatewayStream

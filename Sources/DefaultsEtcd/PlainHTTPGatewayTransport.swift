@@ -75,7 +75,13 @@
 			// over for the next, so that a client whose first endpoint is cut off reconnects within a couple of
 			// seconds rather than a request timeout per endpoint.
 			let connectDeadline = min(deadline ?? .now + connectTimeout, .now + connectTimeout)
-			let connection = try SocketConnection(to: request.url, deadline: connectDeadline)
+			let connection: SocketConnection
+			do {
+				connection = try SocketConnection(to: request.url, deadline: connectDeadline)
+			} catch let error as Defaults.RemoteServiceError {
+				// No connection: not a byte of the request left.
+				throw GatewayRequestNotSent(error: error)
+			}
 			do {
 				try connection.write(requestBytes(for: request), deadline: deadline)
 				var received = Data()
@@ -196,7 +202,7 @@
 			} catch is CancellationError {
 				receiver.streamEnded(error: nil)
 			} catch {
-				receiver.streamEnded(error: error)
+				receiver.streamEnded(error: (error as? GatewayRequestNotSent)?.error ?? error)
 			}
 		}
 	}

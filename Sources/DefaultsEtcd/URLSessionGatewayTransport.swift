@@ -55,6 +55,13 @@ final class URLSessionGatewayTransport: GatewayTransport {
 		return urlRequest
 	}
 
+	/// Failures before the request is sent: no connection, or no TLS session to send it in.
+	private static let notSentCodes: Set<URLError.Code> = [
+		.cannotFindHost, .dnsLookupFailed, .cannotConnectToHost, .notConnectedToInternet, .secureConnectionFailed,
+		.serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateHasUnknownRoot,
+		.serverCertificateNotYetValid, .clientCertificateRejected, .clientCertificateRequired,
+	]
+
 	/// A request through a completion handler: FoundationNetworking's `data(for:)` can trap when a connection
 	/// fails while others are in flight.
 	private static func load(_ request: URLRequest, with session: URLSession) async throws -> (Data, URLResponse) {
@@ -63,10 +70,11 @@ final class URLSessionGatewayTransport: GatewayTransport {
 				if let data, let response {
 					continuation.resume(returning: (data, response))
 				} else {
-					continuation.resume(
-						throwing: Defaults.RemoteServiceError.unreachable(
-							"\(request.url?.absoluteString ?? ""): \((error ?? URLError(.badServerResponse)).localizedDescription)"
-						))
+					let failure = Defaults.RemoteServiceError.unreachable(
+						"\(request.url?.absoluteString ?? ""): \((error ?? URLError(.badServerResponse)).localizedDescription)"
+					)
+					let isNotSent = (error as? URLError).map { notSentCodes.contains($0.code) } ?? false
+					continuation.resume(throwing: isNotSent ? GatewayRequestNotSent(error: failure) : failure)
 				}
 			}.resume()
 		}
