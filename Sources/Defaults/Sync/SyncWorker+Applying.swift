@@ -8,11 +8,15 @@ extension SyncWorker {
 	/// - Parameters:
 	///   - wakesPusher: whether to wake the session's pusher afterwards; not for a caller that pushes next anyway (a
 	///     signal left pending would cut the run loop's next wait before a retry short).
-	///   - known: a revision this machine saw before the read began (by default the state's): a read below it is of
-	///     a remote that lost its data. Taken before the read, since another process of the settings file may move
-	///     the shared state past the read's revision while it is on its way.
+	///   - known: a revision this machine saw before the read began (by default the state file's): a read below it
+	///     is of a remote that lost its data. Taken before the read, since another process of the settings file may
+	///     move the shared state past the read's revision while it is on its way.
 	func readEverything(wakesPusher: Bool = true, known: Int64? = nil) async throws {
-		let (known, knownEpoch) = (known ?? state.revision, state.epoch)
+		// The file's, not only this process's view of it: an epoch (or a revision) another process of the file took
+		// since this one's last locked step is one the remote held before this read, and a wipe since is noticed by
+		// it (Docs/Sync.md, "A remote that lost its data").
+		let before = stateBeforeRead()
+		let (known, knownEpoch) = (known ?? before.revision, before.epoch)
 		// Forgotten only once read and applied: a read that fails leaves them for the next try.
 		let reading = names.withLock { $0.unread }
 		let snapshot = try await remote.read(prefix: prefix)
@@ -76,6 +80,15 @@ extension SyncWorker {
 			wakeToPushAgain()
 		}
 		publish()
+	}
+
+	/// The state as the file holds it now (written whole by a rename, so it is read without the lock), or this
+	/// process's when the file cannot be read or is older than the memory (see ``SyncWorker/isStateUnsaved``).
+	private func stateBeforeRead() -> SyncState {
+		guard !isStateUnsaved, case .state(let onDisk) = SyncState.load(from: stateFile) else {
+			return state
+		}
+		return onDisk
 	}
 
 	/// A synced key whose local value is not the agreed one, with no change recorded: not an edit of this machine

@@ -294,6 +294,46 @@ import Testing
 		#expect(other.storedValue(forKey: "c") as? String == held)
 	}
 
+	/// A process of the settings file that started before another took etcd's epoch into the file (here from a state
+	/// without one, as an older version wrote it; taking an epoch etcd holds writes nothing, so no watch event tells
+	/// the first process) and has not stepped under the file's lock since: a wipe written past the revision it knows
+	/// is noticed at its reconnection by the file's epoch. Before, it compared with its own view, which had none: it
+	/// took `d`, which only this machine held, as removed elsewhere, deleted it, and put nothing back.
+	@Test func aProcessThatHasNotSeenTheFilesEpochStillNoticesAWipe() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let machines = try Machines(etcd)
+		let prefix = machines.prefix
+		try await machines.setUp()
+		let stateFile = machines.folders.first.file("app.plist.sync.json")
+		var json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: stateFile)) as? [String: Any])
+		json["epoch"] = nil
+		try JSONSerialization.data(withJSONObject: json).write(to: stateFile)
+		let (late, lateSync) = try machines.first()
+		let (_, firstSync) = try machines.first()
+		#expect(await firstSync.synchronize(), "takes etcd's epoch into the file, with no alarm")
+		guard case .state(let taken) = SyncState.load(from: stateFile) else {
+			Issue.record("no state")
+			return
+		}
+		#expect(taken.epoch != nil)
+		let known = try machines.knownRevision(machines.folders.first)
+
+		try await etcd.wipe()
+		try await machines.secondWritesPast(known)
+		// As the background loop reads when it reconnects: at once, with no locked step before it (a push pass, and so
+		// `synchronize()`, counts what is pending under the lock first, which reloads the file's state).
+		try await lateSync.worker.readEverything()
+		#expect(await lateSync.synchronize())
+		#expect(try await machines.held(["d"]) == ["d": "1"], "\(FailureRecorder.failures(mentioning: prefix))")
+		#expect(late.storedValue(forKey: "d") as? String == "1")
+		let reports = FailureRecorder.failures(mentioning: prefix).filter {
+			$0.message.contains("not the one") && $0.message.contains("epoch key")
+		}
+		#expect(reports.count == 1, "\(reports.map(\.message))")
+	}
+
 	/// A state written before the epoch (no `epoch`) takes the remote's at its next read, with no alarm; a remote
 	/// without one gets one, made once however many machines read it.
 	@Test func aStateWithoutAnEpochTakesTheRemotesWithoutAnAlarm() async throws {
