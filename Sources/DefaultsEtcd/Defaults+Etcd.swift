@@ -15,7 +15,8 @@ extension Defaults.iCloud {
 	/// - Parameters:
 	///   - remote: The etcd cluster.
 	///   - prefix: The remote key prefix for this app or team, such as `"/defaults/editor/"`: machines sharing a
-	///     prefix share values.
+	///     prefix share values. A settings file syncs one prefix: an engine of another prefix on the same file syncs
+	///     nothing, and a ``/Defaults/Defaults/Failure`` says why.
 	///   - store: The store whose keys are synced.
 	///   - stateFile: Where the sync state is kept (what this machine agreed on with etcd); by default
 	///     `<settings file>.sync.json` beside a file store's settings file, and in memory only for other stores.
@@ -46,7 +47,8 @@ extension Defaults.SyncEngine {
 	/// - Parameters:
 	///   - remote: The etcd cluster.
 	///   - prefix: Prepended to each key name to form the remote key: one prefix per app or team, for example
-	///     `"/defaults/editor/"`. Machines sharing a prefix share values.
+	///     `"/defaults/editor/"`. Machines sharing a prefix share values. A settings file syncs one prefix: an engine
+	///     of another prefix on the same file syncs nothing, and a ``/Defaults/Defaults/Failure`` says why.
 	///   - store: The local store.
 	///   - stateFile: Where to keep the sync state (what this machine agreed on with etcd); by default
 	///     `<settings file>.sync.json` beside a file store's settings file, and in memory only for other stores.

@@ -46,6 +46,10 @@ struct SyncState: Codable, Equatable {
 	/// The id the remote's epoch key held when last read (`SyncWorker.settleEpoch`): a remote without it, or with
 	/// another, lost or replaced its data. Absent in older states, which take the remote's at their next full read.
 	var epoch: String?
+	/// The prefix whose records, revision and epoch these are: one settings file syncs one prefix, and an engine of
+	/// another prefix on the same file is refused (``SyncWorker/StateOfAnotherPrefix``). Absent in older states, which
+	/// take the prefix of the first engine that steps under the file's lock.
+	var prefix: String?
 
 	/// A sequence above every one a push or an atomic update of this state has sent, taken ``sequenceBlock`` at a time
 	/// so that the state is written once per block: a journal made anew, and the in-memory journal of a new run,

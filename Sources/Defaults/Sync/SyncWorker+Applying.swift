@@ -16,6 +16,8 @@ extension SyncWorker {
 		// since this one's last locked step is one the remote held before this read, and a wipe since is noticed by
 		// it (Docs/Sync.md, "A remote that lost its data").
 		let before = stateBeforeRead()
+		// Not a read of this prefix for another's state: it would be applied against that prefix's records.
+		try checkPrefix(of: before)
 		let (known, knownEpoch) = (known ?? before.revision, before.epoch)
 		// Forgotten only once read and applied: a read that fails leaves them for the next try.
 		let reading = names.withLock { $0.unread }
@@ -57,6 +59,8 @@ extension SyncWorker {
 			putBackOutsideEdits(synced: synced, local: &local)
 		}
 		guard applied != nil else {
+			// Another engine took the state for its prefix while this read was on its way.
+			try checkPrefix(of: stateBeforeRead())
 			throw Defaults.RemoteServiceError.unreachable(
 				"the settings file could not be locked or written, so nothing received was applied")
 		}

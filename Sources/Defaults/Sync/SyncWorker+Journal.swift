@@ -121,6 +121,12 @@ extension SyncWorker {
 		// One step, with the file's values and its journal, or (no settings file) the store's and the in-memory one.
 		func step(fileValues: [String: Any]?, journal: ChangeJournal?) -> (received: [String: Any?], result: T?) {
 			let before = state
+			// Another prefix's state is left alone (see `StateOfAnotherPrefix`); an older one, of no prefix, is
+			// taken for this engine's.
+			guard (try? checkPrefix(of: state)) != nil else {
+				return ([:], nil)
+			}
+			state.prefix = prefix
 			// Not on a journal that cannot be read (`readJournal` gives nil): it may hold pending lines, and a step
 			// without them would take their keys for unchanged and put their agreed values back over the changes.
 			guard let lines = journal.map(readJournal) ?? intents.memoryLines else {

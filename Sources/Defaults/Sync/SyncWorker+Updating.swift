@@ -21,6 +21,12 @@ extension SyncWorker {
 				return
 			}
 			try await pushPending()
+		} catch let error as StateOfAnotherPrefix {
+			didDisconnect(error)
+			throw Defaults.SyncedUpdateError(
+				keyNames: keyNames, reason: .refused,
+				message:
+					"The update of \(AtomicUpdateLoop.quoted(keyNames)) was not made: \(error). Nothing was changed.")
 		} catch let error as Defaults.RemoteServiceError {
 			didDisconnect(error)
 			throw Defaults.SyncedUpdateError(

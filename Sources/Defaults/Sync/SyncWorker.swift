@@ -112,6 +112,27 @@ actor SyncWorker {
 		names.withLock { $0.synced }
 	}
 
+	/// The settings file's sync state is another prefix's: this engine does not sync. One settings file syncs one
+	/// prefix: its state keeps one revision and one epoch, and its records and journal lines by key name only, so a
+	/// second prefix would take the first one's revision and epoch for its remote's (skipping its events, raising a
+	/// false alarm), and a rejoin would put one prefix's keys back under the other.
+	struct StateOfAnotherPrefix: Error, CustomStringConvertible {
+		var stateFile: URL?
+		var prefix: String
+		var owner: String
+
+		var description: String {
+			"the sync state file \(stateFile?.path ?? "") belongs to the prefix '\(owner)', and a settings file syncs one prefix only, so '\(prefix)' is not synced through it: sync '\(prefix)' with another store (another settings file), or sync its keys under '\(owner)'"
+		}
+	}
+
+	/// Throws ``StateOfAnotherPrefix`` when `state` is another prefix's.
+	func checkPrefix(of state: SyncState) throws {
+		if let owner = state.prefix, owner != prefix {
+			throw StateOfAnotherPrefix(stateFile: stateFile, prefix: prefix, owner: owner)
+		}
+	}
+
 	// MARK: The background loop
 
 	/// Ends a session when keys were added, so that the next one starts with a full read.
@@ -121,10 +142,13 @@ actor SyncWorker {
 	/// How long a session must run before its failure counts as a new outage rather than the same one going on.
 	static let stableSession: Duration = .seconds(5)
 
-	/// Refusals (a wrong password, a missing permission) wait longer between tries: each costs the remote a password
-	/// check, and they end only when someone changes the set-up.
+	/// Refusals (a wrong password, a missing permission, a state file of another prefix) wait longer between tries:
+	/// each costs the remote a password check, and they end only when someone changes the set-up.
 	static func longestRetryDelay(after error: any Error) -> Duration {
 		if case Defaults.RemoteServiceError.refused = error {
+			return .seconds(30)
+		}
+		if error is StateOfAnotherPrefix {
 			return .seconds(30)
 		}
 		// Short, so that a machine is back within about a second of the remote (or its quorum) coming back.
@@ -298,9 +322,15 @@ actor SyncWorker {
 		lastError = "\(error)"
 		if !isOutageReported {
 			isOutageReported = true
-			reportFailure(
-				"Syncing '\(prefix)' stopped: \(error). Changes are kept locally and pushed when the remote answers again."
-			)
+			if error is StateOfAnotherPrefix {
+				reportFailure(
+					reason: .unsupported, "Syncing '\(prefix)' stopped: \(error). Changes are kept locally, not pushed."
+				)
+			} else {
+				reportFailure(
+					"Syncing '\(prefix)' stopped: \(error). Changes are kept locally and pushed when the remote answers again."
+				)
+			}
 		}
 		publish()
 	}

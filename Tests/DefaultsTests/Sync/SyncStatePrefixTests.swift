@@ -1,0 +1,93 @@
+import DefaultsEtcd
+import Foundation
+import Testing
+
+@testable import Defaults
+
+/// One settings file syncs one prefix: its state (`<settings>.sync.json`) keeps one revision and one epoch, and its
+/// records by key name. An engine of a second prefix on the same file is refused, and says why.
+@Suite(.serialized, .requiresEtcd, .scaledTimeLimit(minutes: 1)) struct SyncStatePrefixTests {
+	typealias Edge = SyncSettingsFileEdgeTests
+
+	/// Two engines of one store with two prefixes: the second syncs nothing (its key stays local, nothing is written
+	/// under its prefix) and one `Failure` says why; the first goes on, with no false alarm. Before, both synced
+	/// through the one state: the second's read put its prefix's epoch in it, and the first's next read took its own
+	/// epoch for changed and rejoined.
+	@Test func aSecondPrefixOnTheSameSettingsFileIsRefusedAndSaysWhy() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let folder = try TemporaryDirectory()
+		let (first, second) = ("/test/\(uniqueKeyName("first"))/", "/test/\(uniqueKeyName("second"))/")
+		let store = try Edge.freshStore(at: folder.file("app.plist"))
+		let firstSync = Defaults.SyncEngine(remote: remote, prefix: first, store: store)
+		firstSync.add(["a"])
+		try store.write("1", forKey: "a")
+		#expect(store.flush())
+		#expect(await firstSync.synchronize())
+
+		let secondSync = Defaults.SyncEngine(remote: remote, prefix: second, store: store)
+		secondSync.add(["b"])
+		try store.write("1", forKey: "b")
+		#expect(store.flush())
+		#expect(await !secondSync.synchronize())
+		#expect(await !secondSync.synchronize(), "again: still refused")
+		#expect(try await remote.read(prefix: second).entries.isEmpty, "nothing written under the second prefix")
+		#expect(store.storedValue(forKey: "b") as? String == "1", "kept locally")
+		let refusals = FailureRecorder.failures(mentioning: second).filter { $0.reason == .unsupported }
+		#expect(refusals.count == 1, "\(FailureRecorder.failures(mentioning: second).map(\.message))")
+		#expect(
+			refusals.first.map { $0.message.contains(first) && $0.message.contains("one prefix only") } == true,
+			"names the prefix the file syncs: \(refusals.map(\.message))")
+
+		try store.write("2", forKey: "a")
+		#expect(store.flush())
+		#expect(await firstSync.synchronize())
+		#expect(try await Edge.value(of: first + "a", in: remote) == "2")
+		let alarms = FailureRecorder.failures(mentioning: first).filter { $0.message.contains("not the one") }
+		#expect(alarms.isEmpty, "\(alarms.map(\.message))")
+		let epoch = try #require(try await remote.read(prefix: first + SyncWorker.epochName).entries.first)
+		guard case .state(let state) = SyncState.load(from: folder.file("app.plist.sync.json")) else {
+			Issue.record("no state")
+			return
+		}
+		#expect(state.prefix == first)
+		#expect(state.epoch == String(decoding: epoch.value, as: UTF8.self))
+	}
+
+	/// A state written before the prefix was kept (no `prefix`) loads, and takes the prefix of the engine that
+	/// syncs through it, with no report.
+	@Test func aStateWithoutAPrefixTakesTheEnginesPrefix() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let folder = try TemporaryDirectory()
+		let prefix = "/test/\(uniqueKeyName("older"))/"
+		let stateFile = folder.file("app.plist.sync.json")
+		do {
+			let store = try Edge.freshStore(at: folder.file("app.plist"))
+			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+			engine.add(["a"])
+			try store.write("1", forKey: "a")
+			#expect(store.flush())
+			#expect(await engine.synchronize())
+		}
+		var json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: stateFile)) as? [String: Any])
+		#expect(json["prefix"] as? String == prefix)
+		json["prefix"] = nil
+		try JSONSerialization.data(withJSONObject: json).write(to: stateFile)
+		#expect(SyncState.load(from: stateFile).state?.prefix == nil, "an older state loads")
+
+		let store = try Edge.freshStore(at: folder.file("app.plist"))
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add(["a"])
+		try store.write("2", forKey: "a")
+		#expect(store.flush())
+		#expect(await engine.synchronize())
+		#expect(try await Edge.value(of: prefix + "a", in: remote) == "2")
+		#expect(SyncState.load(from: stateFile).state?.prefix == prefix)
+		#expect(FailureRecorder.failures(mentioning: prefix).isEmpty)
+	}
+}
