@@ -334,6 +334,35 @@ import Testing
 		#expect(reports.count == 1, "\(reports.map(\.message))")
 	}
 
+	/// The limit that stays (Docs/Sync.md, "A remote that lost its data"): a state with no epoch at all (written
+	/// before the epoch, and no process of the file has read etcd since) notices a wipe by the revision only. Written
+	/// past the revision it knows, the wiped etcd is taken for the one it knew: `d`, which only this machine held, is
+	/// taken as removed elsewhere, with no report.
+	@Test func limitAStateWithoutAnEpochTakesAWipeWrittenPastItsRevisionForItsRemote() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let machines = try Machines(etcd)
+		let prefix = machines.prefix
+		try await machines.setUp()
+		let stateFile = machines.folders.first.file("app.plist.sync.json")
+		var json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: stateFile)) as? [String: Any])
+		json["epoch"] = nil
+		try JSONSerialization.data(withJSONObject: json).write(to: stateFile)
+		let known = try machines.knownRevision(machines.folders.first)
+
+		try await etcd.wipe()
+		try await machines.secondWritesPast(known)
+		let (first, firstSync) = try machines.first()
+		#expect(await firstSync.synchronize())
+		#expect(try await machines.held(["d"]) == [:])
+		#expect(first.storedValue(forKey: "d") == nil)
+		let reports = FailureRecorder.failures(mentioning: prefix).filter {
+			$0.message.contains("not the one") && $0.message.contains("(d)")
+		}
+		#expect(reports.isEmpty, "\(reports.map(\.message))")
+	}
+
 	/// A state written before the epoch (no `epoch`) takes the remote's at its next read, with no alarm; a remote
 	/// without one gets one, made once however many machines read it.
 	@Test func aStateWithoutAnEpochTakesTheRemotesWithoutAnAlarm() async throws {
