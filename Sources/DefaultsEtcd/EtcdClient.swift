@@ -81,12 +81,12 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 	/// Creates a client for the cluster at `endpoints`, such as `["http://127.0.0.1:2379"]`.
 	///
 	/// - Throws: ``ConfigurationError/invalidEndpoint(_:)`` for an empty list or an endpoint that is not http(s).
-	public convenience init(
-		endpoints: [String], credentials: Credentials? = nil, requestTimeout: TimeInterval = 5
-	) throws {
-		try self.init(
-			endpoints: endpoints, credentials: credentials, requestTimeout: requestTimeout,
-			transport: gatewayTransport(for:))
+	public init(endpoints: [String], credentials: Credentials? = nil, requestTimeout: TimeInterval = 5) throws {
+		let urls = try Self.urls(of: endpoints)
+		self.endpoints = urls
+		self.credentials = credentials
+		self.requestTimeout = requestTimeout
+		self.transports = urls.map(gatewayTransport(for:))
 	}
 
 	/// A client that reaches each endpoint through `transport(endpoint)` (tests script a cluster's answers this way).
@@ -94,6 +94,15 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		endpoints: [String], credentials: Credentials? = nil, requestTimeout: TimeInterval = 5,
 		transport: (URL) -> any GatewayTransport
 	) throws {
+		let urls = try Self.urls(of: endpoints)
+		self.endpoints = urls
+		self.credentials = credentials
+		self.requestTimeout = requestTimeout
+		self.transports = urls.map(transport)
+	}
+
+	/// `endpoints` as URLs, each checked.
+	private static func urls(of endpoints: [String]) throws -> [URL] {
 		let urls = try endpoints.map { text in
 			guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
 				throw ConfigurationError.invalidEndpoint(text)
@@ -103,10 +112,7 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		guard !urls.isEmpty else {
 			throw ConfigurationError.invalidEndpoint("no endpoint given")
 		}
-		self.endpoints = urls
-		self.credentials = credentials
-		self.requestTimeout = requestTimeout
-		self.transports = urls.map(transport)
+		return urls
 	}
 
 	// MARK: RemoteKeyValueService
