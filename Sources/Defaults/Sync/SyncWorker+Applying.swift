@@ -121,12 +121,15 @@ extension SyncWorker {
 	}
 
 	/// The state file is gone: the machine rejoins as a new one would (it takes the remote's values, also the
-	/// absence of a key another machine removed), except for the keys the journal says were changed here and not
-	/// pushed, which are pushed against the remote's current revision, so that the edit is not dropped.
+	/// absence of a key another machine removed, which leaves a tombstone), except for the keys the journal says were
+	/// changed here and not pushed, which are pushed against the remote's current revision, so that the edit is not
+	/// dropped. A key the remote holds nothing of, not even a tombstone, was never removed there: its local value
+	/// goes out, as a new machine's does.
 	private func rebuildLostState(
 		from current: [String: Defaults.RemoteEntry], synced: Set<String>, local: inout LocalSide, reason: String
 	) {
 		var kept: [String] = []
+		var unknownThere: [String] = []
 		for name in synced.sorted() {
 			if isPending(name, in: local) {
 				let entry = current[name]
@@ -134,16 +137,27 @@ extension SyncWorker {
 				kept.append(name)
 				continue
 			}
+			if current[name] == nil {
+				state.records[name] = nil
+				if local.value(of: name) != nil {
+					unknownThere.append(name)
+				}
+				continue
+			}
 			// Agreed on the local value, so that `apply` replaces it with the remote's like any remote change.
 			state.records[name] = .init(
 				value: try? local.value(of: name).map { try SyncedValueCoding.encode($0) }, modRevision: 0)
 		}
+		local.record(unknownThere)
 		stateLoss = nil
 		reportFailure(
 			"The sync state file \(stateFile?.path ?? "") was lost (\(reason)). This machine took the remote values of '\(prefix)' as a new machine would"
 				+ (kept.isEmpty
 					? "."
-					: ", except for its unpushed changes of \(kept.joined(separator: ", ")), which it pushes."))
+					: ", except for its unpushed changes of \(kept.joined(separator: ", ")), which it pushes.")
+				+ (unknownThere.isEmpty
+					? ""
+					: " It pushes its values of \(unknownThere.joined(separator: ", ")), which the remote holds nothing of."))
 	}
 
 	/// The remote lost what it held (Docs/Sync.md, "A remote that lost its data"): every key of the state is taken

@@ -122,7 +122,7 @@ actor SyncWorker {
 		var owner: String
 
 		var description: String {
-			"the sync state file \(stateFile?.path ?? "") belongs to the prefix '\(owner)', and a settings file syncs one prefix only, so '\(prefix)' is not synced through it: sync '\(prefix)' with another store (another settings file), or sync its keys under '\(owner)'"
+			"the sync state file \(stateFile?.path ?? "") belongs to the prefix '\(owner)', and a settings file syncs one prefix only, so '\(prefix)' is not synced through it: sync '\(prefix)' with another store (another settings file), or sync its keys under '\(owner)'; to move this settings file to '\(prefix)' for good, stop every process that syncs it and remove \(stateFile?.path ?? "its sync state file"): the next engine joins '\(prefix)' as a new machine, pushing the values the remote lacks"
 		}
 	}
 

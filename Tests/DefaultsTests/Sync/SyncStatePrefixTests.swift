@@ -90,4 +90,46 @@ import Testing
 		#expect(SyncState.load(from: stateFile).state?.prefix == prefix)
 		#expect(FailureRecorder.failures(mentioning: prefix).isEmpty)
 	}
+
+	/// Moving an app to a new prefix, as the refusal says: with every engine of the old prefix stopped and the state
+	/// file removed, the next engine joins the new prefix as a new machine and its values reach it; the old prefix is
+	/// left as it was.
+	@Test func aSettingsFileMovesToANewPrefixOnceItsStateFileIsRemoved() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let folder = try TemporaryDirectory()
+		let (old, new) = ("/test/\(uniqueKeyName("old"))/", "/test/\(uniqueKeyName("new"))/")
+		let stateFile = folder.file("app.plist.sync.json")
+		do {
+			let store = try Edge.freshStore(at: folder.file("app.plist"))
+			let engine = Defaults.SyncEngine(remote: remote, prefix: old, store: store)
+			engine.add(["a", "b"])
+			try store.write("1", forKey: "a")
+			try store.write("2", forKey: "b")
+			#expect(store.flush())
+			#expect(await engine.synchronize())
+			engine.stop()
+		}
+		let store = try Edge.freshStore(at: folder.file("app.plist"))
+		let refused = Defaults.SyncEngine(remote: remote, prefix: new, store: store)
+		refused.add(["a", "b"])
+		#expect(await !refused.synchronize())
+		let refusal = try #require(FailureRecorder.failures(mentioning: new).first { $0.reason == .unsupported })
+		#expect(refusal.message.contains("remove \(stateFile.path)"), "says how to move: \(refusal.message)")
+		refused.stop()
+
+		try FileManager.default.removeItem(at: stateFile)
+		let moved = Defaults.SyncEngine(remote: remote, prefix: new, store: store)
+		moved.add(["a", "b"])
+		#expect(await moved.synchronize())
+		#expect(try await Edge.value(of: new + "a", in: remote) == "1")
+		#expect(try await Edge.value(of: new + "b", in: remote) == "2")
+		#expect(store.storedValue(forKey: "a") as? String == "1")
+		#expect(store.storedValue(forKey: "b") as? String == "2")
+		#expect(try await Edge.value(of: old + "a", in: remote) == "1", "the old prefix is left as it was")
+		#expect(SyncState.load(from: stateFile).state?.prefix == new)
+		moved.stop()
+	}
 }
