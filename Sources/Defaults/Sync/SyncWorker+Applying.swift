@@ -157,7 +157,8 @@ extension SyncWorker {
 					: ", except for its unpushed changes of \(kept.joined(separator: ", ")), which it pushes.")
 				+ (unknownThere.isEmpty
 					? ""
-					: " It pushes its values of \(unknownThere.joined(separator: ", ")), which the remote holds nothing of."))
+					: " It pushes its values of \(unknownThere.joined(separator: ", ")), which the remote holds nothing of.")
+		)
 	}
 
 	/// The remote lost what it held (Docs/Sync.md, "A remote that lost its data"): every key of the state is taken
