@@ -20,16 +20,18 @@ let observationCommands: [String: @Sendable ([String]) -> Int32] = [
 		}
 		return store.flush() ? 0 : 1
 	},
-	// observation-await <path> <name> <text> <seconds>: observes the string key <name> with `Defaults.updates`,
-	// prints `ready` once the observation runs, and exits 0 as soon as the key reads <text>, or 1 after <seconds>.
+	// observation-await <path> <name> <text> <give-up>: observes the string key <name> with `Defaults.updates`,
+	// prints `ready` once the observation runs, and exits 0 as soon as the key reads <text>, or 1 once the file
+	// <give-up> exists (the test creates it when its own limit has passed; the child has no clock of its own).
 	// Nothing but the observation looks at the store: the change must arrive by itself.
 	"observation-await": { arguments in
-		guard arguments.count == 4, let seconds = Double(arguments[3]) else {
-			return ObservationCommand.usage("observation-await <path> <name> <text> <seconds>")
+		guard arguments.count == 4 else {
+			return ObservationCommand.usage("observation-await <path> <name> <text> <give-up>")
 		}
 		let store = Defaults.FileStore.at(URL(filePath: arguments[0]))
 		let key = Defaults.Key<String?>(arguments[1], suite: store)
-		return ObservationCommand.awaitValue(of: key, equalTo: arguments[2], seconds: seconds)
+		return ObservationCommand.awaitValue(
+			of: key, equalTo: arguments[2], until: ObservationCommand.GiveUp(arguments[3]))
 	},
 ]
 
@@ -47,8 +49,8 @@ enum ObservationCommand {
 	}
 
 	/// Observes `key` with `Defaults.updates`, prints `ready` once the observation runs, and returns 0 as soon as the
-	/// key reads `expected`, or 1 after `seconds`.
-	static func awaitValue(of key: Defaults.Key<String?>, equalTo expected: String?, seconds: Double) -> Int32 {
+	/// key reads `expected`, or 1 once `giveUp` says so, saying on standard error what the store reads then.
+	static func awaitValue(of key: Defaults.Key<String?>, equalTo expected: String?, until giveUp: GiveUp) -> Int32 {
 		let outcome = Outcome()
 		Task {
 			var isFirst = true
@@ -64,7 +66,12 @@ enum ObservationCommand {
 				}
 			}
 		}
-		if let status = outcome.wait(seconds: seconds) {
+		while !giveUp.hasCome {
+			if let status = outcome.wait(seconds: 0.01) {
+				return status
+			}
+		}
+		if let status = outcome.wait(seconds: 0) {
 			return status
 		}
 		// Says which side missed the change, for a failure seen only under load: the store not taking in the file
@@ -73,10 +80,37 @@ enum ObservationCommand {
 			try? PropertyListSerialization.propertyList(from: $0, format: nil)
 		}
 		let message =
-			"observation-await: no update to '\(expected ?? "nil")' in \(seconds) s; the store reads "
+			"observation-await: no update to '\(expected ?? "nil")' when told to give up; the store reads "
 			+ "'\(Defaults[key] ?? "nil")'; the file holds \(onDisk.map { "\($0)" } ?? "nothing readable")\n"
 		FileHandle.standardError.write(Data(message.utf8))
 		return 1
+	}
+
+	/// When a waiting command gives up: the argument `<give-up>` of the commands that wait for an event.
+	///
+	/// A path is a file the test creates when its own limit has passed: the child keeps no clock, so a slow start
+	/// on a loaded machine does not eat into the wait, and the test's limit is the only one. A number of seconds is
+	/// for a test that runs the child for a while on purpose, listening for a value that never comes.
+	struct GiveUp {
+		private let file: String?
+		private let deadline: Date
+
+		init(_ argument: String) {
+			if let seconds = Double(argument) {
+				file = nil
+				deadline = Date().addingTimeInterval(seconds)
+			} else {
+				file = argument
+				deadline = .distantFuture
+			}
+		}
+
+		var hasCome: Bool {
+			if let file {
+				return access(file, F_OK) == 0
+			}
+			return Date() >= deadline
+		}
 	}
 
 	static func usage(_ text: String) -> Int32 {

@@ -22,28 +22,31 @@ let syncCommands: [String: @Sendable ([String]) -> Int32] = [
 		print(SyncCommand.synchronizeOnce())
 		return Defaults.standardStore.flush() ? 0 : 1
 	},
-	// sync-await <endpoint> <prefix> <name> <value> <seconds>: observes the key with `Defaults.updates`, prints
-	// `ready` once observing, and exits 0 as soon as it reads <value>, or 1 after <seconds>.
+	// sync-await <endpoint> <prefix> <name> <value> <give-up>: observes the key with `Defaults.updates`, prints
+	// `ready` once observing, and exits 0 as soon as it reads <value>, or 1 once <give-up> (a file the test creates,
+	// or a number of seconds) has come.
 	"sync-await": { arguments in
-		guard arguments.count == 5, let seconds = Double(arguments[4]) else {
-			return ObservationCommand.usage("sync-await <endpoint> <prefix> <name> <value> <seconds>")
+		guard arguments.count == 5 else {
+			return ObservationCommand.usage("sync-await <endpoint> <prefix> <name> <value> <give-up>")
 		}
 		let keys = SyncCommand.start(arguments[0], arguments[1], names: [arguments[2]])
 		let key = keys[arguments[2]]!
 		let expected = arguments[3] == "-" ? nil : arguments[3]
-		let status = ObservationCommand.awaitValue(of: key, equalTo: expected, seconds: seconds)
+		let status = ObservationCommand.awaitValue(
+			of: key, equalTo: expected, until: ObservationCommand.GiveUp(arguments[4]))
 		_ = Defaults.standardStore.flush()
 		return status
 	},
-	// sync-await-and-die <endpoint> <prefix> <name> <value> <seconds>: as sync-await, but ends the process at once when
-	// it reads <value> (30 ms later, `_exit`: no flush), as a machine killed right after it heard a remote value.
+	// sync-await-and-die <endpoint> <prefix> <name> <value> <give-up>: as sync-await, but ends the process at once
+	// when it reads <value> (30 ms later, `_exit`: no flush), as a machine killed right after it heard a remote value.
 	"sync-await-and-die": { arguments in
-		guard arguments.count == 5, let seconds = Double(arguments[4]) else {
-			return ObservationCommand.usage("sync-await-and-die <endpoint> <prefix> <name> <value> <seconds>")
+		guard arguments.count == 5 else {
+			return ObservationCommand.usage("sync-await-and-die <endpoint> <prefix> <name> <value> <give-up>")
 		}
 		let keys = SyncCommand.start(arguments[0], arguments[1], names: [arguments[2]])
 		let expected = arguments[3] == "-" ? nil : arguments[3]
-		let status = ObservationCommand.awaitValue(of: keys[arguments[2]]!, equalTo: expected, seconds: seconds)
+		let status = ObservationCommand.awaitValue(
+			of: keys[arguments[2]]!, equalTo: expected, until: ObservationCommand.GiveUp(arguments[4]))
 		// Long enough for the engine to record the value as agreed, shorter than the store's 100 ms flush delay.
 		usleep(30_000)
 		_exit(status)

@@ -64,11 +64,18 @@ struct CrossProcessObservationTests {
 		let url = folder.file("settings.plist")
 		let store = Defaults.FileStore.at(url)
 		let greeting = Defaults.Key<String?>("greeting", suite: store)
-		let child = try ChildProcess(["observation-await", url.path, "greeting", "hello", "\(30 * sanitizerSlowdown)"])
-		#expect(await eventually { child.standardOutputSoFar.contains("ready") || !child.isRunning })
+		// The child keeps no clock: it waits for the value, or for `giveUp`, which the wait below creates when the
+		// test's limit has passed (a fixed wait in the child failed under load, its clock running from its start).
+		let giveUp = folder.file("give-up")
+		let child = try ChildProcess(["observation-await", url.path, "greeting", "hello", giveUp.path])
+		defer { child.stopIfRunning() }
+		// One generous limit for the whole exchange, under the suite's time limit.
+		let deadline = Date().addingTimeInterval(TimeInterval(45 * sanitizerSlowdown))
+		let isReady = try await child.waitForOutput("ready", timeout: deadline.timeIntervalSinceNow)
+		try #require(isReady, "the child did not start observing: \(child.standardErrorSoFar)")
 		Defaults[greeting] = "hello"
 		#expect(store.flush())
-		let result = try await child.wait(timeout: TimeInterval(40 * sanitizerSlowdown))
+		let result = try await child.wait(timeout: max(deadline.timeIntervalSinceNow, 1), givingUpBy: giveUp)
 		#expect(result.status == 0, "\(result)")
 	}
 }

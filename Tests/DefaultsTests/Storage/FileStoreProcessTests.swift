@@ -184,19 +184,19 @@ import Testing
 		#expect(try Data(contentsOf: file) == original)
 	}
 
-	@Test func anotherProcessSeesAChangeWithinASecondWithoutFlushing() throws {
+	@Test func anotherProcessSeesAChangeWithinASecondWithoutFlushing() async throws {
 		let file = folder.file("watched.plist")
 		let store = Defaults.FileStore.at(file)
 		try store.write(1, forKey: "seen")
 		#expect(store.flush())
-		let watcher = try ChildProcess(["file-store-await", file.path, "seen", "int:2", "5"])
-		let start = Date()
-		while !watcher.standardOutputSoFar.contains("ready"), Date().timeIntervalSince(start) < 10 {
-			usleep(2_000)
-		}
+		// The watcher keeps no clock: it waits for the value, or for `giveUp`, which the wait creates at its limit.
+		let giveUp = folder.file("give-up")
+		let watcher = try ChildProcess(["file-store-await", file.path, "seen", "int:2", giveUp.path])
+		defer { watcher.stopIfRunning() }
+		try #require(try await watcher.waitForOutput("ready", timeout: 20), "\(watcher.standardErrorSoFar)")
 		try store.write(2, forKey: "seen")
 		#expect(store.flush())
-		let result = try watcher.wait()
+		let result = try await watcher.wait(timeout: 20, givingUpBy: giveUp)
 		#expect(result.status == 0, "\(result)")
 		let milliseconds = result.lines.last.flatMap { Int($0.split(separator: " ")[2]) } ?? .max
 		#expect(milliseconds < 1_000, "\(result)")

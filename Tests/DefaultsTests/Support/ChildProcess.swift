@@ -39,7 +39,12 @@ struct ChildProcess {
 	struct TimedOut: Error, CustomStringConvertible {
 		let arguments: [String]
 		var executable = "DefaultsTestHelper"
-		var description: String { "\(executable) \(arguments.joined(separator: " ")) did not finish in time" }
+		/// What the child said when told to give up (``ChildProcess/wait(timeout:givingUpBy:)``), if it ended then.
+		var report: Result?
+		var description: String {
+			"\(executable) \(arguments.joined(separator: " ")) did not finish in time"
+				+ (report.map { "; told to give up, it ended with \($0)" } ?? "")
+		}
 	}
 
 	struct HelperNotFound: Error, CustomStringConvertible {
@@ -95,6 +100,15 @@ struct ChildProcess {
 		_ = Foundation.kill(process.processIdentifier, signal)
 	}
 
+	/// Kills the child, by its process id, if it is still running: for a `defer` after starting a child that waits
+	/// for an event and keeps no clock of its own, so that a test failing before the event leaves nothing behind.
+	func stopIfRunning() {
+		if process.isRunning {
+			kill()
+			process.waitUntilExit()
+		}
+	}
+
 	/// What the child has written to standard output so far.
 	var standardOutputSoFar: String {
 		(try? String(contentsOf: output, encoding: .utf8)) ?? ""
@@ -129,6 +143,46 @@ struct ChildProcess {
 			try await Task.sleep(for: .milliseconds(5))
 		}
 		return finished()
+	}
+
+	/// Waits until the child has printed `line`, at most `timeout` seconds; `false` at once when the child ended
+	/// without printing it.
+	func waitForOutput(_ line: String, timeout: TimeInterval = 10) async throws -> Bool {
+		let deadline = Date().addingTimeInterval(timeout)
+		while Date() < deadline {
+			let ended = !process.isRunning
+			if standardOutputSoFar.split(separator: "\n").contains(Substring(line)) {
+				return true
+			}
+			if ended {
+				return false
+			}
+			try await Task.sleep(for: .milliseconds(20))
+		}
+		return false
+	}
+
+	/// Waits for a child that waits for an event (a helper command with a `<give-up>` file: it keeps no clock of its
+	/// own) to end, at most `timeout` seconds. After that it creates `giveUp`, on which the child stops waiting and
+	/// says on standard error what it saw, and throws ``TimedOut`` carrying that; a child that does not end within
+	/// 10 s more is killed.
+	func wait(timeout: TimeInterval, givingUpBy giveUp: URL) async throws -> Result {
+		let deadline = Date().addingTimeInterval(timeout)
+		while process.isRunning, Date() < deadline {
+			try await Task.sleep(for: .milliseconds(5))
+		}
+		guard process.isRunning else {
+			return finished()
+		}
+		_ = FileManager.default.createFile(atPath: giveUp.path, contents: nil)
+		let told = Date().addingTimeInterval(10)
+		while process.isRunning {
+			if Date() > told {
+				throw killForTimeout()
+			}
+			try await Task.sleep(for: .milliseconds(5))
+		}
+		throw TimedOut(arguments: arguments, executable: executable, report: finished())
 	}
 
 	private func killForTimeout() -> TimedOut {

@@ -363,17 +363,3 @@ struct Machine {
 		return (result.lines.first == "synced", values)
 	}
 }
-
-extension ChildProcess {
-	/// Waits until the child has printed `line`, at most `timeout` seconds.
-	func waitForOutput(_ line: String, timeout: TimeInterval = 10) async throws -> Bool {
-		let deadline = Date().addingTimeInterval(timeout)
-		while Date() < deadline {
-			if standardOutputSoFar.split(separator: "\n").contains(Substring(line)) {
-				return true
-			}
-			try await Task.sleep(for: .milliseconds(20))
-		}
-		return false
-	}
-}

@@ -14,11 +14,14 @@ import Testing
 		let second = try Machine(etcd: etcd, prefix: "/test/converge/")
 
 		// Observes with `Defaults.updates` and nothing else: the change has to arrive through the watch.
-		let observer = try second.start("sync-await", ["theme", "dark", "5"])
-		#expect(try await observer.waitForOutput("ready"))
+		// The observer keeps no clock: it waits for the value, or for `giveUp`, which the wait creates at its limit.
+		let giveUp = second.folder.file("give-up")
+		let observer = try second.start("sync-await", ["theme", "dark", giveUp.path])
+		defer { observer.stopIfRunning() }
+		try #require(try await observer.waitForOutput("ready", timeout: 20), "\(observer.standardErrorSoFar)")
 		let started = Date()
 		#expect(try first.run("sync-write", ["theme=dark"]).lines == ["synced"])
-		let heard = try await observer.wait(timeout: 10)
+		let heard = try await observer.wait(timeout: 20, givingUpBy: giveUp)
 		#expect(heard.status == 0, "\(heard)")
 		// "Within a second" on a LAN; here a generous bound, the benchmark measures the real latency.
 		#expect(Date().timeIntervalSince(started) < 5)
@@ -132,10 +135,12 @@ import Testing
 		#expect(try first.run("sync-write", ["token=abc"]).lines == ["synced"])
 		#expect(try second.values(["token"]).values == ["token": "abc"])
 
-		let observer = try second.start("sync-await", ["token", "-", "5"])
-		#expect(try await observer.waitForOutput("ready"))
+		let giveUp = second.folder.file("give-up")
+		let observer = try second.start("sync-await", ["token", "-", giveUp.path])
+		defer { observer.stopIfRunning() }
+		try #require(try await observer.waitForOutput("ready", timeout: 20), "\(observer.standardErrorSoFar)")
 		#expect(try first.run("sync-write", ["token=-"]).lines == ["synced"])
-		let heard = try await observer.wait(timeout: 10)
+		let heard = try await observer.wait(timeout: 20, givingUpBy: giveUp)
 		#expect(heard.status == 0, "\(heard)")
 		#expect(try second.values(["token"]).values.isEmpty)
 	}

@@ -15,10 +15,13 @@ import Testing
 		#expect(try first.run("sync-write", ["theme=light"]).lines == ["synced"])
 		#expect(try second.values(["theme"]).values == ["theme": "light"])
 
-		let listener = try first.start("sync-await-and-die", ["theme", "dark", "10"])
-		#expect(try await listener.waitForOutput("ready"))
+		// The listener keeps no clock: it waits for the value, or for `giveUp`, which the wait creates at its limit.
+		let giveUp = first.folder.file("give-up")
+		let listener = try first.start("sync-await-and-die", ["theme", "dark", giveUp.path])
+		defer { listener.stopIfRunning() }
+		try #require(try await listener.waitForOutput("ready", timeout: 20), "\(listener.standardErrorSoFar)")
 		#expect(try second.run("sync-write", ["theme=dark"]).lines == ["synced"])
-		#expect(try await listener.wait(timeout: 10).status == 0)
+		#expect(try await listener.wait(timeout: 20, givingUpBy: giveUp).status == 0)
 
 		#expect(try first.values(["theme"]) == (true, ["theme": "dark"]))
 		#expect(try second.values(["theme"]).values == ["theme": "dark"])

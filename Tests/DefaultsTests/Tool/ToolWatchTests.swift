@@ -61,12 +61,16 @@ import Testing
 		#expect(result.lines == ["level = 9"], "\(result)")
 	}
 
-	@Test func aRunningProgramsObserversSeeTheWrite() throws {
+	@Test func aRunningProgramsObserversSeeTheWrite() async throws {
+		// The observer keeps no clock: it waits for the value, or for `giveUp`, which the wait creates at its limit.
+		let giveUp = tool.folder.file("give-up")
 		let observer = try ChildProcess(
-			["observation-await", tool.file("app").path, "name", "from the shell", "30"], environment: tool.environment)
-		#expect(waitUntil { observer.standardOutputSoFar.contains("ready") || !observer.isRunning })
+			["observation-await", tool.file("app").path, "name", "from the shell", giveUp.path],
+			environment: tool.environment)
+		defer { observer.stopIfRunning() }
+		try #require(try await observer.waitForOutput("ready", timeout: 20), "\(observer.standardErrorSoFar)")
 		try tool.succeed("write", "app", "name", "from the shell")
-		let result = try observer.wait(timeout: 40)
+		let result = try await observer.wait(timeout: 30, givingUpBy: giveUp)
 		#expect(result.status == 0, "\(result)")
 	}
 
