@@ -2,18 +2,19 @@ import Defaults
 import DefaultsEtcd
 import Foundation
 
-/// `sync-increment <endpoints,…> <prefix> <name> <count> <seconds>`: one machine adding 1 to the synced integer key
+/// `sync-increment <endpoints,…> <prefix> <name> <count> <give-up>`: one machine adding 1 to the synced integer key
 /// `<name>` `<count>` times with `Defaults.update` (for a synced key a compare-and-swap loop against etcd), as
 /// machines sharing a counter would.
 ///
 /// An update that fails having changed nothing (etcd unreachable, a leader election under way) is tried again until
-/// `<seconds>` have passed; one whose outcome is unknown ends the run (exit 2), since trying again could count twice.
-/// Prints `incremented <count> runs <closure runs> failed <updates tried again> last <value>` and exits 0 when all
-/// went through, 1 when time ran out.
+/// <give-up> has come (a file the test creates when no machine made progress for a while, or a number of seconds);
+/// one whose outcome is unknown ends the run (exit 2), since trying again could count twice. Prints
+/// `incremented <count> runs <closure runs> failed <updates tried again> last <value>` and exits 0 when all went
+/// through, 1 when told to give up.
 let syncIncrementCommands: [String: @Sendable ([String]) -> Int32] = [
 	"sync-increment": { arguments in
-		guard arguments.count == 5, let count = Int(arguments[3]), let seconds = Double(arguments[4]) else {
-			return ObservationCommand.usage("sync-increment <endpoints,…> <prefix> <name> <count> <seconds>")
+		guard arguments.count == 5, let count = Int(arguments[3]) else {
+			return ObservationCommand.usage("sync-increment <endpoints,…> <prefix> <name> <count> <give-up>")
 		}
 		let key = Defaults.Key<Int>(arguments[2], default: 0)
 		Defaults.iCloud.add(key)
@@ -21,7 +22,7 @@ let syncIncrementCommands: [String: @Sendable ([String]) -> Int32] = [
 			remote: try! EtcdClient(endpoints: arguments[0].split(separator: ",").map(String.init), requestTimeout: 2),
 			prefix: arguments[1])
 		let status = SyncCommand.blocking {
-			await SyncIncrement.run(key, count: count, deadline: Date().addingTimeInterval(seconds))
+			await SyncIncrement.run(key, count: count, until: ObservationCommand.GiveUp(arguments[4]))
 		}
 		_ = Defaults.standardStore.flush()
 		return status
@@ -33,14 +34,14 @@ enum SyncIncrement {
 		var runs = 0
 	}
 
-	static func run(_ key: Defaults.Key<Int>, count: Int, deadline: Date) async -> Int32 {
+	static func run(_ key: Defaults.Key<Int>, count: Int, until giveUp: ObservationCommand.GiveUp) async -> Int32 {
 		let counts = Counts()
 		var failed = 0
 		var last: Int?
 		var done = 0
 		while done < count {
-			guard Date() < deadline else {
-				print("timed out after \(done) of \(count), failed \(failed)")
+			guard !giveUp.hasCome else {
+				print("gave up after \(done) of \(count), failed \(failed)")
 				return 1
 			}
 			do {

@@ -518,10 +518,22 @@ import Testing
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }
 		let machines = try (0..<5).map { _ in try Machine(etcd: etcd, prefix: "/test/counter/") }
-		let processes = try machines.map { try $0.start("sync-increment", ["count", "200", "40"]) }
+		// The machines keep no clock: they stop early only when the wait below creates this file.
+		let giveUp = machines[0].folder.file("give-up")
+		let processes = try machines.map { try $0.start("sync-increment", ["count", "200", giveUp.path]) }
+		defer {
+			for process in processes {
+				process.stopIfRunning()
+			}
+		}
+		let (results, stalledAt) = try await FaultInjectionTests.waitForIncrementingMachines(
+			processes, anyOf: [etcd.endpoint], prefix: "/test/counter/", stall: .seconds(20).scaledForSanitizer,
+			giveUp: giveUp)
+		if let stalledAt {
+			Issue.record("no machine made an increment for 20 s; the counter stood at \(stalledAt)")
+		}
 		var lasts: [Int] = []
-		for process in processes {
-			let result = try await process.wait(timeout: 50)
+		for result in results {
 			#expect(result.status == 0, "\(result)")
 			#expect(result.standardOutput.hasPrefix("incremented 200 "), "\(result)")
 			lasts += result.lines.compactMap { $0.split(separator: " ").last.flatMap { Int($0) } }
