@@ -61,7 +61,9 @@ extension Defaults {
 		}
 
 		/// Whether changes are pushed and pulled in the background (the default); when `false`, only
-		/// ``waitForSyncCompletion()`` (or the engine's ``SyncEngine/synchronize()``) syncs.
+		/// ``waitForSyncCompletion()`` (or the engine's ``SyncEngine/synchronize()``) syncs. Setting it to `false`
+		/// stops the engine's background sync with ``SyncEngine/stop()``, which waits (at most 2 seconds) for a step
+		/// under way.
 		public static var isSyncingAutomatically: Bool {
 			get { registry.withLock { $0.isSyncingAutomatically } }
 			set {

@@ -123,12 +123,20 @@ extension Defaults {
 			worker.currentNames.contains(name)
 		}
 
+		/// How long ``stop()`` waits for a step under way to end. A step that is not waiting for the remote ends in
+		/// milliseconds; one waiting for a push's reply ends when the reply comes, which a reachable remote gives
+		/// well within this on a loaded machine, and which a request in flight to an unreachable one would only give
+		/// at its time-out (the etcd client's is 5 s, per endpoint tried), too long to hold the caller. The same as
+		/// the exit's wait for pushes (``exitWait``), for the same kind of step.
+		package static let stopWait: Duration = .seconds(2)
+
 		/// Starts syncing in the background: pushes, a watch for remote changes, reconnecting with backoff.
 		public func start() {
 			loop.withLock { loop in
 				guard loop == nil else {
 					return
 				}
+				worker.backgroundSteps.open()
 				loop = Task { [worker, wake] in
 					await worker.run(wake: wake)
 				}
@@ -136,12 +144,25 @@ extension Defaults {
 		}
 
 		/// Stops the background sync; local reads and writes go on, and changes wait for the next start.
+		///
+		/// A step under way (a push waiting for its reply, a read of the remote, remote changes being applied) is
+		/// let finish, and `stop()` returns once it has: from then on the background sync writes neither the store
+		/// nor the sync state file, and starts no step. With no step under way it returns at once. The wait is
+		/// bounded by 2 seconds, so that a push whose request is in flight to a remote that does not answer cannot
+		/// hold the caller until the request's time-out; such a push may still record its reply in the state file
+		/// after `stop()` returned. The calling thread blocks meanwhile: called from a failure handler, which the
+		/// engine calls during a step, it returns after the 2 seconds.
 		public func stop() {
 			let task = loop.withLock { loop in
 				defer { loop = nil }
 				return loop
 			}
-			task?.cancel()
+			guard let task else {
+				return
+			}
+			worker.backgroundSteps.close()
+			task.cancel()
+			worker.backgroundSteps.waitUntilNoneUnderWay(atMost: Self.stopWait)
 		}
 
 		/// Whether the background sync runs.

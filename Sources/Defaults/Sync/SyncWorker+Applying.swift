@@ -221,6 +221,17 @@ extension SyncWorker {
 	}
 
 	func receive(_ events: [Defaults.RemoteEvent]) {
+		// Not once the engine stopped: the next start's watch resumes from the saved revision and delivers them again.
+		// An application scheduled before is a step under way, which `stop()` waits for.
+		guard backgroundSteps.begin() else {
+			return
+		}
+		var isHandedOver = false
+		defer {
+			if !isHandedOver {
+				backgroundSteps.end()
+			}
+		}
 		heardFromRemote()
 		guard !events.isEmpty else {
 			// The watch's first reply: it is running.
@@ -236,7 +247,10 @@ extension SyncWorker {
 			return
 		}
 		isApplyScheduled = true
+		// The step counted above goes on in the task, which ends it once the events are applied.
+		isHandedOver = true
 		Task {
+			defer { self.backgroundSteps.end() }
 			let started = ContinuousClock.now
 			var count = -1
 			while count != self.receivedEvents.count, ContinuousClock.now - started < Self.receiveDelayLimit {

@@ -52,6 +52,8 @@ actor SyncWorker {
 	var isApplyScheduled = false
 	/// The background loop's wake-up, once it runs.
 	var wake: WakeSignal?
+	/// The background loop's steps under way, which the engine's `stop()` waits for.
+	nonisolated let backgroundSteps = BackgroundSteps()
 
 	struct Names {
 		var synced: Set<String> = []
@@ -165,6 +167,11 @@ actor SyncWorker {
 			do {
 				// After every reconnection too: a remote that came back may not be the one the state knows.
 				if needsFullRead || !isRemoteVerified || names.withLock({ !$0.unread.isEmpty }) || state.revision == 0 {
+					// Not once the engine stopped; one under way is waited for by `stop()`.
+					guard backgroundSteps.begin() else {
+						return
+					}
+					defer { backgroundSteps.end() }
 					// The session's pusher runs a pass first anyway.
 					try await readEverything(wakesPusher: false)
 					needsFullRead = false
@@ -235,7 +242,14 @@ actor SyncWorker {
 			}
 			group.addTask {
 				while true {
-					try await self.pushPending()
+					// Not once the engine stopped; one under way is waited for by `stop()`.
+					guard self.backgroundSteps.begin() else {
+						throw CancellationError()
+					}
+					do {
+						defer { self.backgroundSteps.end() }
+						try await self.pushPending()
+					}
 					if self.names.withLock({ !$0.unread.isEmpty }) {
 						throw NewKeysToRead()
 					}

@@ -237,6 +237,8 @@ final class ChoreographedRemote: Defaults.RemoteKeyValueService, @unchecked Send
 	private struct State {
 		var watch: AsyncThrowingStream<[Defaults.RemoteEvent], any Error>.Continuation?
 		var sessions = 0
+		/// Watches whose stream has ended (the engine's session let go of it).
+		var endedWatches = 0
 		var writes: [Write] = []
 		var writeCount = 0
 		var beforeNextRead: (@Sendable () -> Void)?
@@ -291,6 +293,9 @@ final class ChoreographedRemote: Defaults.RemoteKeyValueService, @unchecked Send
 	func watch(prefix: String, fromRevision revision: Int64) -> AsyncThrowingStream<[Defaults.RemoteEvent], any Error> {
 		let (stream, continuation) = AsyncThrowingStream.makeStream(of: [Defaults.RemoteEvent].self)
 		continuation.yield([])
+		continuation.onTermination = { [state] _ in
+			state.withLock { $0.endedWatches += 1 }
+		}
 		state.withLock {
 			$0.watch = continuation
 			$0.sessions += 1
@@ -314,6 +319,11 @@ final class ChoreographedRemote: Defaults.RemoteKeyValueService, @unchecked Send
 
 	func waitUntilWatching(sessions: Int) async throws {
 		try await waitFor("watch session \(sessions)") { $0.sessions >= sessions }
+	}
+
+	/// Waits until `count` watches have ended: the engine's session let go of them (it was cancelled, or ended).
+	func waitUntilWatchesEnded(_ count: Int) async throws {
+		try await waitFor("\(count) watches to end") { $0.endedWatches >= count }
 	}
 
 	/// Runs a push pass of `engine`, which starts after any pass under way, and records an issue if it pushes: the

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+
+@testable import Defaults
+
+/// `SyncEngine.stop()` lets a step under way finish before it returns, for at most `SyncEngine.stopWait`. Before,
+/// it only cancelled the background task: a push waiting for its reply went on after `stop()` had returned, and
+/// wrote the sync state file then (the first test failed so).
+@Suite(.scaledTimeLimit(minutes: 1)) struct SyncStopTests {
+	@Test func stopReturnsOnceAPushUnderWayHasWrittenTheState() async throws {
+		let folder = try TemporaryDirectory()
+		let store = Defaults.FileStore.at(folder.file("settings.plist"))
+		let (remote, engine) = try await Self.engineWatchingAgreedKey(of: store)
+		defer { engine.stop() }
+		let key = Defaults.Key<String>("k", default: "", suite: store)
+		store[key] = "one"
+		let push = try await remote.nextWrite()
+		#expect(push.value == "one" && push.expectedModRevision == 5)
+
+		// The state file as it is the moment `stop()` returns.
+		let stopped = Task {
+			await Self.stop(engine) { SyncState.load(from: engine.stateFile).state?.records["k"]?.modRevision }
+		}
+		// The session let go of its watch: the stop has cancelled it, with the push still waiting for its reply.
+		try await remote.waitUntilWatchesEnded(1)
+		push.reply(.success(.written(revision: 11)))
+		#expect(await stopped.value == 11, "stop() returned before the push's step wrote the state")
+		#expect(engine.status.pendingCount == 0)
+	}
+
+	/// A push whose request is in flight to a remote that never answers holds `stop()` for its bound only.
+	@Test func stopDoesNotWaitForAReplyThatDoesNotCome() async throws {
+		let folder = try TemporaryDirectory()
+		let store = Defaults.FileStore.at(folder.file("settings.plist"))
+		let (remote, engine) = try await Self.engineWatchingAgreedKey(of: store)
+		let key = Defaults.Key<String>("k", default: "", suite: store)
+		store[key] = "one"
+		let push = try await remote.nextWrite()
+		// Answered once the test is over, whatever happened: the request is then no longer in flight.
+		defer { push.reply(.failure(Defaults.RemoteServiceError.unreachable("the test is over"))) }
+
+		let started = ContinuousClock.now
+		await Self.stop(engine) {}
+		let took = ContinuousClock.now - started
+		#expect(took >= Defaults.SyncEngine.stopWait, "took \(took): it did not wait for the step")
+		// The bound and then some for a loaded machine; without a bound it would wait until the time limit.
+		#expect(took < Defaults.SyncEngine.stopWait + .seconds(15), "took \(took)")
+		#expect(!engine.isRunning)
+	}
+
+	/// Calls `engine.stop()`, which blocks, on a thread of its own, and returns what `then` gives the moment it
+	/// returned. Not on a thread of Swift's concurrency pool: the step it waits for needs one, and the pool has as
+	/// many as cores (two on CI), which two tests blocking them at once would leave without any.
+	private static func stop<T: Sendable>(
+		_ engine: Defaults.SyncEngine, then: @escaping @Sendable () -> T
+	) async -> T {
+		await withCheckedContinuation { continuation in
+			Thread {
+				engine.stop()
+				continuation.resume(returning: then())
+			}.start()
+		}
+	}
+
+	/// An engine syncing `k` of `store` with a ``ChoreographedRemote`` that holds `SyncInFlightPushTests.agreed`,
+	/// started and watching (so the store holds "zero"). The caller stops the engine.
+	private static func engineWatchingAgreedKey(
+		of store: any Defaults.Store
+	) async throws -> (
+		ChoreographedRemote, Defaults.SyncEngine
+	) {
+		let remote = ChoreographedRemote(entries: [SyncInFlightPushTests.agreed], revision: 10)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: "/p/", store: store)
+		engine.add(["k"])
+		engine.start()
+		do {
+			try await remote.waitUntilWatching(sessions: 1)
+		} catch {
+			engine.stop()
+			throw error
+		}
+		return (remote, engine)
+	}
+}
