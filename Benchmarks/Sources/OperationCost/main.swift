@@ -41,15 +41,31 @@ struct Profile: Codable, Equatable, Sendable, Defaults.Serializable {
 	}
 }
 
+let operations = ["read-int", "write-struct-file", "write-struct-memory", "encode-struct", "encode-struct-sorted"]
 let arguments = CommandLine.arguments
 guard arguments.count == 3, let count = Int(arguments[2]) else {
 	FileHandle.standardError.write(Data("usage: OperationCost <operation> <count>\n".utf8))
 	exit(64)
 }
+// Before the folder exists: `exit` skips the `defer` below.
+guard operations.contains(arguments[1]) else {
+	FileHandle.standardError.write(Data("unknown operation \(arguments[1]); known: \(operations)\n".utf8))
+	exit(64)
+}
 let folder = FileManager.default.temporaryDirectory.appending(path: "operation-cost-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-defer { try? FileManager.default.removeItem(at: folder) }
-let fileStore = { Defaults.FileStore.at(folder.appending(path: "settings.plist")) }
+var openedFileStore: Defaults.FileStore?
+// The store's changes are written before the folder goes: the store's exit flush (an `atexit` handler, after this)
+// writes whatever is still pending, and wrote the file into a new folder of the same name after the removal.
+defer {
+	openedFileStore?.flush()
+	try? FileManager.default.removeItem(at: folder)
+}
+@MainActor func fileStore() -> Defaults.FileStore {
+	let store = Defaults.FileStore.at(folder.appending(path: "settings.plist"))
+	openedFileStore = store
+	return store
+}
 
 switch arguments[1] {
 case "read-int":
@@ -74,6 +90,5 @@ case "encode-struct", "encode-struct-sorted":
 	}
 	consume(values.count)
 default:
-	FileHandle.standardError.write(Data("unknown operation \(arguments[1])\n".utf8))
-	exit(64)
+	preconditionFailure("an operation of `operations` has no case")
 }
