@@ -33,8 +33,11 @@ extension SyncWorker {
 		var putBacks: [Push] = []
 		var lostRevision: Int64?
 		let applied: Void? = locked { local in
-			if let stateLoss {
-				rebuildLostState(from: current, synced: synced, local: &local, reason: stateLoss)
+			// A state with a revision was rebuilt already, by another process of the settings file (this process's
+			// loss was noticed before that one saved it): rebuilt again, it would take the local values for agreed
+			// and let this read's older values over what that process applied since.
+			if let stateLoss, state.revision == 0 {
+				putBacks = rebuildLostState(from: current, synced: synced, local: &local, reason: stateLoss)
 			} else if let reason = lostRemoteReason(snapshot, epoch: epoch, known: known, knownEpoch: knownEpoch) {
 				// A revision this remote never reached, or an epoch it lost: it is not the remote the state knows
 				// (wiped, replaced, or restored from an older snapshot; etcd keeps its cluster id across a wipe).
@@ -59,11 +62,13 @@ extension SyncWorker {
 			putBackOutsideEdits(synced: synced, local: &local)
 		}
 		guard applied != nil else {
+			// A rebuild not kept (the step failed, `locked` restored the state) is made again by the next read.
 			// Another engine took the state for its prefix while this read was on its way.
 			try checkPrefix(of: stateBeforeRead())
 			throw Defaults.RemoteServiceError.unreachable(
 				"the settings file could not be locked or written, so nothing received was applied")
 		}
+		stateLoss = nil
 		if let lostRevision {
 			// The state keeps the old revision until the values are back, so that a read after a failure here finds
 			// the lost remote again and puts them back then.
@@ -73,6 +78,10 @@ extension SyncWorker {
 					state.revision = snapshot.revision
 				}
 			}
+		} else if !putBacks.isEmpty {
+			// A lost state's keys the remote holds nothing of; a failure here leaves them without a record, so the
+			// next read takes them as keys synced for the first time.
+			try await putBack(putBacks)
 		}
 		await settleEpoch(epoch, rejoined: lostRevision != nil, knownEpoch: knownEpoch)
 		// The remote is the one the state knows, or rejoined: a remote found lost again is another outage.
@@ -123,13 +132,16 @@ extension SyncWorker {
 	/// The state file is gone: the machine rejoins as a new one would (it takes the remote's values, also the
 	/// absence of a key another machine removed, which leaves a tombstone), except for the keys the journal says were
 	/// changed here and not pushed, which are pushed against the remote's current revision, so that the edit is not
-	/// dropped. A key the remote holds nothing of, not even a tombstone, was never removed there: its local value
-	/// goes out, as a new machine's does.
+	/// dropped. A key the remote holds nothing of, not even a tombstone, keeps its local value, which is put back
+	/// (created only while the key is still absent, as a new machine's first value would be).
+	///
+	/// - Returns: the put-backs, to send once the lock is released.
 	private func rebuildLostState(
 		from current: [String: Defaults.RemoteEntry], synced: Set<String>, local: inout LocalSide, reason: String
-	) {
+	) -> [Push] {
 		var kept: [String] = []
-		var unknownThere: [String] = []
+		var putBacks: [Push] = []
+		let mark = state.machine.map { SyncedValueCoding.Mark(machine: $0, sequence: 0) }
 		for name in synced.sorted() {
 			if isPending(name, in: local) {
 				let entry = current[name]
@@ -137,10 +149,12 @@ extension SyncWorker {
 				kept.append(name)
 				continue
 			}
-			if current[name] == nil {
+			guard current[name] != nil else {
 				state.records[name] = nil
-				if local.value(of: name) != nil {
-					unknownThere.append(name)
+				if let value = local.value(of: name),
+					let bytes = try? SyncedValueCoding.pushedBytes(of: value, mark: mark)
+				{
+					putBacks.append(Push(name: name, sequence: 0, bytes: bytes, expectedModRevision: 0))
 				}
 				continue
 			}
@@ -148,17 +162,15 @@ extension SyncWorker {
 			state.records[name] = .init(
 				value: try? local.value(of: name).map { try SyncedValueCoding.encode($0) }, modRevision: 0)
 		}
-		local.record(unknownThere)
-		stateLoss = nil
+		let putBackNames = putBacks.map(\.name).joined(separator: ", ")
 		reportFailure(
 			"The sync state file \(stateFile?.path ?? "") was lost (\(reason)). This machine took the remote values of '\(prefix)' as a new machine would"
 				+ (kept.isEmpty
 					? "."
 					: ", except for its unpushed changes of \(kept.joined(separator: ", ")), which it pushes.")
-				+ (unknownThere.isEmpty
-					? ""
-					: " It pushes its values of \(unknownThere.joined(separator: ", ")), which the remote holds nothing of.")
-		)
+				+ (putBacks.isEmpty
+					? "" : " It puts back its values of \(putBackNames), which the remote holds nothing of."))
+		return putBacks
 	}
 
 	/// The remote lost what it held (Docs/Sync.md, "A remote that lost its data"): every key of the state is taken

@@ -1,5 +1,6 @@
 import DefaultsEtcd
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Defaults
@@ -209,6 +210,65 @@ import Testing
 		}
 	}
 
+	/// Two processes of one settings file both start with its state lost. The first rebuilds it and then applies a
+	/// newer value from another machine while the second's first read, taken before that value, is on its way: the
+	/// second finds the state rebuilt and applies its read like any other (its older value is not taken over the
+	/// newer one). Before, it rebuilt the state a second time, taking the local values for agreed, and wrote the
+	/// read's older value into the file, where it stayed (the watch had passed the newer one's revision).
+	@Test func aLostStateIsRebuiltOnceByTheProcessesOfOneSettingsFile() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("lost-state-twice"))/"
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		do {
+			let store = try Edge.freshStore(at: settings)
+			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+			engine.add(["k"])
+			try store.write("v1", forKey: "k")
+			#expect(store.flush())
+			#expect(await engine.synchronize())
+			engine.stop()
+		}
+		try FileManager.default.removeItem(at: folder.file("app.plist.sync.json"))
+
+		let firstStore = try Edge.freshStore(at: settings)
+		let firstEngine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: firstStore)
+		firstEngine.add(["k"])
+		defer { firstEngine.stop() }
+		let secondStore = try Edge.freshStore(at: settings)
+		let meanwhile = ReadThenMeanwhile(remote) {
+			#expect(await firstEngine.synchronize())
+			let current = try #require(try await remote.read(prefix: prefix + "k").entries.first)
+			let theirs = try SyncedValueCoding.pushedBytes(
+				of: "v2", mark: .init(machine: Data(repeating: 7, count: 16), sequence: 1))
+			guard
+				case .written = try await remote.compareAndSwap(
+					key: prefix + "k", value: theirs, expectedModRevision: current.modRevision)
+			else {
+				Issue.record("the other machine's write did not go in")
+				return
+			}
+			#expect(await firstEngine.synchronize())
+			#expect(firstStore.storedValue(forKey: "k") as? String == "v2", "the first process applied v2")
+		}
+		let secondEngine = Defaults.SyncEngine(remote: meanwhile, prefix: prefix, store: secondStore)
+		secondEngine.add(["k"])
+		defer { secondEngine.stop() }
+		_ = await secondEngine.synchronize()
+		let ran = meanwhile.ran.load(ordering: .relaxed)
+		#expect(ran, "the first process's steps ran during the second's read")
+		#expect(await secondEngine.synchronize())
+
+		let onDisk = try Edge.freshStore(at: settings)
+		#expect(onDisk.storedValue(forKey: "k") as? String == "v2", "the file keeps the newer value")
+		#expect(try await Edge.value(of: prefix + "k", in: remote) == "v2")
+		let lost = FailureRecorder.failures(mentioning: prefix).filter { $0.message.contains("was lost") }
+		#expect(lost.count == 1, "one rebuild: \(lost.map(\.message))")
+	}
+
 	/// A state file that is there but cannot be read (a FIFO at its place) is reported as that, not as missing.
 	@Test func aStateFileThatCannotBeReadIsReportedAsUnreadableNotMissing() throws {
 		let folder = try TemporaryDirectory()
@@ -285,5 +345,26 @@ extension EtcdServer {
 		stop()
 		try FileManager.default.removeItem(at: folder.file("data"))
 		try await restart()
+	}
+}
+
+/// Passes requests to `wrapped`; its first read of a prefix is taken from the remote, then `meanwhile` runs, then the
+/// read's result is returned: another process's steps made while a read is on its way.
+final class ReadThenMeanwhile: RemoteWrapper, Sendable {
+	let wrapped: any Defaults.RemoteKeyValueService
+	let meanwhile: @Sendable () async throws -> Void
+	let ran = Atomic<Bool>(false)
+
+	init(_ wrapped: any Defaults.RemoteKeyValueService, meanwhile: @escaping @Sendable () async throws -> Void) {
+		self.wrapped = wrapped
+		self.meanwhile = meanwhile
+	}
+
+	func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
+		let snapshot = try await wrapped.read(prefix: prefix)
+		if !ran.exchange(true, ordering: .relaxed) {
+			try await meanwhile()
+		}
+		return snapshot
 	}
 }
