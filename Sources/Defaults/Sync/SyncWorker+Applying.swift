@@ -59,6 +59,7 @@ extension SyncWorker {
 					state.records[name] == nil && local.value(of: name) != nil && !isPending(name, in: local)
 						&& !putBacks.contains(where: { $0.name == name })
 				})
+			noteSyncedKeysTheRemoteLacks(synced, local: &local)
 			putBackOutsideEdits(synced: synced, local: &local)
 		}
 		guard applied != nil else {
@@ -102,6 +103,19 @@ extension SyncWorker {
 			return state
 		}
 		return onDisk
+	}
+
+	/// Gives a synced key the remote lacks (read, and not applied: no record yet) a record of that absence, once it is
+	/// absent locally too or its change is recorded: the shared state then says that a process of the settings file
+	/// syncs it, and the compaction of another process that does not keeps its lines (`compactJournal`). Without the
+	/// record, that compaction dropped the line of a change made between this first read and its push, which then
+	/// never went out. A local value with no line (its line could not be written) gets none: it would be put back as
+	/// an outside edit.
+	private func noteSyncedKeysTheRemoteLacks(_ synced: Set<String>, local: inout LocalSide) {
+		for name in synced.sorted()
+		where state.records[name] == nil && (local.value(of: name) == nil || isPending(name, in: local)) {
+			state.records[name] = .init(value: nil, modRevision: 0)
+		}
 	}
 
 	/// A synced key whose local value is not the agreed one, with no change recorded: not an edit of this machine

@@ -223,7 +223,8 @@ extension SyncWorker {
 	/// file lost later then finds only the changes it had not pushed (with a line settled long ago, a lost state
 	/// would push an old value as an edit). The highest line not decided of a key the state holds a record of stays
 	/// (all a push needs of it): another process of the settings file may sync keys this one does not, and pushes
-	/// them from here.
+	/// them from here. Every key a process of the file synced has a record from its first full read on
+	/// (`noteSyncedKeysTheRemoteLacks`), also one the remote lacks.
 	private func compactJournal(_ journal: ChangeJournal, lines: [ChangeJournal.Line]) {
 		guard let last = lines.last, state.pending(in: lines, among: currentNames).isEmpty else {
 			return

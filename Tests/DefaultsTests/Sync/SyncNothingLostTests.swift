@@ -344,6 +344,34 @@ import Testing
 		#expect(Self.settingsValue(of: "b", in: settings) as? String == "2", "and stayed in the settings file")
 	}
 
+	/// As above, with a key the second process syncs for the first time: its first full read found it nowhere (no
+	/// record), then it wrote it (flushed: acknowledged), and the first process ran its steps before the second
+	/// pushed. Before the fix the first kept only the lines of keys the state held a record of, so it dropped the
+	/// line of `b`: the second never pushed it, and no full read records it again (it is read already).
+	@Test func aProcessSyncingFewerKeysKeepsTheLinesOfAKeyAnotherSyncsForTheFirstTime() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let prefix = "/test/\(uniqueKeyName("first-time"))/"
+		let client = try EtcdClient(endpoints: [etcd.endpoint])
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		let first = try SyncSettingsFileEdgeTests.freshStore(at: settings)
+		let second = try SyncSettingsFileEdgeTests.freshStore(at: settings)
+		let firstEngine = Defaults.SyncEngine(remote: client, prefix: prefix, store: first)
+		let secondEngine = Defaults.SyncEngine(remote: client, prefix: prefix, store: second)
+		firstEngine.add(["a"])
+		secondEngine.add(["a", "b"])
+		#expect(await secondEngine.synchronize(), "b is read: nowhere yet")
+		#expect(await firstEngine.synchronize())
+
+		try second.write("1", forKey: "b")
+		#expect(second.flush(), "the write is acknowledged")
+		#expect(await firstEngine.synchronize())
+		#expect(await secondEngine.synchronize())
+		#expect(try await SyncSettingsFileEdgeTests.value(of: prefix + "b", in: client) == "1", "it went out")
+		#expect(Self.settingsValue(of: "b", in: settings) as? String == "1", "and stayed in the settings file")
+	}
+
 	/// An in-memory store with a state file, run twice: the first run's push of "one" is committed by etcd, its reply
 	/// lost, and the run ends. The second run writes "two" before its first read. Before the fix its journal started
 	/// after the highest settled sequence, so "two" took the number of the lost push, and the read that found "one",
