@@ -177,15 +177,19 @@ extension SyncWorker {
 	}
 
 	/// The journal's lines, the last of each name (all that pending changes need, however long the journal grew); a
-	/// missing journal is made (empty), so that every flush from now on records. `nil` when it cannot be read.
+	/// missing journal is made, so that every flush from now on records, with the line that carries the sequences
+	/// the state settled or reserved on, which this step reads too: a push of this file in doubt (its reply lost) has
+	/// one of them, and its echo met here is this machine's own, not another's that copied the state (`ownMark`).
+	/// `nil` when it cannot be read.
 	private func readJournal(_ journal: ChangeJournal) -> [ChangeJournal.Line]? {
 		switch journal.read(latestOnly: true) {
 		case .lines(let lines):
 			isJournalProblemReported = false
 			return lines
 		case .missing:
-			_ = journal.replace(with: state.sequenceFloor)
-			return []
+			let floor = state.sequenceFloor
+			_ = journal.replace(with: floor)
+			return floor
 		case .refused(let reason):
 			if !isJournalProblemReported {
 				isJournalProblemReported = true

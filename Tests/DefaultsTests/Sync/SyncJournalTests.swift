@@ -183,6 +183,47 @@ import Testing
 		#expect(lines.last?.k == "x" || lines.last?.k == nil, "\(lines)")
 	}
 
+	/// The journal is deleted while a push is in doubt (etcd committed it, its reply was lost), and the step that
+	/// makes it again is the full read that meets the push. The push's sequence is above every settled one but within
+	/// the state's reservation: it is this machine's own. Before the fix that step had no line to know the issued
+	/// sequences by, took the push for one of another machine holding a copy of the state, said so and took a new id.
+	@Test func aJournalDeletedWhileAPushIsInDoubtDoesNotMakeItsEchoAnotherMachines() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let client = try EtcdClient(endpoints: [etcd.endpoint])
+		let remote = LosingFirstReply(client)
+		let prefix = "/test/\(uniqueKeyName("deleted-journal"))/"
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		let stateFile = folder.file("app.plist.sync.json")
+		let store = try Edge.freshStore(at: settings)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add(["level"])
+		#expect(await engine.synchronize())
+		try store.write("one", forKey: "level")
+		#expect(store.flush())
+		remote.losesNextReply.store(true, ordering: .relaxed)
+		#expect(await engine.synchronize() == false)
+		#expect(try await Edge.value(of: prefix + "level", in: client) == "one")
+		guard case .state(let before) = SyncState.load(from: stateFile) else {
+			Issue.record("no state")
+			return
+		}
+
+		remote.removesBeforeNextRead.withLock { $0 = folder.file("app.plist.sync.intents") }
+		#expect(await engine.synchronize())
+		#expect(remote.removesBeforeNextRead.withLock { $0 } == nil, "the journal was removed before the read")
+		#expect(FailureRecorder.failures(mentioning: prefix).filter { $0.message.contains("copy") }.isEmpty)
+		guard case .state(let after) = SyncState.load(from: stateFile) else {
+			Issue.record("no state")
+			return
+		}
+		#expect(after.machine == before.machine, "the machine kept its id")
+		#expect(store.storedValue(forKey: "level") as? String == "one")
+		#expect(FileManager.default.fileExists(atPath: folder.file("app.plist.sync.intents").path))
+	}
+
 	/// A journal larger than a whole read takes (64 MiB, a tool writing in a loop while sync was stopped) is read,
 	/// its pending line pushed, and the journal emptied down to its last sequence.
 	@Test func aJournalLargerThanAWholeReadIsPushedAndCompacted() async throws {

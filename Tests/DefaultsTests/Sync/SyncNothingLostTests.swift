@@ -445,6 +445,8 @@ extension Machine {
 final class LosingFirstReply: RemoteWrapper {
 	let base: EtcdClient
 	let losesNextReply = Atomic<Bool>(false)
+	/// A file the next read of the prefix removes before it reads (a journal deleted while a push is in doubt).
+	let removesBeforeNextRead = LockedState<URL?>(nil)
 
 	init(_ base: EtcdClient) {
 		self.base = base
@@ -452,6 +454,17 @@ final class LosingFirstReply: RemoteWrapper {
 
 	var wrapped: any Defaults.RemoteKeyValueService {
 		base
+	}
+
+	func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
+		let file = removesBeforeNextRead.withLock { file in
+			defer { file = nil }
+			return file
+		}
+		if let file {
+			try FileManager.default.removeItem(at: file)
+		}
+		return try await base.read(prefix: prefix)
 	}
 
 	func compareAndSwap(
