@@ -208,6 +208,7 @@ extension SyncWorker {
 			return
 		}
 		state = onDisk
+		durableReservation = onDisk.sequencesReserved ?? 0
 	}
 
 	/// A state of the first form: its queue's names become journal lines, pushed as this machine's changes, and the

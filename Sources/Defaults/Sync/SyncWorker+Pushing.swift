@@ -16,7 +16,8 @@ extension SyncWorker {
 	/// What a push pass left undone, for ``SyncWorker/synchronize()``.
 	struct PushPassOutcome {
 		/// Changes that wait, still pending, without an error from the remote: the settings file could not be
-		/// locked or written (reported), or the sync state is lost and not rebuilt yet.
+		/// locked or written (reported), the sync state is lost and not rebuilt yet, or the sequences they would go
+		/// out under are reserved in memory only (the state file could not be written; reported).
 		var waits = false
 		/// A value too large for the remote, kept on this machine only (reported); it is no longer pending.
 		var keptLocally = false
@@ -145,12 +146,13 @@ extension SyncWorker {
 			}
 			return pushes
 		}
-		guard let pushes = collected else {
+		guard let collected else {
 			return PushPassOutcome(waits: true)
 		}
 		// Before any request: offline, this is the count a status line shows.
-		updatePendingCount(pushes.count)
+		updatePendingCount(collected.count)
 		var outcome = PushPassOutcome()
+		let pushes = awaitingDurableReservation(collected, outcome: &outcome)
 		guard !pushes.isEmpty else {
 			try await refreshDecidedKeys()
 			return outcome
@@ -174,6 +176,36 @@ extension SyncWorker {
 		updatePendingCount(locked { local in state.pending(in: local.lines, among: currentNames).count })
 		return outcome
 	}
+
+	/// The pushes whose sequences the state file reserves; the others wait (reported once), and the pass says so:
+	/// while the state cannot be written the reservation is in memory only, and a process that ended (a crash) then
+	/// lost it. The next run would give new changes the sequences of pushes it sent, and a push among them whose reply
+	/// was lost, committed, would settle a new change that took its number (the journal's last line keeps them too,
+	/// unless it is deleted; an in-memory journal starts after the state's reservation). Tried again after
+	/// ``reservationRetryDelay``, and at every pass: each locked step writes the state again.
+	private func awaitingDurableReservation(_ pushes: [Push], outcome: inout PushPassOutcome) -> [Push] {
+		let ready = pushes.filter { $0.sequence <= durableReservation }
+		guard ready.count < pushes.count else {
+			isReservationWaitReported = false
+			return pushes
+		}
+		outcome.waits = true
+		if !isReservationWaitReported {
+			isReservationWaitReported = true
+			let waiting = pushes.filter { $0.sequence > durableReservation }.map(\.name)
+			reportFailure(
+				"The changes of \(waiting.joined(separator: ", ")) under '\(prefix)' wait: the sync state file \(stateFile?.path ?? "") could not be written, and the numbers they would go out under must be on disk first (a process ended meanwhile could give them to other changes). They go out once it can be written."
+			)
+		}
+		Task { [weak self] in
+			try? await Task.sleep(for: Self.reservationRetryDelay)
+			await self?.wakeToPushAgain()
+		}
+		return ready
+	}
+
+	/// How long a push waiting for its reservation to be on disk waits before the state is written again.
+	static let reservationRetryDelay = Duration.seconds(1)
 
 	private func didWrite(_ push: Push, at revision: Int64, local: inout LocalSide) {
 		heardFromRemote()

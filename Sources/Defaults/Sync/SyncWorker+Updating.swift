@@ -80,6 +80,15 @@ extension SyncWorker {
 					"The update of \(AtomicUpdateLoop.quoted(keyNames)) was not made: the sync journal beside the settings file could not be written, so the update could not be marked as this machine's; nothing was changed."
 			)
 		}
+		// As a push (`awaitingDurableReservation`): a mark whose sequence is reserved in memory only could be given to
+		// another change by a next run, and this update's commit would then settle that change.
+		guard marks.allSatisfy({ $0.sequence <= durableReservation }) else {
+			throw Defaults.SyncedUpdateError(
+				keyNames: keyNames, reason: .refused,
+				message:
+					"The update of \(AtomicUpdateLoop.quoted(keyNames)) was not made: the sync state file \(stateFile?.path ?? "") could not be written, and the numbers that mark the update as this machine's must be on disk first; nothing was changed."
+			)
+		}
 		return marks
 	}
 

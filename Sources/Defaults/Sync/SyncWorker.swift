@@ -36,6 +36,12 @@ actor SyncWorker {
 	/// Whether the last write of the state failed (reported once): what was agreed is then in memory only, newer than
 	/// the file, which is therefore not read back, and written again at every locked step until it succeeds.
 	var isStateUnsaved = false
+	/// The ``SyncState/sequencesReserved`` the state file holds, as far as this process knows (read or written by
+	/// it): a push or an update sends only sequences at or below it, since a reservation only in memory is lost with
+	/// the process, and a next run could give its sequences to new changes (`awaitingDurableReservation`).
+	var durableReservation = 0
+	/// Whether changes held back for a reservation not on disk were reported, since the reservation last was.
+	var isReservationWaitReported = false
 	/// Watches ended at once with "compacted", in a row: more than one means the remote keeps saying so, and the
 	/// engine waits between tries instead of reading the prefix in a loop.
 	var compactedInARow = 0
@@ -72,6 +78,7 @@ actor SyncWorker {
 		self.prefix = prefix
 		self.store = store
 		self.state = loaded.state ?? SyncState()
+		self.durableReservation = loaded.state?.sequencesReserved ?? 0
 		if case .lost(let reason) = loaded {
 			self.stateLoss = reason
 		}
@@ -381,6 +388,7 @@ actor SyncWorker {
 			}
 			return
 		}
+		durableReservation = state.sequencesReserved ?? 0
 		if isStateUnsaved {
 			isStateUnsaved = false
 			publish()

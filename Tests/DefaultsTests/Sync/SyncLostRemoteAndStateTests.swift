@@ -340,6 +340,75 @@ import Testing
 		}
 		#expect(onDisk.revision == engine.status.revision, "the state on disk caught up")
 	}
+
+	/// The state file cannot be replaced (`chattr +i`; root only) when a change needs sequences beyond those it
+	/// reserves (the journal went past them): the reservation would be in memory only, and a next run after a crash
+	/// could give its sequences to new changes, which the lost-reply commit of this push would then settle. The push
+	/// waits, said once, and so does an atomic update's mark; the running engine tries again by itself, and both go
+	/// out once the file can be written. Before the fix the push went out with a sequence no file held.
+	@Test(
+		.enabled(
+			if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/chattr"),
+			"only root can make a file immutable, with chattr"))
+	func aPushWaitsUntilItsSequenceIsReservedOnDisk() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("reserved"))/"
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		let stateFile = folder.file("app.plist.sync.json")
+		let store = try Edge.freshStore(at: settings)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add(["level", "count"])
+		try store.write("1", forKey: "level")
+		#expect(store.flush())
+		#expect(await engine.synchronize())
+		guard case .state(let saved) = SyncState.load(from: stateFile), let reserved = saved.sequencesReserved else {
+			Issue.record("no reservation on disk")
+			return
+		}
+		// Another process's lines took the sequences up to past the reservation.
+		let journal = ChangeJournal(besideSettingsFile: SettingsFile(url: settings))
+		#expect(try journal.append([nil], reserving: reserved).get().first?.s ?? 0 > reserved)
+		engine.start()
+		defer { engine.stop() }
+
+		#expect(try ChildProcess.run(["+i", stateFile.path], executable: "/usr/bin/chattr").status == 0)
+		defer { _ = try? ChildProcess.run(["-i", stateFile.path], executable: "/usr/bin/chattr") }
+		try store.write("2", forKey: "level")
+		#expect(store.flush())
+		let report = "wait: the sync state file"
+		let deadline = ContinuousClock.now + .seconds(10)
+		while FailureRecorder.failures(mentioning: report).isEmpty, ContinuousClock.now < deadline {
+			try await Task.sleep(for: .milliseconds(20))
+		}
+		#expect(await engine.synchronize() == false)
+		#expect(try await Edge.value(of: prefix + "level", in: remote) == "1", "the push waits")
+		#expect(FailureRecorder.failures(mentioning: report).count == 1, "said once")
+		let count = Defaults.Key<Int?>("count", suite: store)
+		await #expect(throws: Defaults.SyncedUpdateError.self) {
+			try await Defaults.update(count) { $0 = ($0 ?? 0) + 1 }
+		}
+		#expect(try await remote.read(prefix: prefix + "count").entries.isEmpty, "the update waits too")
+
+		// Nothing else wakes the running engine: it tries again by itself.
+		#expect(try ChildProcess.run(["-i", stateFile.path], executable: "/usr/bin/chattr").status == 0)
+		let pushDeadline = ContinuousClock.now + .seconds(10)
+		while try await Edge.value(of: prefix + "level", in: remote) != "2", ContinuousClock.now < pushDeadline {
+			try await Task.sleep(for: .milliseconds(20))
+		}
+		#expect(try await Edge.value(of: prefix + "level", in: remote) == "2")
+		#expect(await engine.synchronize())
+		#expect(try await Defaults.update(count) { $0 = ($0 ?? 0) + 1 } == 1)
+		guard case .state(let onDisk) = SyncState.load(from: stateFile) else {
+			Issue.record("no state on disk")
+			return
+		}
+		let pushed = try #require(try await remote.read(prefix: prefix + "level").entries.first)
+		#expect((SyncedValueCoding.mark(of: pushed.value)?.sequence ?? .max) <= onDisk.sequencesReserved ?? 0)
+	}
 }
 
 extension EtcdServer {
