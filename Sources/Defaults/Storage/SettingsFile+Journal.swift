@@ -123,7 +123,9 @@ package struct ChangeJournal: Sendable {
 
 	/// The line in `bytes` (without its newline), or `nil` when they are not one. The form the journal's writers
 	/// give (`{"k":"name","p":1,"s":2}`, keys sorted, no space, a name without escapes) is read directly, since a long
-	/// journal has millions of lines; any other goes through `JSONDecoder`.
+	/// journal has millions of lines; any other goes through `JSONDecoder`. Both take exactly what JSON takes: the
+	/// direct reading leaves to the decoder a name with a control byte (a NUL among them) and a number with a leading
+	/// zero, which the decoder refuses (`ChangeJournalRandomTests`).
 	static func parse(_ bytes: ArraySlice<UInt8>) -> Line? {
 		if let line = parseWrittenForm(bytes) {
 			return line
@@ -147,8 +149,13 @@ package struct ChangeJournal: Sendable {
 			if index < bytes.endIndex, bytes[index] == UInt8(ascii: "-") {
 				index += 1
 			}
+			let digits = index
 			while index < bytes.endIndex, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
 				index += 1
+			}
+			// JSON has no leading zero.
+			guard index - digits < 2 || bytes[digits] != UInt8(ascii: "0") else {
+				return nil
 			}
 			return Int(String(decoding: bytes[start..<index], as: UTF8.self))
 		}
@@ -159,7 +166,8 @@ package struct ChangeJournal: Sendable {
 		var pid: Int32?
 		if take(#""k":""#) {
 			let start = index
-			// To the closing quote; a name with an escape (a backslash) takes the decoder's way.
+			// To the closing quote; a name with an escape (a backslash) or a control byte (JSON has none unescaped)
+			// takes the decoder's way.
 			let found = bytes.withUnsafeBytes { raw -> (quote: Int, isEscaped: Bool)? in
 				let offset = start - bytes.startIndex
 				guard offset < raw.count, let base = raw.baseAddress,
@@ -168,7 +176,8 @@ package struct ChangeJournal: Sendable {
 					return nil
 				}
 				let length = (base + offset).distance(to: UnsafeRawPointer(quote))
-				return (start + length, memchr(base + offset, 0x5C, length) != nil)
+				let name = UnsafeRawBufferPointer(start: base + offset, count: length)
+				return (start + length, memchr(base + offset, 0x5C, length) != nil || name.contains { $0 < 0x20 })
 			}
 			guard let found, !found.isEscaped else {
 				return nil
