@@ -50,17 +50,25 @@ package struct ChangeJournal: Sendable {
 	///   changes needs (the highest sequence of each name, and the highest issued), in memory that grows with the
 	///   names rather than the lines.
 	package func read(latestOnly: Bool = false) -> Contents {
+		readCounting(latestOnly: latestOnly).contents
+	}
+
+	/// As ``read(latestOnly:)``, with the bytes read: the journal's size as this read saw it (0 when it was not read),
+	/// so that a reader who then asks whether it holds more than some lines (``holdsMore(than:byteCount:)``) need not
+	/// open it again.
+	package func readCounting(latestOnly: Bool) -> (contents: Contents, byteCount: Int) {
 		switch file.withBesideFileOpened({ Self.lines(from: $0, latestOnly: latestOnly) }) {
 		case .missing:
-			return .missing
+			return (.missing, 0)
 		case .refused(let reason):
-			return .refused(reason)
-		case .opened(let contents):
-			return contents
+			return (.refused(reason), 0)
+		case .opened(let read):
+			return read
 		}
 	}
 
-	private static func lines(from descriptor: Int32, latestOnly: Bool) -> Contents {
+	private static func lines(from descriptor: Int32, latestOnly: Bool) -> (contents: Contents, byteCount: Int) {
+		var byteCount = 0
 		var lines: [Line] = []
 		var latest: [String: Line] = [:]
 		var last: Line?
@@ -72,11 +80,12 @@ package struct ChangeJournal: Sendable {
 				if errno == EINTR {
 					continue
 				}
-				return .refused(reason(errno))
+				return (.refused(reason(errno)), byteCount)
 			}
 			if count == 0 {
 				break
 			}
+			byteCount += count
 			let scanned = buffer.count
 			buffer.append(contentsOf: chunk[..<count])
 			var start = 0
@@ -96,17 +105,17 @@ package struct ChangeJournal: Sendable {
 			}
 			buffer.removeSubrange(0..<start)
 			guard buffer.count <= SettingsFile.maximumByteCount else {
-				return .refused("it holds a line of more than \(SettingsFile.maximumByteCount >> 20) MiB")
+				return (.refused("it holds a line of more than \(SettingsFile.maximumByteCount >> 20) MiB"), byteCount)
 			}
 		}
 		guard latestOnly else {
-			return .lines(lines)
+			return (.lines(lines), byteCount)
 		}
 		if let last, last.k == nil {
 			lines.append(last)
 		}
 		lines.append(contentsOf: latest.values)
-		return .lines(lines.sorted { $0.s < $1.s })
+		return (.lines(lines.sorted { $0.s < $1.s }), byteCount)
 	}
 
 	/// The first index of `byte` in `bytes` from `start` on, by `memchr` (a long journal has many bytes to search).
@@ -395,7 +404,13 @@ package struct ChangeJournal: Sendable {
 		guard case .opened(let bytes?) = size else {
 			return true
 		}
-		return bytes > Self.bytes(of: lines).count
+		return Self.holdsMore(than: lines, byteCount: bytes)
+	}
+
+	/// Whether a journal of `byteCount` bytes holds more than `lines` written alone would (see
+	/// ``holdsMore(than:)``), its size known from a read (``readCounting(latestOnly:)``) under the same lock.
+	package static func holdsMore(than lines: [Line], byteCount: Int) -> Bool {
+		byteCount > bytes(of: lines).count
 	}
 
 	private static func bytes(of lines: [Line]) -> Data {

@@ -129,15 +129,22 @@ extension SyncWorker {
 			state.prefix = prefix
 			// Not on a journal that cannot be read (`readJournal` gives nil): it may hold pending lines, and a step
 			// without them would take their keys for unchanged and put their agreed values back over the changes.
-			guard let lines = journal.map(readJournal) ?? intents.memoryLines else {
+			let read: (lines: [ChangeJournal.Line], byteCount: Int?)?
+			if let journal {
+				read = readJournal(journal)
+			} else {
+				read = (intents.memoryLines, nil)
+			}
+			guard let read else {
 				return ([:], nil)
 			}
 			var local = LocalSide(
-				lines: lines, fileValues: fileValues, store: store, journal: journal, intents: intents)
+				lines: read.lines, fileValues: fileValues, store: store, journal: journal, intents: intents)
 			migrateIfNeeded(&local)
 			let result = body(&local)
 			if let journal {
-				compactJournal(journal, lines: local.lines)
+				// The size the read saw is the journal's still unless the step appended to it.
+				compactJournal(journal, lines: local.lines, byteCount: local.lines == read.lines ? read.byteCount : nil)
 			} else if local.lines.count >= Self.journalCompactionLines {
 				intents.compact { line in line.k.map { state.settledSequence(of: $0) >= line.s } ?? true }
 			}
@@ -176,20 +183,22 @@ extension SyncWorker {
 		}
 	}
 
-	/// The journal's lines, the last of each name (all that pending changes need, however long the journal grew); a
+	/// The journal's lines, the last of each name (all that pending changes need, however long the journal grew),
+	/// and its size as the read saw it (`nil` when not known); a
 	/// missing journal is made, so that every flush from now on records, with the line that carries the sequences
 	/// the state settled or reserved on, which this step reads too: a push of this file in doubt (its reply lost) has
 	/// one of them, and its echo met here is this machine's own, not another's that copied the state (`ownMark`).
 	/// `nil` when it cannot be read.
-	private func readJournal(_ journal: ChangeJournal) -> [ChangeJournal.Line]? {
-		switch journal.read(latestOnly: true) {
+	private func readJournal(_ journal: ChangeJournal) -> (lines: [ChangeJournal.Line], byteCount: Int?)? {
+		let (contents, byteCount) = journal.readCounting(latestOnly: true)
+		switch contents {
 		case .lines(let lines):
 			isJournalProblemReported = false
-			return lines
+			return (lines, byteCount)
 		case .missing:
 			let floor = state.sequenceFloor
 			_ = journal.replace(with: floor)
-			return floor
+			return (floor, nil)
 		case .refused(let reason):
 			if !isJournalProblemReported {
 				isJournalProblemReported = true
@@ -230,7 +239,9 @@ extension SyncWorker {
 	/// (all a push needs of it): another process of the settings file may sync keys this one does not, and pushes
 	/// them from here. Every key a process of the file synced has a record from its first full read on
 	/// (`noteSyncedKeysTheRemoteLacks`), also one the remote lacks.
-	private func compactJournal(_ journal: ChangeJournal, lines: [ChangeJournal.Line]) {
+	///
+	/// - Parameter byteCount: the journal's size, when known from this step's read (else it is opened for it).
+	private func compactJournal(_ journal: ChangeJournal, lines: [ChangeJournal.Line], byteCount: Int?) {
 		guard let last = lines.last, state.pending(in: lines, among: currentNames).isEmpty else {
 			return
 		}
@@ -241,7 +252,11 @@ extension SyncWorker {
 		}
 		// `lines` are the latest of each name only: a journal that is just them may still hold older lines (of keys
 		// no process here syncs, or nameless ones), which only its size tells.
-		guard kept != lines || journal.holdsMore(than: kept) else {
+		guard
+			kept != lines
+				|| (byteCount.map { ChangeJournal.holdsMore(than: kept, byteCount: $0) }
+					?? journal.holdsMore(than: kept))
+		else {
 			return
 		}
 		_ = journal.replace(with: kept)

@@ -75,9 +75,16 @@ import Testing
 		}
 		let expectedLatest =
 			((lines.last.map { $0.k == nil ? [$0] : [] } ?? []) + latest.values).sorted { $0.s < $1.s }
-		if case .lines(let read) = journal.read(latestOnly: true) {
+		let (latestRead, byteCount) = journal.readCounting(latestOnly: true)
+		if case .lines(let read) = latestRead {
 			if read != expectedLatest {
 				problems.append("read(latestOnly:) gives \(read.map(\.s)), the model \(expectedLatest.map(\.s))")
+			}
+			// What a locked step's compaction asks, from the read's size instead of opening the journal again.
+			if byteCount != bytes.count
+				|| ChangeJournal.holdsMore(than: read, byteCount: byteCount) != journal.holdsMore(than: read)
+			{
+				problems.append("the read counted \(byteCount) bytes of \(bytes.count)")
 			}
 		} else {
 			problems.append("read(latestOnly:) did not read")
