@@ -1,5 +1,6 @@
 import Defaults
 import Foundation
+import Synchronization
 
 #if canImport(FoundationNetworking)
 	import FoundationNetworking
@@ -55,7 +56,10 @@ final class URLSessionGatewayTransport: GatewayTransport {
 		return urlRequest
 	}
 
-	/// Failures before the request is sent: no connection, or no TLS session to send it in.
+	/// Failures before the request is sent: no connection, or no TLS session to send it in, when the task sent none
+	/// of the body. A code alone does not say so: on a reused connection, libcurl may write the whole request, see
+	/// the connection die, and connect again, and a refusal of that connection reports "cannot connect" for a request
+	/// the member may have applied.
 	private static let notSentCodes: Set<URLError.Code> = [
 		.cannotFindHost, .dnsLookupFailed, .cannotConnectToHost, .notConnectedToInternet, .secureConnectionFailed,
 		.serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateHasUnknownRoot,
@@ -65,18 +69,27 @@ final class URLSessionGatewayTransport: GatewayTransport {
 	/// A request through a completion handler: FoundationNetworking's `data(for:)` can trap when a connection
 	/// fails while others are in flight.
 	private static func load(_ request: URLRequest, with session: URLSession) async throws -> (Data, URLResponse) {
-		try await withCheckedThrowingContinuation { continuation in
-			session.dataTask(with: request) { data, response, error in
+		// FoundationNetworking counts the bytes sent only for a task with a delegate, not for one with a completion
+		// handler, so that a count of 0 proves nothing there: a write (a transaction) is never called not sent, its
+		// outcome unknown when the next member refuses it. Reads, whose outcome does not matter, keep the codes.
+		let isWrite = request.url?.path.hasSuffix("/v3/kv/txn") ?? true
+		return try await withCheckedThrowingContinuation { continuation in
+			let task = Mutex<URLSessionDataTask?>(nil)
+			let started = session.dataTask(with: request) { data, response, error in
 				if let data, let response {
 					continuation.resume(returning: (data, response))
 				} else {
 					let failure = Defaults.RemoteServiceError.unreachable(
 						"\(request.url?.absoluteString ?? ""): \((error ?? URLError(.badServerResponse)).localizedDescription)"
 					)
-					let isNotSent = (error as? URLError).map { notSentCodes.contains($0.code) } ?? false
+					let isNotSent =
+						!isWrite && ((error as? URLError).map { notSentCodes.contains($0.code) } ?? false)
+						&& task.withLock { $0?.countOfBytesSent ?? 1 } == 0
 					continuation.resume(throwing: isNotSent ? GatewayRequestNotSent(error: failure) : failure)
 				}
-			}.resume()
+			}
+			task.withLock { $0 = started }
+			started.resume()
 		}
 	}
 }
