@@ -267,8 +267,9 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 	private func call(_ path: String, _ body: [String: Any]) async throws -> [String: Any] {
 		// Each endpoint's failure, so that the error names what failed where, not only the last one tried.
 		var failures: [String] = []
-		// Whether a member that got a write may have applied it without answering (a timeout, a broken connection);
-		// not a member whose connection was refused, which never got it.
+		// Whether a member that got a write may have applied it: no answer (a timeout, a broken connection), or one
+		// that leaves it open (a server error, "request timed out"); not a member whose connection was refused, which
+		// never got it, nor one that answered "no leader".
 		let unanswered = Unanswered()
 		let start = preferred.load(ordering: .relaxed)
 		for offset in 0..<endpoints.count {
@@ -308,7 +309,8 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 			failures.isEmpty ? "no endpoint answered" : failures.joined(separator: "; "))
 	}
 
-	/// Set once a request was sent and no answer came back: the member may have applied it.
+	/// Set once a request was sent and no answer came back, or an answer that leaves its outcome unknown: the member
+	/// may have applied it.
 	final class Unanswered: @unchecked Sendable {
 		// Touched by one request's calls, one at a time.
 		private(set) var isSet = false
@@ -338,6 +340,12 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 			status: reply.status, reply: reply.body, path: path, endpoint: index, sentToken: request.token)
 		if failure.isTokenRefused, renewingToken {
 			return try await call(path, body, endpoint: index, renewingToken: false, unanswered: unanswered)
+		}
+		// A server error, "unavailable" or "deadline exceeded" ("request timed out", "leader changed") may come after
+		// the member proposed the write, which may still commit: its outcome is unknown, as with no answer. Not "no
+		// leader", refused before anything is proposed.
+		if path == "/v3/kv/txn", case .unreachable(let reason) = failure.error, !reason.contains("no leader") {
+			unanswered?.set()
 		}
 		throw failure.error
 	}

@@ -95,6 +95,52 @@ import Testing
 		#expect(!error.isRefusal, "unknown, not refused: the member may have applied it")
 	}
 
+	/// An answer that may come after the member proposed the write (a server error, etcd's "request timed out" or
+	/// "leader changed"): the write may still commit, so the next member's refusal leaves the outcome unknown (before,
+	/// it was reported refused). "no leader" is answered before anything is proposed: the refusal stands.
+	@Test(arguments: [
+		(503, #"{"error":"etcdserver: request timed out","message":"etcdserver: request timed out","code":14}"#, false),
+		(503, #"{"error":"etcdserver: leader changed","message":"etcdserver: leader changed","code":14}"#, false),
+		(504, #"{"message":"etcdserver: request timed out, possibly due to previous leader failure","code":4}"#, false),
+		(502, "Bad Gateway", false),
+		(503, #"{"error":"etcdserver: no leader","message":"etcdserver: no leader","code":14}"#, true),
+	])
+	func aRefusalAfterAnAnswerThatLeavesTheWriteOpenIsUnknown(status: Int, body: String, isRefusal: Bool) async throws {
+		let client = try Self.client([ScriptedMember(.reply(status, body)), ScriptedMember(.reply(403, Self.denied))])
+		let error = try #require(await Self.writeError(client))
+		#expect(error.isRefusal == isRefusal, "\(error)")
+		if !isRefusal {
+			#expect("\(error)".contains("may have applied the write"), "\(error)")
+		}
+	}
+
+	/// URLSession cannot tell a write that never left from one sent on a reused connection that died, after which
+	/// libcurl connected again and was refused ("cannot connect"); FoundationNetworking counts no bytes sent for a
+	/// task with a completion handler. A refused connection is "not sent" for a read, never for a write.
+	@Test func urlSessionCallsNoWriteNotSent() async throws {
+		let port = try EtcdServer.freePort()
+		let transport = URLSessionGatewayTransport()
+		func failure(_ path: String) async throws -> any Error {
+			let request = GatewayRequest(
+				url: try #require(URL(string: "https://127.0.0.1:\(port)\(path)")), body: Data("{}".utf8), token: nil,
+				timeout: 10)
+			do {
+				let reply = try await transport.send(request)
+				throw Defaults.RemoteServiceError.invalidResponse("an answer from a closed port: \(reply.status)")
+			} catch {
+				return error
+			}
+		}
+		let read = try await failure("/v3/kv/range")
+		#expect(read is GatewayRequestNotSent, "\(read)")
+		let write = try await failure("/v3/kv/txn")
+		#expect(!(write is GatewayRequestNotSent), "\(write)")
+		guard case .unreachable? = write as? Defaults.RemoteServiceError else {
+			Issue.record("reported as \(write)")
+			return
+		}
+	}
+
 	/// Every member unreachable, one before the write left and one after: each named.
 	@Test func everyMembersFailureIsNamed() async throws {
 		let client = try Self.client([
