@@ -16,6 +16,9 @@ actor SyncWorker {
 	var stateLoss: String?
 	var isConnected = false
 	var isOutageReported = false
+	/// Whether this engine's refusal to sync through another prefix's state (``StateOfAnotherPrefix``) was reported,
+	/// since it last connected.
+	var isPrefixRefusalReported = false
 	/// Whether a full read since the engine last connected found the remote to be the one the state knows. Pushes
 	/// wait for it: a push compared against another remote's revisions (a wiped cluster) would take the remote's
 	/// lack of the key for another machine's change and drop the edit.
@@ -332,6 +335,7 @@ actor SyncWorker {
 
 	func didConnect() {
 		isConnected = true
+		isPrefixRefusalReported = false
 		lastError = nil
 		publish()
 	}
@@ -341,17 +345,20 @@ actor SyncWorker {
 		isRemoteVerified = false
 		isMissingKeyChecked = false
 		lastError = "\(error)"
-		if !isOutageReported {
-			isOutageReported = true
-			if error is StateOfAnotherPrefix {
+		if error is StateOfAnotherPrefix {
+			// Under a flag of its own: an outage reported before (the remote was down before this engine read
+			// anything, and another prefix's engine took the state meanwhile) promised a push that never comes.
+			if !isPrefixRefusalReported {
+				isPrefixRefusalReported = true
 				reportFailure(
 					reason: .unsupported, "Syncing '\(prefix)' stopped: \(error). Changes are kept locally, not pushed."
 				)
-			} else {
-				reportFailure(
-					"Syncing '\(prefix)' stopped: \(error). Changes are kept locally and pushed when the remote answers again."
-				)
 			}
+		} else if !isOutageReported {
+			isOutageReported = true
+			reportFailure(
+				"Syncing '\(prefix)' stopped: \(error). Changes are kept locally and pushed when the remote answers again."
+			)
 		}
 		publish()
 	}

@@ -56,6 +56,40 @@ import Testing
 		#expect(state.epoch == String(decoding: epoch.value, as: UTF8.self))
 	}
 
+	/// An engine that reported an outage (its remote down before it read anything) and then finds the state taken by
+	/// another prefix says so: the outage report promised its changes would be pushed, and they never will be. Before,
+	/// the refusal was taken for the same outage and not reported at all.
+	@Test func aRefusalAfterAnOutageIsReported() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let down = try EtcdClient(endpoints: ["http://127.0.0.1:\(try EtcdServer.freePort())"])
+		let folder = try TemporaryDirectory()
+		let (first, second) = ("/test/\(uniqueKeyName("first"))/", "/test/\(uniqueKeyName("second"))/")
+		let store = try Edge.freshStore(at: folder.file("app.plist"))
+		let secondSync = Defaults.SyncEngine(remote: down, prefix: second, store: store)
+		defer { secondSync.stop() }
+		secondSync.add(["b"])
+		secondSync.start()
+		let isOutageReported = await eventually {
+			FailureRecorder.failures(mentioning: second).contains {
+				$0.message.contains("when the remote answers again")
+			}
+		}
+		try #require(isOutageReported, "\(FailureRecorder.failures(mentioning: second).map(\.message))")
+
+		let firstSync = Defaults.SyncEngine(remote: remote, prefix: first, store: store)
+		firstSync.add(["a"])
+		try store.write("1", forKey: "a")
+		#expect(store.flush())
+		#expect(await firstSync.synchronize(), "the state had no prefix yet: the first engine takes it")
+		#expect(await !secondSync.synchronize())
+		let refusals = FailureRecorder.failures(mentioning: second).filter { $0.reason == .unsupported }
+		#expect(refusals.count == 1, "\(FailureRecorder.failures(mentioning: second).map(\.message))")
+		#expect(refusals.first.map { $0.message.contains("one prefix only") } == true, "\(refusals.map(\.message))")
+	}
+
 	/// A state written before the prefix was kept (no `prefix`) loads, and takes the prefix of the engine that
 	/// syncs through it, with no report.
 	@Test func aStateWithoutAPrefixTakesTheEnginesPrefix() async throws {
