@@ -112,6 +112,14 @@ extension Defaults.SyncEngine {
 					isRemoteChecked = true
 					continue
 				}
+			} catch let error as SyncWorker.StateOfAnotherPrefix {
+				// Another prefix's engine took the settings file's state since the update began: refused, as before it.
+				await worker.didDisconnect(error)
+				throw Defaults.SyncedUpdateError(
+					keyNames: loop.names, reason: .refused,
+					message:
+						"The update of \(AtomicUpdateLoop.quoted(loop.names)) was not made: \(error). Nothing was changed."
+				)
 			} catch let error as Defaults.RemoteServiceError {
 				try loop.readFailed(error)
 				try await loop.backOff()

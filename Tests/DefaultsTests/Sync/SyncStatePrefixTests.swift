@@ -1,5 +1,6 @@
 import DefaultsEtcd
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Defaults
@@ -90,6 +91,46 @@ import Testing
 		#expect(refusals.first.map { $0.message.contains("one prefix only") } == true, "\(refusals.map(\.message))")
 	}
 
+	/// An atomic update whose read finds a remote below the state's revision reads the whole prefix; when another
+	/// prefix's engine took the state meanwhile, the update is refused, as documented (before, `StateOfAnotherPrefix`
+	/// escaped as a raw error).
+	@Test func anAtomicUpdateThatFindsTheStateTakenMeanwhileIsRefused() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let folder = try TemporaryDirectory()
+		let (prefix, other) = ("/test/\(uniqueKeyName("update"))/", "/test/\(uniqueKeyName("other"))/")
+		let stateFile = folder.file("app.plist.sync.json")
+		let remote = StampingRemote(wrapped: try EtcdClient(endpoints: [etcd.endpoint]), key: prefix + "n") {
+			// Another prefix's engine takes the state while the update's read is on its way.
+			guard let data = try? Data(contentsOf: stateFile),
+				var json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+			else {
+				return
+			}
+			json["prefix"] = other
+			try? JSONSerialization.data(withJSONObject: json).write(to: stateFile)
+		}
+		let store = try Edge.freshStore(at: folder.file("app.plist"))
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		defer { engine.stop() }
+		engine.add(["n"])
+		try store.write("1", forKey: "n")
+		#expect(store.flush())
+		#expect(await engine.synchronize())
+		remote.arm()
+		do {
+			_ = try await Defaults.SyncEngine.atomicUpdate(forKey: "n", in: store) { $0 }
+			Issue.record("made through another prefix's state")
+		} catch let error as Defaults.SyncedUpdateError {
+			#expect(error.reason == .refused, "\(error)")
+			#expect(error.message.contains("one prefix only"), "\(error.message)")
+		} catch {
+			Issue.record("a raw error: \(error)")
+		}
+		#expect(SyncState.load(from: stateFile).state?.prefix == other, "the other prefix's state is left alone")
+	}
+
 	/// A state written before the prefix was kept (no `prefix`) loads, and takes the prefix of the engine that
 	/// syncs through it, with no report.
 	@Test func aStateWithoutAPrefixTakesTheEnginesPrefix() async throws {
@@ -165,5 +206,33 @@ import Testing
 		#expect(try await Edge.value(of: old + "a", in: remote) == "1", "the old prefix is left as it was")
 		#expect(SyncState.load(from: stateFile).state?.prefix == new)
 		moved.stop()
+	}
+}
+
+/// A real remote whose next read of `key`, once armed, runs `hook` and answers as a remote below every revision the
+/// machine saw (revision 1): the update reads the whole prefix then.
+final class StampingRemote: RemoteWrapper {
+	let wrapped: any Defaults.RemoteKeyValueService
+	private let key: String
+	private let hook: @Sendable () -> Void
+	private let armed = Atomic<Bool>(false)
+
+	init(wrapped: any Defaults.RemoteKeyValueService, key: String, hook: @escaping @Sendable () -> Void) {
+		self.wrapped = wrapped
+		self.key = key
+		self.hook = hook
+	}
+
+	func arm() {
+		armed.store(true, ordering: .relaxed)
+	}
+
+	func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
+		var snapshot = try await wrapped.read(prefix: prefix)
+		if prefix == key, armed.exchange(false, ordering: .relaxed) {
+			hook()
+			snapshot.revision = 1
+		}
+		return snapshot
 	}
 }
