@@ -67,7 +67,8 @@ extension SyncWorker {
 			// Another engine took the state for its prefix while this read was on its way.
 			try checkPrefix(of: stateBeforeRead())
 			throw Defaults.RemoteServiceError.unreachable(
-				"the settings file could not be locked or written, so nothing received was applied")
+				"nothing received was applied: the settings file could not be locked or written, or its sync journal not read (reported)"
+			)
 		}
 		stateLoss = nil
 		if let lostRevision {
