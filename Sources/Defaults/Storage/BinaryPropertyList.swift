@@ -30,6 +30,53 @@ enum BinaryPropertyList {
 		return writer.finish(top: top)
 	}
 
+	/// Encodes `snapshot` as a dictionary, as ``encode(_:)`` encodes the same values (the same bytes), handing the
+	/// bytes to `write` in pieces of about 64 KiB as they are made instead of building the whole list: a flush of a
+	/// large store writes its file this way, with no buffer of the file's size (issue 32's memory per key).
+	///
+	/// - Throws: ``Error`` for a value that is not a normalised property-list value or once the list would exceed
+	///   `limit` bytes (nothing more is handed to `write` then), and whatever `write` throws.
+	static func encode(
+		_ snapshot: ValueSnapshot, limit: Int, to write: (UnsafeRawBufferPointer) throws -> Void
+	) throws {
+		var objectCount = 1 + snapshot.count
+		for index in 0..<snapshot.count {
+			objectCount += try Self.objectCount(snapshot[index].value)
+		}
+		var writer = Writer(objectCount: objectCount, reserving: 2 * pieceSize)
+		func drain(_ writer: inout Writer) throws {
+			guard writer.bytes.count >= pieceSize else {
+				return
+			}
+			try writer.drain(limit: limit, to: write)
+		}
+		// Children first, as `write` orders a dictionary's: the keys in order, then the values.
+		for index in 0..<snapshot.count {
+			_ = try writer.write(snapshot[index].key)
+			try drain(&writer)
+		}
+		let values = TemporaryTable<Int>(capacity: snapshot.count)
+		for index in 0..<snapshot.count {
+			values.append(try writer.write(snapshot[index].value))
+			try drain(&writer)
+		}
+		let firstKey = 0
+		let top = writer.beginObject()
+		writer.appendMarker(0xD0, count: snapshot.count)
+		for index in 0..<snapshot.count {
+			writer.append(UInt64(firstKey + index), size: writer.referenceSize)
+			try drain(&writer)
+		}
+		for index in 0..<snapshot.count {
+			writer.append(UInt64(values[index]), size: writer.referenceSize)
+			try drain(&writer)
+		}
+		try writer.finish(top: top, limit: limit, to: write)
+	}
+
+	/// How many bytes the streaming encoder gathers before it hands them on.
+	private static var pieceSize: Int { 64 * 1024 }
+
 	private static func objectCount(_ value: Any) throws -> Int {
 		switch value {
 		case let array as [Any]:
@@ -43,14 +90,37 @@ enum BinaryPropertyList {
 
 	private struct Writer {
 		var bytes: [UInt8] = []
-		var offsets: [Int] = []
+		/// Bytes already handed on (the streaming encoder's), before those of `bytes`.
+		var handedOn = 0
+		/// Each object's offset, by index.
+		let offsets: TemporaryTable<Int>
 		let referenceSize: Int
 
-		init(objectCount: Int) {
+		init(objectCount: Int, reserving byteCount: Int? = nil) {
 			referenceSize = Writer.byteCount(for: UInt64(objectCount))
-			bytes.reserveCapacity(objectCount * 16)
-			offsets.reserveCapacity(objectCount)
+			bytes.reserveCapacity(byteCount ?? objectCount * 16)
+			offsets = TemporaryTable(capacity: objectCount)
 			bytes += BinaryPropertyList.header
+		}
+
+		/// The offset of the next byte written.
+		var position: Int { handedOn + bytes.count }
+
+		/// Starts an object whose bytes the caller appends; returns its index.
+		mutating func beginObject() -> Int {
+			offsets.append(position)
+			return offsets.count - 1
+		}
+
+		/// Hands the bytes gathered to `write`, unless the list would exceed `limit` bytes.
+		mutating func drain(limit: Int, to write: (UnsafeRawBufferPointer) throws -> Void) throws {
+			guard position <= limit else {
+				throw Error(
+					description: "the settings take more than \(limit >> 20) MiB, the most a settings file may hold")
+			}
+			try bytes.withUnsafeBytes { try write($0) }
+			handedOn += bytes.count
+			bytes.removeAll(keepingCapacity: true)
 		}
 
 		static func byteCount(for value: UInt64) -> Int {
@@ -150,20 +220,40 @@ enum BinaryPropertyList {
 		}
 
 		private mutating func object(_ body: (inout Writer) -> Void) -> Int {
-			offsets.append(bytes.count)
+			let index = beginObject()
 			body(&self)
-			return offsets.count - 1
+			return index
 		}
 
 		mutating func finish(top: Int) -> Data {
-			let tableOffset = bytes.count
+			let tableOffset = position
 			let offsetSize = Writer.byteCount(for: UInt64(tableOffset))
-			for offset in offsets { append(UInt64(offset), size: offsetSize) }
+			for index in 0..<offsets.count { append(UInt64(offsets[index]), size: offsetSize) }
+			appendTrailer(top: top, tableOffset: tableOffset, offsetSize: offsetSize)
+			return Data(bytes)
+		}
+
+		/// Appends the offset table and the trailer, handing the bytes to `write` as they grow.
+		mutating func finish(
+			top: Int, limit: Int, to write: (UnsafeRawBufferPointer) throws -> Void
+		) throws {
+			let tableOffset = position
+			let offsetSize = Writer.byteCount(for: UInt64(tableOffset))
+			for index in 0..<offsets.count {
+				append(UInt64(offsets[index]), size: offsetSize)
+				if bytes.count >= BinaryPropertyList.pieceSize {
+					try drain(limit: limit, to: write)
+				}
+			}
+			appendTrailer(top: top, tableOffset: tableOffset, offsetSize: offsetSize)
+			try drain(limit: limit, to: write)
+		}
+
+		private mutating func appendTrailer(top: Int, tableOffset: Int, offsetSize: Int) {
 			bytes += [0, 0, 0, 0, 0, 0, UInt8(offsetSize), UInt8(referenceSize)]
 			append(UInt64(offsets.count), size: 8)
 			append(UInt64(top), size: 8)
 			append(UInt64(tableOffset), size: 8)
-			return Data(bytes)
 		}
 	}
 

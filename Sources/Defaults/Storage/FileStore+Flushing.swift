@@ -130,8 +130,17 @@ extension Defaults.FileStore {
 		whileLocked: ((_ values: [String: Any]) -> [String: Any?])? = nil
 	) -> (Bool, Set<String>) {
 		let keepsFileValues = disk.persisted != nil
-		let (changes, memoryValues) = memory.withLock { memory -> ([(key: String, value: Any?)], [String: Any]?) in
+		// Memory's values alone, nothing to merge under the lock: taken as a snapshot in temporary tables, which the file
+		// is written from unless it changed meanwhile (`writeSnapshot`).
+		let takesSnapshot = !keepsFileValues && whileLocked == nil
+		var snapshotKeys: Set<String> = []
+		var (changes, memoryValues) = memory.withLock {
+			memory -> ([(key: String, value: Any?)], [String: Any]?) in
 			memory.isFlushScheduled = false
+			if takesSnapshot {
+				snapshotKeys = memory.takeDirtyKeys()
+				return ([], snapshotKeys.isEmpty ? nil : memory.values)
+			}
 			defer { memory.clearDirtyKeys() }
 			let changes = memory.dirtyKeys.map { key in (key: key, value: memory.values[key]) }
 			// Without a copy of the file's values, memory's are the file's with exactly these changes on top: taken
@@ -139,24 +148,44 @@ extension Defaults.FileStore {
 			let isWriting = !changes.isEmpty || whileLocked != nil
 			return (changes, isWriting && !keepsFileValues ? memory.values : nil)
 		}
-		guard !changes.isEmpty || whileLocked != nil else {
+		guard !changes.isEmpty || !snapshotKeys.isEmpty || whileLocked != nil else {
 			return (true, reloadLocked(disk: &disk, failures: &failures))
 		}
-		// Copied at once, on this thread, so that a write during the flush does not copy memory's values on its own.
-		let fileValuesAndChanges = memoryValues.map(Self.inOwnStorage)
+		// Taken at once, on this thread, so that a write during the flush does not copy memory's values on its own.
+		var snapshot: ValueSnapshot?
+		var fileValuesAndChanges: [String: Any]?
+		if takesSnapshot {
+			snapshot = ValueSnapshot(taking: &memoryValues)
+		} else {
+			fileValuesAndChanges = memoryValues.map(Self.inOwnStorage)
+			memoryValues = nil
+		}
 		if let problem = file.createFolderIfMissing() {
 			failures.append(storageFailure(problem))
 			restoreDirtyKeys(changes)
+			restoreDirtyKeys(snapshotKeys)
 			return (false, [])
 		}
 		guard lock(&disk, failures: &failures, isLastTry: isLastTry) else {
 			restoreDirtyKeys(changes)
+			restoreDirtyKeys(snapshotKeys)
 			return (false, [])
 		}
 		defer { unlock(&disk) }
 		if !disk.hasRemovedStaleTemporaryFiles {
 			disk.hasRemovedStaleTemporaryFiles = true
 			file.removeStaleTemporaryFiles()
+		}
+		if let taken = snapshot {
+			if file.version.isSame(as: disk.version) {
+				return writeSnapshot(taken, keys: snapshotKeys, disk: &disk, failures: &failures)
+			}
+			// The file changed: its values are merged with memory's as a copy of memory's values is.
+			snapshot = nil
+			let values = taken.dictionary()
+			fileValuesAndChanges = values
+			changes = snapshotKeys.map { key in (key: key, value: values[key]) }
+			snapshotKeys = []
 		}
 
 		var changedOutside: Set<String> = []
@@ -244,12 +273,47 @@ extension Defaults.FileStore {
 		return (true, changedOutside)
 	}
 
+	/// Writes the file from `snapshot`, memory's values with the changes of `keys` on top, the file being unchanged
+	/// since this store last read or wrote it. No copy of the file's values is kept afterwards (`DiskState.persisted`):
+	/// memory's keys that are not pending hold them, keys written since the snapshot are pending.
+	private func writeSnapshot(
+		_ snapshot: ValueSnapshot, keys: Set<String>, disk: inout DiskState, failures: inout [Defaults.Failure]
+	) -> (Bool, Set<String>) {
+		// After a failure the file is unchanged, and memory, with the keys pending again, still tells its values.
+		guard
+			recordChanges(
+				ChangeJournal(besideSettingsFile: file).append(sorting: keys), disk: &disk, failures: &failures)
+		else {
+			restoreDirtyKeys(keys)
+			return (false, [])
+		}
+		do {
+			disk.version = .present(try file.replace(with: snapshot))
+		} catch {
+			restoreDirtyKeys(keys)
+			failures.append(storageFailure("The file \(path) could not be written: \(error)."))
+			return (false, [])
+		}
+		disk.hasWrittenALargeFile = snapshot.count >= FreedMemory.largeFileValueCount
+		return (true, [])
+	}
+
 	/// Appends `names` to the change journal beside the file, if there is one; a failure is reported once until an
 	/// append succeeds again.
 	///
 	/// - Returns: whether the file may change: the names are recorded, or nothing keeps a journal.
 	func recordChanges(_ names: [String], disk: inout DiskState, failures: inout [Defaults.Failure]) -> Bool {
-		switch ChangeJournal(besideSettingsFile: file).append(names) {
+		recordChanges(ChangeJournal(besideSettingsFile: file).append(names), disk: &disk, failures: &failures)
+	}
+
+	/// Reports the failure of an append to the change journal once until an append succeeds again.
+	///
+	/// - Returns: whether the file may change.
+	private func recordChanges(
+		_ appended: Result<[ChangeJournal.Line], ChangeJournal.AppendFailure>, disk: inout DiskState,
+		failures: inout [Defaults.Failure]
+	) -> Bool {
+		switch appended {
 		case .success:
 			disk.isJournalFailureReported = false
 			return true
@@ -269,6 +333,13 @@ extension Defaults.FileStore {
 		memory.withLock { memory in
 			memory.markDirty(changes.lazy.map(\.key))
 		}
+	}
+
+	func restoreDirtyKeys(_ keys: Set<String>) {
+		guard !keys.isEmpty else {
+			return
+		}
+		memory.withLock { $0.markDirty(keys) }
 	}
 
 	/// Makes `values`, the file's values (`disk.persisted`), the stored values, keeping this process's unflushed
@@ -366,12 +437,13 @@ extension DiskState {
 
 /// Gives the C library's free memory back to the system after a flush of a large file.
 ///
-/// A flush of a large file makes and frees buffers of megabytes: a copy of the store's values (see
-/// `inOwnStorage`), the binary property list and its tables. glibc's `malloc` serves the first block of that size from
-/// a mapping of its own and unmaps it when freed, but then raises its threshold for such mappings, so every later one
-/// comes from the heap and, once freed, stays resident in its free lists: a store that wrote 100,000 keys and flushed
-/// held three times the resident memory of its values (issue 32). `malloc_trim` returns those free pages. It is looked
-/// up at run time, since other C libraries (musl) have none; the flush pays for it, and only for files of at least
+/// Writes to a large store make and free blocks of megabytes: its dictionary's tables as it grows, and where a flush
+/// merges with a file changed meanwhile, a copy of the store's values (see `inOwnStorage`) and the binary property
+/// list (a flush of memory's values alone takes them in ``TemporaryTable``s, mapped and unmapped, instead). glibc's
+/// `malloc` serves the first block of that size from a mapping of its own and unmaps it when freed, but then raises
+/// its threshold for such mappings, so every later one comes from the heap and, once freed, stays resident in its free
+/// lists (issue 32). `malloc_trim` returns those free pages, and the main arena's top. It is looked up at run time,
+/// since other C libraries (musl) have none; the flush pays for it, and only for files of at least
 /// ``largeFileValueCount`` values.
 enum FreedMemory {
 	/// From this many values, a copy of a store's values (8,192 slots of 48 bytes: 384 KB) is larger than glibc's first

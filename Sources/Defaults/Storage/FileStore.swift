@@ -440,6 +440,20 @@ extension Defaults.FileStore.Memory {
 		lastDirtyKey = nil
 	}
 
+	/// Takes the keys the next flush writes, and forgets them as ``clearDirtyKeys()`` does: the set itself when a burst
+	/// of writes made it large (no copy of its names), else a copy, so that the set keeps its small capacity.
+	mutating func takeDirtyKeys() -> Set<String> {
+		lastDirtyKey = nil
+		guard dirtyKeys.capacity <= 1_024 else {
+			defer { dirtyKeys = [] }
+			return dirtyKeys
+		}
+		var taken = Set<String>(minimumCapacity: dirtyKeys.count)
+		taken.formUnion(dirtyKeys)
+		dirtyKeys.removeAll(keepingCapacity: true)
+		return taken
+	}
+
 	/// Marks a flush as scheduled; `true` when it was not yet, so the caller must schedule it.
 	mutating func markFlushScheduled() -> Bool {
 		if isFlushScheduled {

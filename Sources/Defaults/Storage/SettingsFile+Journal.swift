@@ -217,7 +217,20 @@ package struct ChangeJournal: Sendable {
 	///
 	/// - Returns: the lines appended (empty when there is no journal), or why they could not be, as a sentence.
 	package func append(_ names: [String?], reserving: Int = 0) -> Result<[Line], AppendFailure> {
-		guard !names.isEmpty else {
+		append(count: names.count, reserving: reserving) { names }
+	}
+
+	/// Appends a line for each of `names`, in the order of the names, as ``append(_:reserving:)`` does; the names
+	/// are sorted only once the journal is found open (a flush of a store without one sorts nothing).
+	func append(sorting names: Set<String>) -> Result<[Line], AppendFailure> {
+		append(count: names.count, reserving: 0) { names.sorted() }
+	}
+
+	/// `names` gives the `count` names once the journal is open.
+	private func append(
+		count: Int, reserving: Int, names: () -> [String?]
+	) -> Result<[Line], AppendFailure> {
+		guard count > 0 else {
 			return .success([])
 		}
 		if let sentence = file.changeRefusal() {
@@ -265,7 +278,7 @@ package struct ChangeJournal: Sendable {
 		var appended: [Line] = []
 		// A line a crash cut short ends here, so that the first new line starts a line of its own.
 		var data = end.endsALine ? Data() : Data("\n".utf8)
-		for name in names {
+		for name in names() {
 			sequence += 1
 			let line = Line(s: sequence, k: name, p: pid)
 			guard let encoded = try? encoder.encode(line) else {

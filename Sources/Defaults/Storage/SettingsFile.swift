@@ -303,6 +303,33 @@ package struct SettingsFile: Sendable {
 	/// - Parameter newMode: the permissions of the new file; `nil` keeps those of the file it replaces (0600 for a
 	///   new file).
 	package func replace(withBytes data: Data, mode newMode: mode_t? = nil) throws -> FileIdentity {
+		try replace(mode: newMode) { descriptor, temporaryPath in
+			guard data.withUnsafeBytes({ writeAll($0, to: descriptor) }) else {
+				throw WriteError.posix("write", temporaryPath)
+			}
+		}
+	}
+
+	/// Writes `snapshot` as ``replace(with:)`` writes a dictionary of the same values (the same bytes), encoding it
+	/// straight into the temporary file in pieces (``BinaryPropertyList/encode(_:limit:to:)``): no buffer of the
+	/// file's size is made. Values that would take more than ``maximumByteCount`` bytes leave the file unchanged.
+	///
+	/// - Returns: the identity of the new file.
+	func replace(with snapshot: ValueSnapshot) throws -> FileIdentity {
+		try replace(mode: nil) { descriptor, temporaryPath in
+			try BinaryPropertyList.encode(snapshot, limit: Self.maximumByteCount) { piece in
+				guard writeAll(piece, to: descriptor) else {
+					throw WriteError.posix("write", temporaryPath)
+				}
+			}
+		}
+	}
+
+	/// Makes a temporary file in the same folder, has `write` fill it (given its descriptor and path), syncs it and
+	/// renames it over the file; the temporary file is removed if anything fails.
+	private func replace(
+		mode newMode: mode_t?, writing write: (_ descriptor: Int32, _ temporaryPath: String) throws -> Void
+	) throws -> FileIdentity {
 		let (openedAnchor, anchorRefusal) = FolderAnchor.opened(for: self)
 		guard let anchor = openedAnchor else {
 			throw WriteError(description: anchorRefusal ?? "")
@@ -339,9 +366,7 @@ package struct SettingsFile: Sendable {
 			fchmod(descriptor, mode)
 			// A write as root (`sudo app`) must not take the file from its owner.
 			FileOwnership.keep(descriptor: descriptor, ownerOf: fileIsThere ? existing : nil, orFolderOf: anchor)
-			guard data.withUnsafeBytes({ writeAll($0, to: descriptor) }) else {
-				throw WriteError.posix("write", temporaryPath)
-			}
+			try write(descriptor, temporaryPath)
 			guard fsync(descriptor) == 0 else {
 				throw WriteError.posix("sync", temporaryPath)
 			}

@@ -17,6 +17,33 @@ import Testing
 		]
 	}
 
+	/// Issue 32: a flush writes its file from a snapshot in pieces; the bytes are those of the dictionary's encoding,
+	/// over more than one piece, and a list past the limit is refused before it is all handed on.
+	@Test func aSnapshotEncodesInPiecesToTheBytesOfItsDictionary() throws {
+		var values = Self.sample
+		for index in 0..<5_000 {
+			values["name\(index)"] = "value \(index)"
+			values["list\(index)"] = [index, "x"] as [Any]
+		}
+		var taken: [String: Any]? = values
+		let snapshot = ValueSnapshot(taking: &taken)
+		#expect(taken == nil)
+		var pieces: [Int] = []
+		var bytes = Data()
+		try BinaryPropertyList.encode(snapshot, limit: 64 << 20) { piece in
+			pieces.append(piece.count)
+			bytes.append(contentsOf: piece)
+		}
+		#expect(pieces.count > 1)
+		#expect(bytes == (try BinaryPropertyList.encode(values)))
+
+		var handedOn = 0
+		#expect(throws: BinaryPropertyList.Error.self) {
+			try BinaryPropertyList.encode(snapshot, limit: 100_000) { handedOn += $0.count }
+		}
+		#expect(handedOn <= 100_000)
+	}
+
 	@Test func aStringThatIsNotValidTextIsRefusedRatherThanRepaired() throws {
 		var data = try BinaryPropertyList.encode(["key": "zq"])
 		let index = try #require(

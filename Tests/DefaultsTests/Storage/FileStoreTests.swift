@@ -269,6 +269,50 @@ import Testing
 		#expect(store.disk.withLock { $0.persisted == nil })
 	}
 
+	/// Issue 32: a flush while writes go on (a burst: keys written during the flush stay pending) keeps no copy of the
+	/// file's values either, since memory's keys that are not pending hold them; the next flush writes the pending key.
+	@Test func aWriteDuringAFlushLeavesOneCopyOfTheValues() throws {
+		// No scheduled flush: this test's own flushes are the only ones.
+		store.memory.withLock { $0.isFlushScheduled = true }
+		try store.write(1, forKey: "a")
+		#expect(store.flush())
+		store.memory.withLock { $0.isFlushScheduled = true }
+		try store.write(2, forKey: "b")
+		// Another open file description of the lock file, as another process's: the flush waits for it once it has
+		// taken the change of "b".
+		let holder = open(folder.file(".settings.plist.lock").path, O_RDWR | O_CREAT, 0o600)
+		#expect(holder >= 0)
+		#expect(flock(holder, LOCK_EX) == 0)
+		final class Outcome: @unchecked Sendable {
+			var isWritten = false
+		}
+		let outcome = Outcome()
+		let done = DispatchSemaphore(value: 0)
+		let store = self.store
+		DispatchQueue.global().async {
+			outcome.isWritten = store.flush()
+			done.signal()
+		}
+		#expect(waitUntil(seconds: 20) { !store.hasPendingChanges })
+		store.memory.withLock { $0.isFlushScheduled = true }
+		try store.write(3, forKey: "c")
+		flock(holder, LOCK_UN)
+		close(holder)
+		#expect(done.wait(timeout: .now() + 30) == .success)
+		#expect(outcome.isWritten)
+		#expect(store.hasPendingChanges)
+		#expect(store.disk.withLock { $0.persisted == nil })
+		var values = try fileContents().values
+		#expect(values["b"] as? Int == 2)
+		#expect(values["c"] == nil)
+
+		#expect(store.flush())
+		values = try fileContents().values
+		#expect(values["a"] as? Int == 1)
+		#expect(values["c"] as? Int == 3)
+		#expect(store.disk.withLock { $0.persisted == nil })
+	}
+
 	@Test func changedKeysAreOnlyThoseWhoseValuesDiffer() {
 		let changed = Defaults.FileStore.changedKeys(
 			from: ["same": 1, "changed": 1, "removed": 1, "list": [1, 2]],
