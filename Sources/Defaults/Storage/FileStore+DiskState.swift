@@ -4,8 +4,9 @@ import Foundation
 struct DiskState {
 	/// The values as they are in the file, as far as this process knows: the base a flush applies its changes to.
 	///
-	/// `nil` while memory's values are the file's for every key no change of this process waits for (the store
-	/// wrote or read the file and nothing was pending then; writes since are pending keys): the store then keeps one
+	/// `nil` while memory's values are the file's for every key no change of this process waits for (the store read
+	/// or wrote the file with nothing pending then, or wrote it from memory's values, which a flush does unless the file
+	/// changed meanwhile or it merges values under the lock; writes since are pending keys): the store then keeps one
 	/// dictionary of its values, not two (issue 32's memory per key), and an operation that needs the file's values
 	/// takes them from memory (`knownFileValues`), or re-reads the file when pending keys hide some of them.
 	var persisted: [String: Any]? = nil
