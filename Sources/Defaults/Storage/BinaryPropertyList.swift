@@ -41,7 +41,7 @@ enum BinaryPropertyList {
 	) throws {
 		var objectCount = 1 + snapshot.count
 		for index in 0..<snapshot.count {
-			objectCount += try Self.objectCount(snapshot[index].value)
+			objectCount += try Self.objectCount(snapshot.value(at: index))
 		}
 		var writer = Writer(objectCount: objectCount, reserving: 2 * pieceSize)
 		func drain(_ writer: inout Writer) throws {
@@ -52,12 +52,12 @@ enum BinaryPropertyList {
 		}
 		// Children first, as `write` orders a dictionary's: the keys in order, then the values.
 		for index in 0..<snapshot.count {
-			_ = try writer.write(snapshot[index].key)
+			_ = try writer.write(snapshot.key(at: index))
 			try drain(&writer)
 		}
 		let values = TemporaryTable<Int>(capacity: snapshot.count)
 		for index in 0..<snapshot.count {
-			values.append(try writer.write(snapshot[index].value))
+			values.append(try writer.write(snapshot.value(at: index)))
 			try drain(&writer)
 		}
 		let firstKey = 0

@@ -63,8 +63,9 @@ final class TemporaryTable<Element> {
 /// (``TemporaryTable``) rather than in a copy of the store's dictionary, which `malloc` would serve from the flushing
 /// thread's arena.
 final class ValueSnapshot {
-	private let pairs: TemporaryTable<(key: String, value: Any)>
-	/// Indices into `pairs`, in the order of the keys.
+	private let keyTable: TemporaryTable<String>
+	private let valueTable: TemporaryTable<Any>
+	/// Indices into the two tables, in the order of the keys.
 	private let order: TemporaryTable<UInt32>
 
 	/// Takes the keys and values of `values` and lets go of the dictionary (sets `values` to `nil`) before it sorts
@@ -72,33 +73,41 @@ final class ValueSnapshot {
 	/// would copy every value on the writer's thread.
 	init(taking values: inout [String: Any]?) {
 		let count = values?.count ?? 0
-		pairs = TemporaryTable(capacity: count)
+		keyTable = TemporaryTable(capacity: count)
+		valueTable = TemporaryTable(capacity: count)
 		order = TemporaryTable(capacity: count)
 		if let taken = values {
 			for (key, value) in taken {
-				order.append(UInt32(pairs.count))
-				pairs.append((key, value))
+				order.append(UInt32(keyTable.count))
+				keyTable.append(key)
+				valueTable.append(value)
 			}
 		}
 		values = nil
-		let pairs = pairs.elements
+		// The keys alone are compared, in place: no value is copied by the sort.
+		let keys = keyTable.elements
 		var indices = order.elements
-		indices.sort { pairs[Int($0)].key < pairs[Int($1)].key }
+		indices.sort { keys[Int($0)] < keys[Int($1)] }
 	}
 
-	var count: Int { pairs.count }
+	var count: Int { keyTable.count }
 
-	/// The `index`th key and value in the order of the keys.
-	subscript(index: Int) -> (key: String, value: Any) {
-		pairs[Int(order[index])]
+	/// The `index`th key in their order.
+	func key(at index: Int) -> String {
+		keyTable.elements[Int(order.elements[index])]
+	}
+
+	/// The value of the `index`th key in their order.
+	func value(at index: Int) -> Any {
+		valueTable.elements[Int(order.elements[index])]
 	}
 
 	/// The values as a dictionary, for the steps that merge them with a file read again.
 	func dictionary() -> [String: Any] {
 		var values: [String: Any] = [:]
 		values.reserveCapacity(count)
-		for (key, value) in pairs.elements {
-			values[key] = value
+		for index in 0..<count {
+			values[keyTable.elements[index]] = valueTable.elements[index]
 		}
 		return values
 	}
