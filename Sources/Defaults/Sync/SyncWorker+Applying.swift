@@ -32,18 +32,21 @@ extension SyncWorker {
 		let current = entriesByName(in: snapshot)
 		var putBacks: [Push] = []
 		var lostRevision: Int64?
+		let loss = stateLoss
 		let applied: Void? = locked { local in
 			// A state with a revision was rebuilt already, by another process of the settings file (this process's
 			// loss was noticed before that one saved it): rebuilt again, it would take the local values for agreed
 			// and let this read's older values over what that process applied since.
-			if let stateLoss, state.revision == 0 {
-				putBacks = rebuildLostState(from: current, synced: synced, local: &local, reason: stateLoss)
+			if let loss, state.revision == 0 {
+				putBacks = rebuildLostState(from: current, synced: synced, local: &local, reason: loss)
 			} else if let reason = lostRemoteReason(snapshot, epoch: epoch, known: known, knownEpoch: knownEpoch) {
 				// A revision this remote never reached, or an epoch it lost: it is not the remote the state knows
 				// (wiped, replaced, or restored from an older snapshot; etcd keeps its cluster id across a wipe).
 				lostRevision = state.revision
 				putBacks = rejoin(current, reason: reason, synced: synced, local: &local)
 			}
+			// From here on the step's state is one to keep (`locked` saves and compacts only then).
+			stateLoss = nil
 			// A key the remote lacks and the state holds a value of was deleted while this machine was not watching,
 			// with the deletion compacted away.
 			let events = synced.sorted().compactMap { name -> Defaults.RemoteEvent? in
@@ -59,18 +62,20 @@ extension SyncWorker {
 					state.records[name] == nil && local.value(of: name) != nil && !isPending(name, in: local)
 						&& !putBacks.contains(where: { $0.name == name })
 				})
-			noteSyncedKeysTheRemoteLacks(synced, local: &local)
+			noteSyncedKeysTheRemoteLacks(synced, current: current, local: &local)
 			putBackOutsideEdits(synced: synced, local: &local)
 		}
 		guard applied != nil else {
-			// A rebuild not kept (the step failed, `locked` restored the state) is made again by the next read.
+			// A rebuild not kept (the step failed, `locked` restored the state in memory) is made again by the next
+			// read, unless the state file was written before the settings file failed: the next read then takes that
+			// state as rebuilt, and what this step received comes with later reads.
+			stateLoss = loss
 			// Another engine took the state for its prefix while this read was on its way.
 			try checkPrefix(of: stateBeforeRead())
 			throw Defaults.RemoteServiceError.unreachable(
 				"nothing received was applied: the settings file could not be locked or written, or its sync journal not read (reported)"
 			)
 		}
-		stateLoss = nil
 		if let lostRevision {
 			// The state keeps the old revision until the values are back, so that a read after a failure here finds
 			// the lost remote again and puts them back then.
@@ -112,9 +117,13 @@ extension SyncWorker {
 	/// record, that compaction dropped the line of a change made between this first read and its push, which then
 	/// never went out. A local value with no line (its line could not be written) gets none: it would be put back as
 	/// an outside edit.
-	private func noteSyncedKeysTheRemoteLacks(_ synced: Set<String>, local: inout LocalSide) {
+	private func noteSyncedKeysTheRemoteLacks(
+		_ synced: Set<String>, current: [String: Defaults.RemoteEntry], local: inout LocalSide
+	) {
 		for name in synced.sorted()
-		where state.records[name] == nil && (local.value(of: name) == nil || isPending(name, in: local)) {
+		where state.records[name] == nil && current[name] == nil
+			&& (local.value(of: name) == nil || isPending(name, in: local))
+		{
 			state.records[name] = .init(value: nil, modRevision: 0)
 		}
 	}
@@ -177,6 +186,14 @@ extension SyncWorker {
 			state.records[name] = .init(
 				value: try? local.value(of: name).map { try SyncedValueCoding.encode($0) }, modRevision: 0)
 		}
+		// The changes of names another process of this settings file syncs: that process finds the state rebuilt and
+		// does not rebuild it again, so their records come from here, the remote's, for its pushes to be compared
+		// with (and for compaction here to keep their lines).
+		let named = Set(local.lines.compactMap(\.k)).subtracting(synced)
+		for name in state.pending(in: local.lines, among: named).keys.sorted() {
+			let entry = current[name]
+			state.records[name] = .init(value: entry?.value, modRevision: entry?.modRevision ?? 0)
+		}
 		let putBackNames = putBacks.map(\.name).joined(separator: ", ")
 		reportFailure(
 			"The sync state file \(stateFile?.path ?? "") was lost (\(reason)). This machine took the remote values of '\(prefix)' as a new machine would"
@@ -234,6 +251,14 @@ extension SyncWorker {
 			// Agreed on the local value, so that `apply` replaces it with the remote's like any remote change.
 			state.records[name] = .init(
 				value: try? local.value(of: name).map { try SyncedValueCoding.encode($0) }, modRevision: 0)
+		}
+		// The changes of names another process of this settings file syncs: that process finds the state rebuilt and
+		// does not rebuild it again, so their records come from here, the remote's, for its pushes to be compared
+		// with (and for compaction here to keep their lines).
+		let named = Set(local.lines.compactMap(\.k)).subtracting(synced)
+		for name in state.pending(in: local.lines, among: named).keys.sorted() {
+			let entry = current[name]
+			state.records[name] = .init(value: entry?.value, modRevision: entry?.modRevision ?? 0)
 		}
 		if !isRejoinReported {
 			isRejoinReported = true

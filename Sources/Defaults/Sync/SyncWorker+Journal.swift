@@ -142,6 +142,11 @@ extension SyncWorker {
 				lines: read.lines, fileValues: fileValues, store: store, journal: journal, intents: intents)
 			migrateIfNeeded(&local)
 			let result = body(&local)
+			// A lost state knows nothing until a full read rebuilds it (that step clears `stateLoss`): compacting
+			// with it would drop every other process's lines, and saving it would replace the state they hold.
+			guard stateLoss == nil else {
+				return (local.received, result)
+			}
 			if let journal {
 				// The size the read saw is the journal's still unless the step appended to it.
 				compactJournal(journal, lines: local.lines, byteCount: local.lines == read.lines ? read.byteCount : nil)

@@ -273,6 +273,50 @@ import Testing
 		#expect(lost.count == 1, "one rebuild: \(lost.map(\.message))")
 	}
 
+	/// Two processes of one settings file syncing different keys, its state lost, and an unpushed change of the
+	/// second's key: the first process rebuilds the state and the second, finding it rebuilt, pushes its change as an
+	/// edit against etcd's value (the rebuild records the other process's pending keys from the remote). Before, the
+	/// rebuilt state had no record of that key, so the second process's push was compared with nothing and lost its
+	/// change to etcd's older value.
+	@Test func aRebuiltStateKeepsTheUnpushedChangeOfAKeyAnotherProcessSyncs() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		FailureRecorder.start()
+		let prefix = "/test/\(uniqueKeyName("lost-state-other"))/"
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		do {
+			let store = try Edge.freshStore(at: settings)
+			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+			engine.add(["a", "b"])
+			try store.write("old", forKey: "a")
+			try store.write("old", forKey: "b")
+			#expect(store.flush())
+			#expect(await engine.synchronize())
+			engine.stop()
+		}
+		try FileManager.default.removeItem(at: folder.file("app.plist.sync.json"))
+		let firstStore = try Edge.freshStore(at: settings)
+		let secondStore = try Edge.freshStore(at: settings)
+		try secondStore.write("new", forKey: "b")
+		#expect(secondStore.flush())
+
+		let first = Defaults.SyncEngine(remote: remote, prefix: prefix, store: firstStore)
+		first.add(["a"])
+		defer { first.stop() }
+		#expect(await first.synchronize())
+		let second = Defaults.SyncEngine(remote: remote, prefix: prefix, store: secondStore)
+		second.add(["b"])
+		defer { second.stop() }
+		_ = await second.synchronize()
+		#expect(await second.synchronize())
+		#expect(
+			try await Edge.value(of: prefix + "b", in: remote) == "new",
+			"\(FailureRecorder.failures(mentioning: prefix).map(\.message))")
+		#expect(try Edge.freshStore(at: settings).storedValue(forKey: "b") as? String == "new")
+	}
+
 	/// A state file that is there but cannot be read (a FIFO at its place) is reported as that, not as missing.
 	@Test func aStateFileThatCannotBeReadIsReportedAsUnreadableNotMissing() throws {
 		let folder = try TemporaryDirectory()
