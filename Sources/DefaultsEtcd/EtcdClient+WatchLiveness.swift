@@ -2,19 +2,67 @@ import Defaults
 import Foundation
 
 // A watch's member must keep answering: a member that stopped (a paused process, a host that froze) leaves its watch
-// open and silent, and the engine would go on reporting itself connected while it hears nothing.
+// open and silent, and the engine would go on reporting itself connected while it hears nothing. A member that stops
+// is left for the next one without ending the consumer's stream: one member down is no outage while another answers.
 extension EtcdClient {
 	/// How often a watched member is asked for a small read while its watch runs.
 	static let watchCheckInterval: Duration = .seconds(3)
 
-	/// Until the task is cancelled (the consumer stopped or the stream ended), reads one key on the watched member
-	/// every ``watchCheckInterval``; a read that does not come back ends the watch as unreachable, and the next watch
-	/// goes to another member. The read asks for a leader, so a member cut off from its peers (which loses its
-	/// leader within an election timeout) fails it too.
+	/// How long a watch goes on trying the members, none of which holds a watch, before it ends with their errors
+	/// (and the engine reports an outage). A member that is killed or paused is left for the next within
+	/// milliseconds; only a cluster with no member that answers and has a leader (no quorum, all stopped, none
+	/// reachable) ends the watch.
+	static let watchFailoverGrace: Duration = .seconds(1)
+
+	/// Runs the watch on one member after the other from `revision` until the consumer stops: a member that cannot
+	/// be reached ends its watch, the next one goes on from the revision after the last event delivered, and the
+	/// stream ends only when every member failed since the last watch that held ``watchFailoverGrace``, and at least
+	/// that long. Errors another member would answer the same (a refusal, a compacted history) end it at once.
+	func followWatch(
+		prefix: String, from revision: Int64,
+		into continuation: AsyncThrowingStream<[Defaults.RemoteEvent], any Error>.Continuation, running: RunningWatch
+	) async throws {
+		var next = revision
+		// The members' failures since the last watch that held, and when the first of them came.
+		var failures: [String] = []
+		var failingSince: ContinuousClock.Instant?
+		while true {
+			try Task.checkCancellation()
+			let index = preferred.load(ordering: .relaxed) % endpoints.count
+			let started = ContinuousClock.now
+			let attempt = await watchOnce(index, prefix: prefix, from: next, into: continuation, running: running)
+			try Task.checkCancellation()
+			next = attempt.next
+			guard case Defaults.RemoteServiceError.unreachable(let reason) = attempt.error else {
+				throw attempt.error
+			}
+			failOver(from: index)
+			if attempt.answered, ContinuousClock.now - started >= Self.watchFailoverGrace {
+				// A watch that held: a new run of failures starts.
+				failures = []
+				failingSince = nil
+			}
+			failures.append(reason)
+			let since = failingSince ?? started
+			failingSince = since
+			if failures.count >= endpoints.count, ContinuousClock.now - since >= Self.watchFailoverGrace {
+				throw Defaults.RemoteServiceError.unreachable(
+					failures.suffix(endpoints.count).joined(separator: "; "))
+			}
+			if failures.count % endpoints.count == 0 {
+				// Every member failed once: a short wait before the next round (an election takes about a second).
+				try await Task.sleep(for: .milliseconds(200))
+			}
+		}
+	}
+
+	/// Until the task is cancelled (the watch ended, or the consumer stopped), reads one key on the watched member
+	/// every ``watchCheckInterval``; a read that does not come back ends the member's watch as unreachable, and the
+	/// watch goes on at another member. The read asks for a leader, so a member cut off from its peers (which loses
+	/// its leader within an election timeout) fails it too.
 	func checkWatchedMember(
 		_ index: Int, prefix: String,
-		until continuation: AsyncThrowingStream<[Defaults.RemoteEvent], any Error>.Continuation,
-		stopping running: RunningWatch
+		until continuation: AsyncThrowingStream<[Defaults.RemoteEvent], any Error>.Continuation
 	) async throws {
 		while true {
 			try await Task.sleep(for: Self.watchCheckInterval)
@@ -31,11 +79,9 @@ extension EtcdClient {
 					continue
 				}
 				try Task.checkCancellation()
-				failOver(from: index)
 				continuation.finish(
 					throwing: Defaults.RemoteServiceError.unreachable("the watched member stopped answering: \(reason)")
 				)
-				running.end()
 				return
 			}
 		}

@@ -73,7 +73,7 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 	let credentials: Credentials?
 	/// One per endpoint, in the same order.
 	private let transports: [any GatewayTransport]
-	private let preferred = Atomic<Int>(0)
+	let preferred = Atomic<Int>(0)
 	private let token = LockedState<String?>(nil)
 	/// How many tokens the client fetched: one, plus one per renewal.
 	let authentications = Atomic<Int>(0)
@@ -196,7 +196,11 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		return answer["succeeded"] as? Bool == true ? Self.revision(of: answer) : nil
 	}
 
-	/// A streamed watch (`/v3/watch`) of `prefix` from `revision`.
+	/// A streamed watch (`/v3/watch`) of `prefix` from `revision`, on one member at a time: a member that stops (its
+	/// stream ends or breaks, it refuses the watch as having no leader, or it stops answering the watch check) is left
+	/// for the next, and the watch goes on there from the revision after the last event delivered. The stream ends
+	/// with an error only when no member holds a watch within ``watchFailoverGrace``, or for an error another member
+	/// would answer the same (a refusal, a compacted history).
 	package func watch(
 		prefix: String, fromRevision revision: Int64
 	) -> AsyncThrowingStream<
@@ -208,58 +212,81 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		let running = RunningWatch()
 		continuation.onTermination = { _ in running.end() }
 		let task = Task {
-			let index = preferred.load(ordering: .relaxed) % endpoints.count
 			do {
-				let body: [String: Any] = [
-					"create_request": [
-						"key": Self.base64(prefix), "range_end": Self.base64(Self.rangeEnd(of: prefix)),
-						"start_revision": String(revision), "progress_notify": true,
-					]
-				]
-				let request = try await makeRequest(endpoint: index, path: "/v3/watch", body: body)
-				let watch = EtcdWatch(continuation: continuation) { [weak self] ending in
-					guard let self else {
-						return Defaults.RemoteServiceError.unreachable("the etcd client was released")
-					}
-					let endpoint = self.endpoints[index].absoluteString
-					let error: Defaults.RemoteServiceError =
-						switch ending {
-						case .closed:
-							.unreachable("\(endpoint): the watch stream ended")
-						case .broken(let error):
-							.unreachable("\(endpoint): the watch stream broke: \(error)")
-						case .errorReply(let status, let body):
-							self.failure(
-								status: status, reply: body, path: "/v3/watch", endpoint: index,
-								sentToken: request.token
-							).error
-						case .cancelled(let reason):
-							self.failure(
-								status: 0, message: "etcd cancelled the watch: \(reason)", code: nil, path: "/v3/watch",
-								endpoint: index, sentToken: request.token
-							).error
-						}
-					// A member without a leader refuses the watch (or ends it) as unavailable: the next watch goes to
-					// another member, as does one after a broken or ended stream.
-					if case .unreachable = error {
-						self.failOver(from: index)
-					}
-					return error
-				}
-				running.attach(transports[index].open(request, to: watch))
-				try await checkWatchedMember(index, prefix: prefix, until: continuation, stopping: running)
+				try await followWatch(prefix: prefix, from: revision, into: continuation, running: running)
 			} catch is CancellationError {
-				// The consumer stopped, or the stream ended: nothing left to check.
+				// The consumer stopped: nothing left to watch.
 			} catch {
-				// Fetching a token could not reach the endpoint: the next watch tries the next one.
-				if case Defaults.RemoteServiceError.unreachable = error {
-					failOver(from: index)
-				}
 				continuation.finish(throwing: error)
 			}
 		}
 		running.attach(task)
 		return stream
+	}
+
+	/// One watch on member `index` from `revision`, its batches passed on to `continuation`, until it ends: returns how
+	/// it ended, whether the member created the watch, and the revision to go on from.
+	func watchOnce(
+		_ index: Int, prefix: String, from revision: Int64,
+		into continuation: AsyncThrowingStream<[Defaults.RemoteEvent], any Error>.Continuation, running: RunningWatch
+	) async -> (error: any Error, answered: Bool, next: Int64) {
+		var next = revision
+		var answered = false
+		do {
+			let body: [String: Any] = [
+				"create_request": [
+					"key": Self.base64(prefix), "range_end": Self.base64(Self.rangeEnd(of: prefix)),
+					"start_revision": String(revision), "progress_notify": true,
+				]
+			]
+			let request = try await makeRequest(endpoint: index, path: "/v3/watch", body: body)
+			let (events, member) = AsyncThrowingStream.makeStream(of: [Defaults.RemoteEvent].self)
+			let watch = EtcdWatch(continuation: member) { [weak self] ending in
+				guard let self else {
+					return Defaults.RemoteServiceError.unreachable("the etcd client was released")
+				}
+				let endpoint = self.endpoints[index].absoluteString
+				return switch ending {
+				case .closed:
+					Defaults.RemoteServiceError.unreachable("\(endpoint): the watch stream ended")
+				case .broken(let error):
+					Defaults.RemoteServiceError.unreachable("\(endpoint): the watch stream broke: \(error)")
+				case .errorReply(let status, let body):
+					// A member without a leader refuses the watch (or ends it) as unavailable: unreachable.
+					self.failure(
+						status: status, reply: body, path: "/v3/watch", endpoint: index, sentToken: request.token
+					).error
+				case .cancelled(let reason):
+					self.failure(
+						status: 0, message: "etcd cancelled the watch: \(reason)", code: nil, path: "/v3/watch",
+						endpoint: index, sentToken: request.token
+					).error
+				}
+			}
+			let opened = transports[index].open(request, to: watch)
+			running.attach(opened)
+			let check = Task {
+				try await checkWatchedMember(index, prefix: prefix, until: member)
+			}
+			defer {
+				check.cancel()
+				opened.cancel()
+			}
+			for try await batch in events {
+				answered = true
+				for event in batch {
+					switch event {
+					case .put(let entry): next = max(next, entry.modRevision + 1)
+					case .delete(_, let modRevision): next = max(next, modRevision + 1)
+					}
+				}
+				continuation.yield(batch)
+			}
+			try Task.checkCancellation()
+			return (Defaults.RemoteServiceError.unreachable("the watch ended"), answered, next)
+		} catch {
+			return (error, answered, next)
+		}
 	}
 
 	// MARK: Requests

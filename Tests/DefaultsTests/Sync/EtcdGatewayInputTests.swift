@@ -12,6 +12,8 @@ import Testing
 		"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\n\r\n"
 		+ #"{"error":"etcdserver: no leader","message":"etcdserver: no leader","code":14}"#
 
+	/// A member without a leader refuses the watch; the watch goes on at the next member, which creates it, without
+	/// ending the consumer's stream (before, the stream ended and the engine reported an outage while a member answered).
 	@Test func aWatchAsksForAMemberWithALeaderAndMovesOnWhenRefused() async throws {
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }
@@ -19,22 +21,70 @@ import Testing
 		defer { leaderless.stop() }
 		let client = try EtcdClient(endpoints: [leaderless.endpoint, etcd.endpoint], requestTimeout: 2)
 
-		var refused = false
-		do {
-			for try await _ in client.watch(prefix: "/test/leader/", fromRevision: 1) {}
-		} catch {
-			refused = true
-		}
-		#expect(refused)
-		#expect(leaderless.requestHeads.first?.contains("Grpc-Metadata-Hasleader: true") == true)
-
-		// The next watch goes to the member that has a leader, and is created there.
 		var created = false
 		for try await _ in client.watch(prefix: "/test/leader/", fromRevision: 1) {
 			created = true
 			break
 		}
 		#expect(created)
+		#expect(leaderless.requestHeads.first?.contains("Grpc-Metadata-Hasleader: true") == true)
+	}
+
+	/// A member whose watch stream ends (a killed member) is left for the next without ending the consumer's
+	/// stream, and the next watch starts at the revision after the last event delivered.
+	@Test func aWatchWhoseMemberStopsGoesOnAtTheNextFromTheRevisionAfterTheLastEvent() async throws {
+		let key = Data("/test/failover/a".utf8).base64EncodedString()
+		let value = Data("one".utf8).base64EncodedString()
+		let head = "HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n"
+		let created = #"{"result":{"header":{"revision":"7"},"created":true}}"#
+		let ending = try FakeGateway { _ in
+			head + created
+				+ #"{"result":{"header":{"revision":"7"},"events":[{"kv":{"key":"\#(key)","value":"\#(value)","#
+				+ #""create_revision":"7","mod_revision":"7","version":"1"}}]}}"#
+		}
+		defer { ending.stop() }
+		let next = try FakeGateway { _ in head + created }
+		defer { next.stop() }
+		let client = try EtcdClient(endpoints: [ending.endpoint, next.endpoint], requestTimeout: 2)
+
+		var batches: [[Defaults.RemoteEvent]] = []
+		for try await batch in client.watch(prefix: "/test/failover/", fromRevision: 3) {
+			batches.append(batch)
+			// The first member's created reply and event, then the next member's created reply.
+			if batches.count == 3 {
+				break
+			}
+		}
+		#expect(batches.map(\.count) == [0, 1, 0])
+		let resumed = try #require(
+			next.requestBodies.first { $0.contains("create_request") }.flatMap { body in
+				(try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any]
+			})
+		#expect((resumed["create_request"] as? [String: Any])?["start_revision"] as? String == "8")
+	}
+
+	/// With no member that holds a watch, the stream ends (the engine's outage) once every member failed and the
+	/// grace is over: an outage is not missed.
+	@Test func aWatchEndsWhenNoMemberHoldsOneWithinTheGrace() async throws {
+		let first = try FakeGateway { _ in Self.noLeader }
+		defer { first.stop() }
+		let second = try FakeGateway { _ in Self.noLeader }
+		defer { second.stop() }
+		let client = try EtcdClient(endpoints: [first.endpoint, second.endpoint], requestTimeout: 2)
+		let started = ContinuousClock.now
+		var error: (any Error)?
+		do {
+			for try await _ in client.watch(prefix: "/test/none/", fromRevision: 1) {}
+		} catch let caught {
+			error = caught
+		}
+		let elapsed = ContinuousClock.now - started
+		guard case .unreachable(let reason) = error as? Defaults.RemoteServiceError else {
+			Issue.record("the watch ended with \(String(describing: error))")
+			return
+		}
+		#expect(reason.contains(first.endpoint) && reason.contains(second.endpoint))
+		#expect(elapsed >= EtcdClient.watchFailoverGrace && elapsed < .seconds(10))
 	}
 
 	/// A write sent to a member that never answers (it may have applied it) and then refused by the next one (no

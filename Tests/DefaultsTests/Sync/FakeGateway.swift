@@ -17,12 +17,15 @@ final class FakeGateway: Sendable {
 
 	private final class HeadLog: Sendable {
 		let heads = LockedState<[String]>([])
+		let bodies = LockedState<[String]>([])
 	}
 
 	var endpoint: String { "http://127.0.0.1:\(port)" }
 
 	/// The heads of the requests received so far.
 	var requestHeads: [String] { log.heads.withLock { $0 } }
+	/// The bodies of the requests received so far.
+	var requestBodies: [String] { log.bodies.withLock { $0 } }
 
 	init(reply: @escaping @Sendable (_ path: String) -> String) throws {
 		let (descriptor, port) = try EtcdServer.loopbackSocket(listening: true)
@@ -34,8 +37,9 @@ final class FakeGateway: Sendable {
 				guard connection >= 0 else {
 					return
 				}
-				let head = Self.readRequest(connection)
+				let (head, body) = Self.readRequest(connection)
 				log.heads.withLock { $0.append(head) }
+				log.bodies.withLock { $0.append(body) }
 				let path = head.split(separator: " ").dropFirst().first.map(String.init) ?? "/"
 				let bytes = Array(reply(path).utf8)
 				_ = bytes.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, 0) }
@@ -54,8 +58,8 @@ final class FakeGateway: Sendable {
 		stop()
 	}
 
-	/// Reads the head and the body its Content-Length announces; returns the head.
-	private static func readRequest(_ connection: Int32) -> String {
+	/// Reads the head and the body its Content-Length announces.
+	private static func readRequest(_ connection: Int32) -> (head: String, body: String) {
 		var received: [UInt8] = []
 		var buffer = [UInt8](repeating: 0, count: 4096)
 		while true {
@@ -73,10 +77,10 @@ final class FakeGateway: Sendable {
 				if text.utf8.distance(from: end.upperBound.samePosition(in: text.utf8)!, to: text.utf8.endIndex)
 					>= length
 				{
-					return head
+					return (head, String(text[end.upperBound...]))
 				}
 			}
 		}
-		return String(decoding: received, as: UTF8.self)
+		return (String(decoding: received, as: UTF8.self), "")
 	}
 }
