@@ -74,6 +74,9 @@ extension EtcdClient {
 				_ = try await call(
 					"/v3/kv/range", ["key": Self.base64(prefix), "serializable": true], endpoint: index,
 					renewingToken: true)
+			} catch is LeaderChanged {
+				// The member has a leader again: it answers.
+				continue
 			} catch let error as Defaults.RemoteServiceError {
 				guard case .unreachable(let reason) = error else {
 					continue

@@ -72,9 +72,12 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 	public let requestTimeout: TimeInterval
 	let credentials: Credentials?
 	/// One per endpoint, in the same order.
-	private let transports: [any GatewayTransport]
+	let transports: [any GatewayTransport]
 	let preferred = Atomic<Int>(0)
-	private let token = LockedState<String?>(nil)
+	let token = LockedState<String?>(nil)
+	/// The highest raft term an answer's header carried (0: none yet), see
+	/// ``sendCheckingMember(_:endpoint:unanswered:)``.
+	let knownTerm = Atomic<Int64>(0)
 	/// How many tokens the client fetched: one, plus one per renewal.
 	let authentications = Atomic<Int>(0)
 
@@ -299,7 +302,9 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		// never got it, nor one that answered "no leader".
 		let unanswered = Unanswered()
 		let start = preferred.load(ordering: .relaxed)
-		for offset in 0..<endpoints.count {
+		var resentTo: Set<Int> = []
+		var offset = 0
+		while offset < endpoints.count {
 			let index = (start + offset) % endpoints.count
 			do {
 				let answer = try await call(path, body, endpoint: index, renewingToken: true, unanswered: unanswered)
@@ -307,11 +312,17 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 					preferred.store(index, ordering: .relaxed)
 				}
 				return answer
+			} catch let error as LeaderChanged {
+				// Once per member: it has a new leader, which a forwarded request never reached.
+				failures.append(error.reason)
+				if resentTo.insert(index).inserted {
+					continue
+				}
 			} catch let error as Defaults.RemoteServiceError {
 				switch error {
 				case .unreachable(let reason):
+					// The next member.
 					failures.append(reason)
-					continue
 				case .refused, .valueTooLarge:
 					// A member answered, and is asked first from now on: a member before it that keeps timing out
 					// would otherwise make every later try of this request unknown again.
@@ -331,6 +342,7 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 					throw error
 				}
 			}
+			offset += 1
 		}
 		throw Defaults.RemoteServiceError.unreachable(
 			failures.isEmpty ? "no endpoint answered" : failures.joined(separator: "; "))
@@ -354,13 +366,14 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 		-> [String: Any]
 	{
 		let request = try await makeRequest(endpoint: index, path: path, body: body)
-		let reply = try await send(request, endpoint: index, unanswered: unanswered)
+		let reply = try await sendCheckingMember(request, endpoint: index, unanswered: unanswered)
 		if reply.status == 200 {
 			guard let object = (try? JSONSerialization.jsonObject(with: reply.body)) as? [String: Any] else {
 				throw Defaults.RemoteServiceError.invalidResponse(
 					"\(endpoints[index].absoluteString)\(path): \(Self.quoted(reply.body)) where etcd's v3 gateway sends a JSON object"
 				)
 			}
+			noteTerm(of: object)
 			return object
 		}
 		let failure = failure(
@@ -379,7 +392,7 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 
 	/// `request`'s reply from endpoint `index`. A failure after the request may have left (sent, with no answer or
 	/// one that cannot be read) sets `unanswered`; one before it (``GatewayRequestNotSent``) does not.
-	private func send(
+	func send(
 		_ request: GatewayRequest, endpoint index: Int, unanswered: Unanswered? = nil
 	) async throws -> GatewayReply {
 		do {

@@ -1,0 +1,123 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Defaults
+@testable import DefaultsEtcd
+
+/// A request a member will not answer is given up before its timeout once the member shows it (it stopped
+/// answering, or its leader changed while the request waited), and goes to the next member; a slow answer of a member
+/// that keeps its leader is waited for. Scripted transports, one per member.
+@Suite(.scaledTimeLimit(minutes: 1)) struct EtcdLostRequestTests {
+	/// One member, scripted: how it answers a write (`txn`) and the check's read (`range`, by how many came before).
+	final class ScriptedMember: GatewayTransport, @unchecked Sendable {
+		enum Answer {
+			case reply(String)
+			/// Never answers: the request waits out its timeout.
+			case silence
+			case after(Duration, String)
+		}
+
+		let write: @Sendable (Int) -> Answer
+		let read: @Sendable (Int) -> Answer
+		let counts = Mutex<[String: Int]>([:])
+
+		init(write: @escaping @Sendable (Int) -> Answer, read: @escaping @Sendable (Int) -> Answer) {
+			self.write = write
+			self.read = read
+		}
+
+		convenience init(write: Answer, read: @escaping @Sendable (Int) -> Answer) {
+			self.init(write: { _ in write }, read: read)
+		}
+
+		func count(_ path: String) -> Int { counts.withLock { $0[path, default: 0] } }
+
+		func send(_ request: GatewayRequest) async throws -> GatewayReply {
+			let path = request.url.path()
+			let earlier = counts.withLock { counts in
+				defer { counts[path, default: 0] += 1 }
+				return counts[path, default: 0]
+			}
+			let answer = path.hasSuffix("/v3/kv/txn") ? write(earlier) : read(earlier)
+			switch answer {
+			case .reply(let body):
+				return GatewayReply(status: 200, body: Data(body.utf8))
+			case .after(let delay, let body):
+				try await Task.sleep(for: delay)
+				return GatewayReply(status: 200, body: Data(body.utf8))
+			case .silence:
+				try await Task.sleep(for: .seconds(request.timeout ?? 60))
+				throw Defaults.RemoteServiceError.unreachable("\(request.url.absoluteString): timed out")
+			}
+		}
+
+		func open(_ request: GatewayRequest, to receiver: any GatewayStreamReceiver) -> any GatewayStream {
+			receiver.streamEnded(error: Defaults.RemoteServiceError.unreachable("no watch here"))
+			return NoStream()
+		}
+
+		struct NoStream: GatewayStream {
+			func cancel() {}
+		}
+	}
+
+	static func header(term: Int) -> String {
+		#"{"header":{"revision":"9","raft_term":"\#(term)"}"#
+	}
+
+	static let written = #"{"header":{"revision":"9","raft_term":"3"},"succeeded":true}"#
+
+	func client(_ members: [ScriptedMember]) throws -> EtcdClient {
+		try EtcdClient(
+			endpoints: members.indices.map { "http://127.0.0.1:\(40000 + $0)" }, requestTimeout: 20,
+			transport: { url in members[(url.port ?? 40000) - 40000] })
+	}
+
+	func write(with client: EtcdClient) async throws -> (Defaults.RemoteWriteResult, Duration) {
+		let started = ContinuousClock.now
+		let result = try await client.compareAndSwap(key: "/lost/a", value: Data("1".utf8), expectedModRevision: 0)
+		return (result, ContinuousClock.now - started)
+	}
+
+	/// A follower that forwarded the write to a leader that stopped: it answers the check, first in the old term,
+	/// then in the new leader's, and the write is sent to it again, where the new leader answers it. Before, the
+	/// write waited out its 20 s timeout.
+	@Test func aWriteWhoseMembersLeaderChangedIsSentToItAgain() async throws {
+		let follower = ScriptedMember(write: { sent in sent == 0 ? .silence : .reply(Self.written) }) { checks in
+			.reply(Self.header(term: checks == 0 ? 2 : 3) + "}")
+		}
+		let next = ScriptedMember(write: .reply(Self.written)) { _ in .reply(Self.header(term: 3) + "}") }
+		let (result, elapsed) = try await write(with: try client([follower, next]))
+		#expect(result == .written(revision: 9))
+		#expect(elapsed < .seconds(5), "\(elapsed)")
+		#expect(follower.count("/v3/kv/txn") == 2)
+		#expect(next.count("/v3/kv/txn") == 0)
+	}
+
+	/// A member that stopped (a paused process) answers neither the write nor the check.
+	@Test func aWriteToAMemberThatStoppedGoesToTheNextMember() async throws {
+		let stopped = ScriptedMember(write: .silence) { _ in .silence }
+		let next = ScriptedMember(write: .reply(Self.written)) { _ in .reply(Self.header(term: 3) + "}") }
+		let (result, elapsed) = try await write(with: try client([stopped, next]))
+		#expect(result == .written(revision: 9))
+		#expect(elapsed < .seconds(5), "\(elapsed)")
+	}
+
+	/// A slow write of a member that keeps its leader (and one in an election, answering "no leader") is waited for:
+	/// sent once, answered by its member.
+	@Test func aSlowWriteOfAMemberThatKeepsItsLeaderIsWaitedFor() async throws {
+		let noLeader = #"{"error":"etcdserver: no leader","message":"etcdserver: no leader","code":14}"#
+		let slow = ScriptedMember(write: .after(.milliseconds(2500), Self.written)) { checks in
+			checks == 1 ? .reply(noLeader) : .reply(Self.header(term: 3) + "}")
+		}
+		let next = ScriptedMember(write: .reply(Self.written)) { _ in .reply(Self.header(term: 3) + "}") }
+		let client = try client([slow, next])
+		// The client heard term 3 before it sent the write.
+		_ = try await client.read(prefix: "/lost/")
+		let (result, _) = try await write(with: client)
+		#expect(result == .written(revision: 9))
+		#expect(slow.count("/v3/kv/range") >= 3)
+		#expect(next.count("/v3/kv/txn") == 0)
+	}
+}
