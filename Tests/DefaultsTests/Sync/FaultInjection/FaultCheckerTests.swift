@@ -203,6 +203,20 @@ import Testing
 		#expect(counts.machines.map(\.count) == [2])
 	}
 
+	/// The keys of a lost settings file put back are reported (the fault's own report), which is no report of an
+	/// outage: with a leader kill in the round, the process that reported both made one outage report (seed 126493
+	/// counted two). In a round without a lost file, the same report counts: nothing should have put keys back.
+	@Test func aLostSettingsFilesPutBackIsNoOutageReport() {
+		let putBack =
+			"Defaults: The synced keys own1 of '/faults/' \(FaultRun.putBackReport) (an editor, a restored or lost file)"
+		let standardErrors = [[Self.outage + "\n" + putBack + "\n"]]
+		let lost = FaultRun.failureReports(
+			standardErrors: standardErrors, machines: [0], folders: 1, settingsFileLost: true)
+		#expect(lost.mostOfOneProcess == 1)
+		let notLost = FaultRun.failureReports(standardErrors: standardErrors, machines: [0], folders: 1)
+		#expect(notLost.mostOfOneProcess == 2)
+	}
+
 	/// A killed machine is no outage of the remote: two reports of one process in a round of a machine kill and a
 	/// leader kill are two for one outage.
 	@Test func aMachineKillIsNoOutage() {

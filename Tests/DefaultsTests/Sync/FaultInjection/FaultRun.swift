@@ -169,7 +169,7 @@ struct FaultRun {
 		let healToConvergence = converged ? Self.healToConvergence(healed: healed, logs: logs) : nil
 		let reportCounts = Self.failureReports(
 			standardErrors: (0..<schedule.machines).map { fleet.exits[$0, default: []].map(\.standardError) },
-			machines: machines, folders: schedule.folders)
+			machines: machines, folders: schedule.folders, settingsFileLost: faults.contains(.settingsFileLoss))
 		let machineReports = reportCounts.machines
 		let mostReportsOfOneProcess = reportCounts.mostOfOneProcess
 		return Outcome(
@@ -187,8 +187,13 @@ struct FaultRun {
 	/// The failure reports (`Defaults: ` lines on standard error, lost conflicts left out) of each machine (the
 	/// processes sharing its settings file together), and the most one process made: `standardErrors` holds each
 	/// process's incarnations, and each incarnation is a process of its own (an engine, a failure handler).
+	///
+	/// With `settingsFileLost` (the round emptied a settings file), the report that the lost file's synced keys were
+	/// put back is left out too: it is the report the fault is promised (the DocC article's "changed outside the
+	/// package"), not one of an outage of the remote, and counted with an outage's it made one process look like
+	/// two reports in one outage.
 	static func failureReports(
-		standardErrors: [[String]], machines: [Int], folders: Int
+		standardErrors: [[String]], machines: [Int], folders: Int, settingsFileLost: Bool = false
 	) -> (machines: [[String]], mostOfOneProcess: Int) {
 		var machineReports = Array(repeating: [String](), count: folders)
 		var mostOfOneProcess = 0
@@ -196,6 +201,7 @@ struct FaultRun {
 			for report in incarnations {
 				let failures = report.split(separator: "\n").map(String.init).filter {
 					$0.hasPrefix("Defaults: ") && !$0.contains("lost a sync conflict")
+						&& !(settingsFileLost && $0.contains(Self.putBackReport))
 				}
 				machineReports[machines[index]] += failures
 				mostOfOneProcess = max(mostOfOneProcess, failures.count)
@@ -203,6 +209,9 @@ struct FaultRun {
 		}
 		return (machineReports, mostOfOneProcess)
 	}
+
+	/// What the report of keys put back after a lost settings file says (`SyncWorker.putBackOutsideEdits`).
+	static let putBackReport = "were changed in the settings file without Defaults or the defaults command"
 
 	/// From the heal, or from the last write begun when writes went on after it, until the last view any process
 	/// logged (its values or its pending count changed for the last time), for a run that converged. Convergence
