@@ -26,11 +26,18 @@ extension EtcdClient {
 		// The members' failures since the last watch that held, and when the first of them came.
 		var failures: [String] = []
 		var failingSince: ContinuousClock.Instant?
+		var isResuming = false
 		while true {
 			try Task.checkCancellation()
 			let index = preferred.load(ordering: .relaxed) % endpoints.count
 			let started = ContinuousClock.now
-			let attempt = await watchOnce(index, prefix: prefix, from: next, into: continuation, running: running)
+			let attempt: (error: any Error, answered: Bool, next: Int64)
+			if isResuming, let behind = try await revisionBehind(index, prefix: prefix, reached: next - 1) {
+				attempt = (Defaults.RemoteServiceError.unreachable(behind), false, next)
+			} else {
+				attempt = await watchOnce(index, prefix: prefix, from: next, into: continuation, running: running)
+			}
+			isResuming = true
 			try Task.checkCancellation()
 			next = attempt.next
 			guard case Defaults.RemoteServiceError.unreachable(let reason) = attempt.error else {
@@ -53,6 +60,31 @@ extension EtcdClient {
 				// Every member failed once: a short wait before the next round (an election takes about a second).
 				try await Task.sleep(for: .milliseconds(200))
 			}
+		}
+	}
+
+	/// Why member `index` may not take over a watch that reached revision `reached`, or `nil` when it may: it cannot
+	/// be read, or its revision is below `reached`, which a member catching up shows, and so does a cluster that
+	/// lost its data (wiped, restored), which only the engine's full read tells apart. The watch goes on at a member
+	/// that holds what it delivered; with none, the stream ends and the engine reads the prefix again, as it did
+	/// before a watch went from member to member (a watch from a revision above etcd's waits for it, silently).
+	private func revisionBehind(_ index: Int, prefix: String, reached: Int64) async throws -> String? {
+		let endpoint = endpoints[index].absoluteString
+		do {
+			let answer = try await call(
+				"/v3/kv/range", ["key": Self.base64(prefix), "serializable": true], endpoint: index,
+				renewingToken: true)
+			let revision = Self.revision(of: answer)
+			return revision >= reached
+				? nil
+				: "\(endpoint): its revision \(revision) is below \(reached), which the watch reached"
+		} catch let error as LeaderChanged {
+			return error.reason
+		} catch let error as Defaults.RemoteServiceError {
+			guard case .unreachable(let reason) = error else {
+				throw error
+			}
+			return reason
 		}
 	}
 

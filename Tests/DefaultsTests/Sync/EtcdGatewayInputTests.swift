@@ -31,7 +31,7 @@ import Testing
 	}
 
 	/// A member whose watch stream ends (a killed member) is left for the next without ending the consumer's
-	/// stream, and the next watch starts at the revision after the last event delivered.
+	/// stream, and the next watch starts at the revision after the last event delivered, at a member that holds it.
 	@Test func aWatchWhoseMemberStopsGoesOnAtTheNextFromTheRevisionAfterTheLastEvent() async throws {
 		let key = Data("/test/failover/a".utf8).base64EncodedString()
 		let value = Data("one".utf8).base64EncodedString()
@@ -43,9 +43,17 @@ import Testing
 				+ #""create_revision":"7","mod_revision":"7","version":"1"}}]}}"#
 		}
 		defer { ending.stop() }
-		let next = try FakeGateway { _ in head + created }
+		// A member behind the revision the watch reached (catching up, or a cluster that lost its data) is passed over.
+		let behind = try FakeGateway { path in
+			head + (path.hasSuffix("/v3/kv/range") ? #"{"header":{"revision":"5"}}"# : created)
+		}
+		defer { behind.stop() }
+		let next = try FakeGateway { path in
+			head + (path.hasSuffix("/v3/kv/range") ? #"{"header":{"revision":"7"}}"# : created)
+		}
 		defer { next.stop() }
-		let client = try EtcdClient(endpoints: [ending.endpoint, next.endpoint], requestTimeout: 2)
+		let client = try EtcdClient(
+			endpoints: [ending.endpoint, behind.endpoint, next.endpoint], requestTimeout: 2)
 
 		var batches: [[Defaults.RemoteEvent]] = []
 		for try await batch in client.watch(prefix: "/test/failover/", fromRevision: 3) {
@@ -56,6 +64,7 @@ import Testing
 			}
 		}
 		#expect(batches.map(\.count) == [0, 1, 0])
+		#expect(!behind.requestHeads.contains { $0.contains("/v3/watch") })
 		let resumed = try #require(
 			next.requestBodies.first { $0.contains("create_request") }.flatMap { body in
 				(try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any]
