@@ -172,19 +172,19 @@ let fileStoreCommands: [String: @Sendable ([String]) -> Int32] = [
 		}
 	},
 	// file-store-await <path> <key> <value> <give-up>: waits until the key holds the value, with no flush, and prints
-	// how long that took from `ready`; exits 1 once <give-up> (a file the test creates at its limit) exists.
+	// when it saw it (seconds since 1970, for the test to compare with when it wrote); exits 1 once <give-up> (a file
+	// the test creates at its limit) exists.
 	"file-store-await": { arguments in
 		guard arguments.count == 4, let expected = FileStoreCommand.parse(arguments[2]) else {
 			return FileStoreCommand.usage("file-store-await <path> <key> <value> <give-up>")
 		}
 		let store = FileStoreCommand.store(arguments[0])
 		let giveUp = ObservationCommand.GiveUp(arguments[3])
-		let start = Date()
 		print("ready")
 		fflush(nil)
 		while !giveUp.hasCome {
 			if let value = store.storedValue(forKey: arguments[1]), Defaults.PropertyList.isEqual(value, expected) {
-				print("seen after \(Int(Date().timeIntervalSince(start) * 1000)) ms")
+				print("seen at \(Date().timeIntervalSince1970)")
 				return 0
 			}
 			usleep(5_000)

@@ -68,7 +68,8 @@ import Testing
 			["observation-await", tool.file("app").path, "name", "from the shell", giveUp.path],
 			environment: tool.environment)
 		defer { observer.stopIfRunning() }
-		try #require(try await observer.waitForOutput("ready", timeout: 20), "\(observer.standardErrorSoFar)")
+		// Generous: in CI's second pass a child starts slowly and this task waits for a thread (20 s missed once).
+		try #require(try await observer.waitForOutput("ready", timeout: 40), "\(observer.standardErrorSoFar)")
 		try tool.succeed("write", "app", "name", "from the shell")
 		let result = try await observer.wait(timeout: 30, givingUpBy: giveUp)
 		#expect(result.status == 0, "\(result)")
