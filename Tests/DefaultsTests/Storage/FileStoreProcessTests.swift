@@ -193,7 +193,8 @@ import Testing
 		let giveUp = folder.file("give-up")
 		let watcher = try ChildProcess(["file-store-await", file.path, "seen", "int:2", giveUp.path])
 		defer { watcher.stopIfRunning() }
-		try #require(try await watcher.waitForOutput("ready", timeout: 20), "\(watcher.standardErrorSoFar)")
+		// Generous: under the thread sanitizer, beside its stress tests, 20 s passed without it once.
+		try #require(try await watcher.waitForOutput("ready", timeout: 40), "\(watcher.standardErrorSoFar)")
 		// From the write to the moment the watcher saw it, on the machine's clock: not from the watcher's `ready`,
 		// which counted how long this test's task waited to be scheduled (6.6 s once, in CI's second pass).
 		let written = Date().timeIntervalSince1970
