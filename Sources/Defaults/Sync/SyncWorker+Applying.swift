@@ -186,14 +186,7 @@ extension SyncWorker {
 			state.records[name] = .init(
 				value: try? local.value(of: name).map { try SyncedValueCoding.encode($0) }, modRevision: 0)
 		}
-		// The changes of names another process of this settings file syncs: that process finds the state rebuilt and
-		// does not rebuild it again, so their records come from here, the remote's, for its pushes to be compared
-		// with (and for compaction here to keep their lines).
-		let named = Set(local.lines.compactMap(\.k)).subtracting(synced)
-		for name in state.pending(in: local.lines, among: named).keys.sorted() {
-			let entry = current[name]
-			state.records[name] = .init(value: entry?.value, modRevision: entry?.modRevision ?? 0)
-		}
+		recordPendingKeysOfOtherProcesses(current, synced: synced, local: local)
 		let putBackNames = putBacks.map(\.name).joined(separator: ", ")
 		reportFailure(
 			"The sync state file \(stateFile?.path ?? "") was lost (\(reason)). This machine took the remote values of '\(prefix)' as a new machine would"
@@ -252,14 +245,7 @@ extension SyncWorker {
 			state.records[name] = .init(
 				value: try? local.value(of: name).map { try SyncedValueCoding.encode($0) }, modRevision: 0)
 		}
-		// The changes of names another process of this settings file syncs: that process finds the state rebuilt and
-		// does not rebuild it again, so their records come from here, the remote's, for its pushes to be compared
-		// with (and for compaction here to keep their lines).
-		let named = Set(local.lines.compactMap(\.k)).subtracting(synced)
-		for name in state.pending(in: local.lines, among: named).keys.sorted() {
-			let entry = current[name]
-			state.records[name] = .init(value: entry?.value, modRevision: entry?.modRevision ?? 0)
-		}
+		recordPendingKeysOfOtherProcesses(current, synced: synced, local: local)
 		if !isRejoinReported {
 			isRejoinReported = true
 			let putBackNames = putBacks.map(\.name).joined(separator: ", ")
@@ -270,6 +256,19 @@ extension SyncWorker {
 					+ ", and takes the remote's values of the others.")
 		}
 		return putBacks
+	}
+
+	/// The changes of names another process of this settings file syncs, after a rebuild or a rejoin made here: that
+	/// process finds the state rebuilt or rejoined and does not do it again, so their records come from here, the
+	/// remote's, for its pushes to be compared with (and for compaction here to keep their lines).
+	private func recordPendingKeysOfOtherProcesses(
+		_ current: [String: Defaults.RemoteEntry], synced: Set<String>, local: LocalSide
+	) {
+		let named = Set(local.lines.compactMap(\.k)).subtracting(synced)
+		for name in state.pending(in: local.lines, among: named).keys.sorted() {
+			let entry = current[name]
+			state.records[name] = .init(value: entry?.value, modRevision: entry?.modRevision ?? 0)
+		}
 	}
 
 	func receive(_ events: [Defaults.RemoteEvent]) {
