@@ -12,6 +12,12 @@ enum BinaryPropertyList {
 		let description: String
 	}
 
+	/// The values would make a list of more than a settings file may hold. Unlike a write that fails, trying again
+	/// cannot succeed until the values change.
+	struct TooLarge: Swift.Error, CustomStringConvertible {
+		let description: String
+	}
+
 	private static let header = Array("bplist00".utf8)
 	private static let trailerSize = 32
 
@@ -34,8 +40,8 @@ enum BinaryPropertyList {
 	/// bytes to `write` in pieces of about 64 KiB as they are made instead of building the whole list: a flush of a
 	/// large store writes its file this way, with no buffer of the file's size (issue 32's memory per key).
 	///
-	/// - Throws: ``Error`` for a value that is not a normalised property-list value or once the list would exceed
-	///   `limit` bytes (nothing more is handed to `write` then), and whatever `write` throws.
+	/// - Throws: ``Error`` for a value that is not a normalised property-list value, ``TooLarge`` once the list would
+	///   exceed `limit` bytes (nothing more is handed to `write` then), and whatever `write` throws.
 	static func encode(
 		_ snapshot: ValueSnapshot, limit: Int, to write: (UnsafeRawBufferPointer) throws -> Void
 	) throws {
@@ -115,7 +121,7 @@ enum BinaryPropertyList {
 		/// Hands the bytes gathered to `write`, unless the list would exceed `limit` bytes.
 		mutating func drain(limit: Int, to write: (UnsafeRawBufferPointer) throws -> Void) throws {
 			guard position <= limit else {
-				throw Error(
+				throw TooLarge(
 					description: "the settings take more than \(limit >> 20) MiB, the most a settings file may hold")
 			}
 			try bytes.withUnsafeBytes { try write($0) }

@@ -26,6 +26,9 @@ struct DiskState {
 	var isJournalFailureReported = false
 	/// Set by a flush that wrote a large file, for the end of the flush to give the allocator's free memory back.
 	var hasWrittenALargeFile = false
+	/// Set by a flush refused because the values would take more than a settings file may hold: no timed retry
+	/// follows (it would write up to 64 MiB again, every minute, to the same refusal); the next write flushes.
+	var isRefusedAsTooLarge = false
 }
 
 /// What a store took from its file: the values, which version of the file they came from, and whether the store may

@@ -16,11 +16,11 @@ extension Defaults.FileStore {
 			return true
 		}
 		var failures: [Defaults.Failure] = []
-		let (isWritten, changedKeys, isLarge) = disk.withLock { disk in
+		let (isWritten, changedKeys, outcome) = disk.withLock { disk in
 			let (isWritten, changedKeys) = flushLocked(disk: &disk, failures: &failures)
-			return (isWritten, changedKeys, disk.takeLargeWrite())
+			return (isWritten, changedKeys, disk.takeWriteOutcome())
 		}
-		finishFlush(isWritten: isWritten, changedKeys: changedKeys, failures: failures, wroteALargeFile: isLarge)
+		finishFlush(isWritten: isWritten, changedKeys: changedKeys, failures: failures, outcome: outcome)
 		return isWritten
 	}
 
@@ -60,24 +60,25 @@ extension Defaults.FileStore {
 		var result: T?
 		var hasEnded = false
 		// Run before this returns: the optional parameter of `flushLocked` only looks escaping.
-		let (isWritten, changedKeys, isLarge) = withoutActuallyEscaping(body) { body -> (Bool, Set<String>, Bool) in
-			disk.withLock { disk -> (Bool, Set<String>, Bool) in
+		let (isWritten, changedKeys, outcome) = withoutActuallyEscaping(body) {
+			body -> (Bool, Set<String>, DiskState.WriteOutcome) in
+			disk.withLock { disk -> (Bool, Set<String>, DiskState.WriteOutcome) in
 				guard !disk.hasEnded else {
 					hasEnded = true
-					return (false, [], false)
+					return (false, [], DiskState.WriteOutcome())
 				}
 				let (isWritten, changedKeys) = flushLocked(disk: &disk, failures: &failures) { values in
 					let outcome = body(values)
 					result = outcome.result
 					return outcome.received
 				}
-				return (isWritten, changedKeys, disk.takeLargeWrite())
+				return (isWritten, changedKeys, disk.takeWriteOutcome())
 			}
 		}
 		if hasEnded {
 			Self.waitForTheEnd()
 		}
-		finishFlush(isWritten: isWritten, changedKeys: changedKeys, failures: failures, wroteALargeFile: isLarge)
+		finishFlush(isWritten: isWritten, changedKeys: changedKeys, failures: failures, outcome: outcome)
 		return isWritten ? result : nil
 	}
 
@@ -104,9 +105,9 @@ extension Defaults.FileStore {
 	/// What follows a flush, outside the lock (a failure handler or an observer may use the store): its failures and
 	/// the outside changes it took in are told, and a failed write is tried again later.
 	private func finishFlush(
-		isWritten: Bool, changedKeys: Set<String>, failures: [Defaults.Failure], wroteALargeFile: Bool
+		isWritten: Bool, changedKeys: Set<String>, failures: [Defaults.Failure], outcome: DiskState.WriteOutcome
 	) {
-		if wroteALargeFile {
+		if outcome.wroteALargeFile {
 			FreedMemory.giveBack()
 		}
 		failures.forEach(Defaults.report)
@@ -115,7 +116,7 @@ extension Defaults.FileStore {
 		}
 		if isWritten {
 			memory.withLock { $0.failedFlushes = 0 }
-		} else {
+		} else if !outcome.isRefusedAsTooLarge {
 			scheduleRetry()
 		}
 	}
@@ -258,6 +259,7 @@ extension Defaults.FileStore {
 		} catch {
 			keepTheFileValues()
 			restoreDirtyKeys(changes)
+			disk.isRefusedAsTooLarge = error is BinaryPropertyList.TooLarge
 			failures.append(storageFailure("The file \(path) could not be written: \(error)."))
 			// What was read from the file is taken in all the same: memory must not go on showing values the file
 			// no longer holds.
@@ -291,6 +293,7 @@ extension Defaults.FileStore {
 			disk.version = .present(try file.replace(with: snapshot))
 		} catch {
 			restoreDirtyKeys(keys)
+			disk.isRefusedAsTooLarge = error is BinaryPropertyList.TooLarge
 			failures.append(storageFailure("The file \(path) could not be written: \(error)."))
 			return (false, [])
 		}
@@ -429,9 +432,19 @@ extension Defaults.FileStore {
 
 extension DiskState {
 	/// Whether the last flush wrote a large file, forgotten once asked.
-	mutating func takeLargeWrite() -> Bool {
-		defer { hasWrittenALargeFile = false }
-		return hasWrittenALargeFile
+	/// What the end of a flush does besides reporting, outside the lock.
+	struct WriteOutcome {
+		var wroteALargeFile = false
+		var isRefusedAsTooLarge = false
+	}
+
+	/// The flags a flush set for its end, cleared for the next.
+	mutating func takeWriteOutcome() -> WriteOutcome {
+		defer {
+			hasWrittenALargeFile = false
+			isRefusedAsTooLarge = false
+		}
+		return WriteOutcome(wroteALargeFile: hasWrittenALargeFile, isRefusedAsTooLarge: isRefusedAsTooLarge)
 	}
 }
 

@@ -288,7 +288,7 @@ package struct SettingsFile: Sendable {
 		let data = try BinaryPropertyList.encode(values)
 		guard data.count <= Self.maximumByteCount else {
 			// A file the store could not read back would be kept aside at the next launch, its values gone.
-			throw WriteError(
+			throw BinaryPropertyList.TooLarge(
 				description: "the settings take \(data.count) bytes, more than the \(Self.maximumByteCount >> 20) MiB "
 					+ "a settings file may hold")
 		}

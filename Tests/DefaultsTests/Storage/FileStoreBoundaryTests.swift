@@ -107,6 +107,47 @@ import Testing
 		#expect(FailureRecorder.failures(forKey: "").contains { $0.message.contains("64 MiB") })
 	}
 
+	/// A change that would take the file past the most a settings file may hold is refused, both when the file is
+	/// written from memory's tables (nobody changed it since this store read it) and when it is merged with a file
+	/// another writer changed: the file keeps its bytes, no temporary file is left, the failure says why, the value
+	/// stays in memory, pending, and no timed retry writes up to 64 MiB again to the same refusal (the next write
+	/// flushes).
+	@Test(arguments: [false, true])
+	func aChangeThatWouldTakeTheFilePastTheLimitLeavesTheFileAsItWas(fileChangedMeanwhile: Bool) throws {
+		let url = folder.file("app.plist")
+		let store = Defaults.FileStore.at(url)
+		// Flushes only when told to, so that no scheduled flush runs beside the ones this test makes.
+		let holdScheduledFlushes = { store.memory.withLock { $0.isFlushScheduled = true } }
+		holdScheduledFlushes()
+		store.setStoredValue(1, forKey: "small")
+		#expect(store.flush())
+		if fileChangedMeanwhile {
+			let other = Defaults.FileStore.at(url)
+			other.memory.withLock { $0.isFlushScheduled = true }
+			other.setStoredValue(2, forKey: "other")
+			#expect(other.flush())
+		}
+		let before = try Data(contentsOf: url)
+		FailureRecorder.start()
+		let key = uniqueKeyName("huge")
+		holdScheduledFlushes()
+		store.setStoredValue(Data(count: SettingsFile.maximumByteCount), forKey: key)
+		#expect(!store.flush())
+		#expect(try Data(contentsOf: url) == before)
+		let names = try FileManager.default.contentsOfDirectory(atPath: folder.url.path)
+		#expect(names.sorted() == [".app.plist.lock", "app.plist"], "\(names)")
+		#expect(
+			FailureRecorder.failures(mentioning: url.path).contains { $0.message.contains("64 MiB") },
+			"\(FailureRecorder.failures(mentioning: url.path))")
+		#expect(
+			store.memory.withLock { ($0.failedFlushes, $0.isFlushScheduled) } == (0, false), "a retry was scheduled")
+		#expect((store.storedValue(forKey: key) as? Data)?.count == SettingsFile.maximumByteCount)
+		holdScheduledFlushes()
+		store.removeStoredValue(forKey: key)
+		#expect(store.flush())
+		#expect(store.storedValue(forKey: "other") as? Int == (fileChangedMeanwhile ? 2 : nil))
+	}
+
 	/// A binary property list `{ d = <dataBytes zero bytes> }`, mostly a hole in the file so that it costs no disk.
 	static func writeSparsePropertyList(dataBytes: Int, to url: URL) throws {
 		var head: [UInt8] = Array("bplist00".utf8)
