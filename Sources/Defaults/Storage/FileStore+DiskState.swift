@@ -24,6 +24,9 @@ struct DiskState {
 	var hasEnded = false
 	/// Whether a failure to append to the change journal was reported, since the last append that succeeded.
 	var isJournalFailureReported = false
+	/// How long a flush waits for another process's lock on the file before it gives up and tries later. Tests that
+	/// hold the lock on purpose while a flush waits raise it, so that a slow machine does not end the wait first.
+	var lockWaitLimit = Duration.seconds(2)
 	/// Set by a flush that wrote a large file, for the end of the flush to give the allocator's free memory back.
 	var hasWrittenALargeFile = false
 	/// Set by a flush refused because the values would take more than a settings file may hold: no timed retry
@@ -55,7 +58,8 @@ extension Defaults.FileStore {
 		Defaults.Failure(keyName: "", reason: .storage, message: message)
 	}
 
-	/// Takes the file's cross-process lock, waiting at most ``lockWaitLimit``; a failure to take it is reported.
+	/// Takes the file's cross-process lock, waiting at most `DiskState.lockWaitLimit`; a failure to take it is
+	/// reported.
 	///
 	/// - Parameter isLastTry: no flush follows this one (the process is ending), for the sentence a timeout gives.
 	func lock(_ disk: inout DiskState, failures: inout [Defaults.Failure], isLastTry: Bool = false) -> Bool {
@@ -63,7 +67,7 @@ extension Defaults.FileStore {
 			isLastTry
 			? "the process is ending, so no later try will write the changes"
 			: "the changes stay in memory and are written at the next try"
-		if let problem = file.lock(&disk.lockDescriptor, waitingAtMost: Self.lockWaitLimit, outcomeOfTimeout: outcome) {
+		if let problem = file.lock(&disk.lockDescriptor, waitingAtMost: disk.lockWaitLimit, outcomeOfTimeout: outcome) {
 			failures.append(storageFailure(problem))
 			return false
 		}

@@ -403,9 +403,6 @@ extension Defaults {
 
 		/// How long a write waits for others to join it before the file is written.
 		static let flushDelay = DispatchTimeInterval.milliseconds(100)
-
-		/// How long a flush waits for another process's lock on the file before it gives up and tries later.
-		static let lockWaitLimit = Duration.seconds(2)
 	}
 }
 

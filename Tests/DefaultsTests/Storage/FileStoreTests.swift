@@ -272,8 +272,10 @@ import Testing
 	/// Issue 32: a flush while writes go on (a burst: keys written during the flush stay pending) keeps no copy of the
 	/// file's values either, since memory's keys that are not pending hold them; the next flush writes the pending key.
 	@Test func aWriteDuringAFlushLeavesOneCopyOfTheValues() throws {
-		// No scheduled flush: this test's own flushes are the only ones.
+		// No scheduled flush: this test's own flushes are the only ones. The flush below waits for the lock this test
+		// holds until it has written "c", however long a busy machine takes to get there.
 		store.memory.withLock { $0.isFlushScheduled = true }
+		store.disk.withLock { $0.lockWaitLimit = .seconds(60) }
 		try store.write(1, forKey: "a")
 		#expect(store.flush())
 		store.memory.withLock { $0.isFlushScheduled = true }
