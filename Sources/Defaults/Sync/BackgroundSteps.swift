@@ -8,6 +8,7 @@ final class BackgroundSteps: @unchecked Sendable {
 	private let condition = NSCondition()
 	private var underWay = 0
 	private var isClosed = false
+	private var runOut = 0
 
 	/// Lets steps begin (the engine starts).
 	func open() {
@@ -41,6 +42,13 @@ final class BackgroundSteps: @unchecked Sendable {
 		condition.unlock()
 	}
 
+	/// How many waits ran out their limit with a step still under way (a test tells a bounded wait from none by it).
+	var waitsRunOut: Int {
+		condition.lock()
+		defer { condition.unlock() }
+		return runOut
+	}
+
 	/// Blocks until no step is under way, at most `limit`; at once when none is.
 	func waitUntilNoneUnderWay(atMost limit: Duration) {
 		let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
@@ -49,6 +57,7 @@ final class BackgroundSteps: @unchecked Sendable {
 		defer { condition.unlock() }
 		while underWay > 0 {
 			guard condition.wait(until: deadline) else {
+				runOut += underWay > 0 ? 1 : 0
 				return
 			}
 		}

@@ -147,21 +147,25 @@ extension Defaults {
 		///
 		/// A step under way (a push waiting for its reply, a read of the remote, remote changes being applied) is
 		/// let finish, and `stop()` returns once it has: from then on the background sync writes neither the store
-		/// nor the sync state file, and starts no step. With no step under way it returns at once. The wait is
-		/// bounded by 2 seconds, so that a push whose request is in flight to a remote that does not answer cannot
-		/// hold the caller until the request's time-out; such a push may still record its reply in the state file
-		/// after `stop()` returned. The calling thread blocks meanwhile: called from a failure handler, which the
-		/// engine calls during a step, it returns after the 2 seconds.
+		/// nor the sync state file, and starts no step. With no step under way it returns at once; a second caller
+		/// while the first waits waits too. The wait is bounded by 2 seconds, so that a push whose request is in
+		/// flight to a remote that does not answer cannot hold the caller until the request's time-out; such a push
+		/// may still record its reply in the state file after `stop()` returned. The calling thread blocks meanwhile.
+		///
+		/// Called from a failure handler while this engine reports (often in a step, holding the settings file's
+		/// lock), it returns without waiting: the engine's steps go on only once the handler returns, and no new
+		/// one starts after them.
 		public func stop() {
 			let task = loop.withLock { loop in
+				// Closed under the lock that `start()` opens them under: a second caller finds them closed.
+				worker.backgroundSteps.close()
 				defer { loop = nil }
 				return loop
 			}
-			guard let task else {
+			task?.cancel()
+			guard worker.reportingThread.withLock({ $0 }) != ObjectIdentifier(Thread.current) else {
 				return
 			}
-			worker.backgroundSteps.close()
-			task.cancel()
 			worker.backgroundSteps.waitUntilNoneUnderWay(atMost: Self.stopWait)
 		}
 

@@ -63,6 +63,10 @@ actor SyncWorker {
 	var wake: WakeSignal?
 	/// The background loop's steps under way, which the engine's `stop()` waits for.
 	nonisolated let backgroundSteps = BackgroundSteps()
+	/// The thread calling the failure handler with this worker's report, while it does: on this actor, often in a
+	/// step under the settings file's lock, so that the steps go on only once the handler returns, and a `stop()` it
+	/// calls does not wait for them (see ``Defaults/SyncEngine/stop()``).
+	nonisolated let reportingThread = LockedState<ObjectIdentifier?>(nil)
 
 	struct Names {
 		var synced: Set<String> = []
@@ -367,7 +371,13 @@ actor SyncWorker {
 	func reportFailure(
 		of keyName: String? = nil, reason: Defaults.Failure.Reason = .storage, _ message: String
 	) {
-		Defaults.report(Defaults.Failure(keyName: keyName ?? prefix, reason: reason, message: message))
+		let failure = Defaults.Failure(keyName: keyName ?? prefix, reason: reason, message: message)
+		let previous = reportingThread.withLock { thread in
+			defer { thread = ObjectIdentifier(Thread.current) }
+			return thread
+		}
+		defer { reportingThread.withLock { $0 = previous } }
+		Defaults.report(failure)
 	}
 
 	/// Wakes the loop for a change the engine itself left to push (no local write may come to wake it).

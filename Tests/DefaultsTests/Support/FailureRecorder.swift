@@ -8,15 +8,24 @@ import Synchronization
 /// names rather than replacing the handler.
 enum FailureRecorder {
 	private static let failures = LockedState<[Defaults.Failure]>([])
+	private static let actions = LockedState<[String: @Sendable (Defaults.Failure) -> Void]>([:])
 	private static let installation: Void = {
 		Defaults.failureHandler = { failure in
 			FailureRecorder.failures.withLock { $0.append(failure) }
+			FailureRecorder.actions.withLock { $0[failure.keyName] }?(failure)
 		}
 	}()
 
 	/// Starts recording; call before the code that reports.
 	static func start() {
 		_ = installation
+	}
+
+	/// Starts recording, and runs `action` inside the failure handler (on the reporting thread, before the report
+	/// returns) for each failure reported for `keyName` from now on.
+	static func whenReported(forKey keyName: String, _ action: @escaping @Sendable (Defaults.Failure) -> Void) {
+		start()
+		actions.withLock { $0[keyName] = action }
 	}
 
 	/// The failures reported so far for `keyName`.

@@ -45,7 +45,72 @@ import Testing
 		#expect(took >= Defaults.SyncEngine.stopWait, "took \(took): it did not wait for the step")
 		// The bound and then some for a loaded machine; without a bound it would wait until the time limit.
 		#expect(took < Defaults.SyncEngine.stopWait + .seconds(15), "took \(took)")
+		#expect(engine.worker.backgroundSteps.waitsRunOut == 1)
 		#expect(!engine.isRunning)
+	}
+
+	/// Two callers of `stop()` at once: the second, too, returns only once the step under way ended or the bound ran
+	/// out, so that it can rely on what `stop()` promises. Here the push's reply never comes, so both waits run out.
+	/// Before, the second found the loop already taken by the first and returned at once (one wait ran out, not two).
+	@Test func aSecondStopAtOnceWaitsForTheStepUnderWayToo() async throws {
+		let folder = try TemporaryDirectory()
+		let store = Defaults.FileStore.at(folder.file("settings.plist"))
+		let (remote, engine) = try await Self.engineWatchingAgreedKey(of: store)
+		let key = Defaults.Key<String>("k", default: "", suite: store)
+		store[key] = "one"
+		let push = try await remote.nextWrite()
+		defer { push.reply(.failure(Defaults.RemoteServiceError.unreachable("the test is over"))) }
+
+		let first = Task { await Self.stop(engine) {} }
+		// The first `stop()` has taken the loop and cancelled it, and waits for the push's step.
+		try await remote.waitUntilWatchesEnded(1)
+		await Self.stop(engine) {}
+		await first.value
+		#expect(engine.worker.backgroundSteps.waitsRunOut == 2, "the second stop() did not wait for the step")
+	}
+
+	/// `stop()` called from a failure handler the engine calls during one of its steps returns without waiting: that
+	/// step goes on only once the handler returns, so a wait for it could only run out, with the settings file's
+	/// lock held all along (every other process of the file stalled). The report is the outside edit's, made under
+	/// the lock in the background full read at start. Before, the handler's `stop()` waited out its bound.
+	@Test func stopFromAFailureHandlerDuringAStepReturnsWithoutWaitingForIt() async throws {
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("settings.plist")
+		let prefix = "/\(uniqueKeyName("stopInHandler"))/"
+		let agreed = Defaults.RemoteEntry(
+			key: prefix + "k", value: try SyncedValueCoding.encode("zero"), modRevision: 5)
+		let remote = ChoreographedRemote(entries: [agreed], revision: 10)
+		do {
+			let store = try SyncSettingsFileEdgeTests.freshStore(at: settings)
+			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+			engine.add(["k"])
+			#expect(await engine.synchronize())
+			#expect(store.flush())
+		}
+		// An edit made without Defaults: no line of the journal says it was made on this machine.
+		let data = try Data(contentsOf: settings)
+		var values = try #require(try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])
+		#expect(values["k"] as? String == "zero")
+		values["k"] = "edited"
+		try PropertyListSerialization.data(fromPropertyList: values, format: .xml, options: 0).write(to: settings)
+
+		let store = try SyncSettingsFileEdgeTests.freshStore(at: settings)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		defer { engine.stop() }
+		engine.add(["k"])
+		let stoppedInHandler = LockedState(false)
+		FailureRecorder.whenReported(forKey: prefix) { [weak engine] failure in
+			guard failure.message.contains("without Defaults") else {
+				return
+			}
+			engine?.stop()
+			stoppedInHandler.withLock { $0 = true }
+		}
+		engine.start()
+		#expect(await eventually { stoppedInHandler.withLock { $0 } }, "no outside edit was reported")
+		#expect(engine.worker.backgroundSteps.waitsRunOut == 0, "the handler's stop() waited for its own step")
+		#expect(!engine.isRunning)
+		#expect(await eventually { store.storedValue(forKey: "k") as? String == "zero" }, "the step went on")
 	}
 
 	/// Calls `engine.stop()`, which blocks, on a thread of its own, and returns what `then` gives the moment it
