@@ -104,7 +104,7 @@ extension SyncWorker {
 
 	/// The state as the file holds it now (written whole by a rename, so it is read without the lock), or this
 	/// process's when the file cannot be read or is older than the memory (see ``SyncWorker/isStateUnsaved``).
-	private func stateBeforeRead() -> SyncState {
+	func stateBeforeRead() -> SyncState {
 		guard !isStateUnsaved, case .state(let onDisk) = SyncState.load(from: stateFile) else {
 			return state
 		}

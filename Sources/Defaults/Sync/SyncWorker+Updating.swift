@@ -11,16 +11,17 @@ extension SyncWorker {
 	/// - Throws: ``Defaults/SyncedUpdateError`` when the remote cannot be reached or the local change stays unpushed;
 	///   then nothing was changed by the update (the local change stays queued, as any offline write).
 	func prepareAtomicUpdate(of keyNames: [String]) async throws {
+		var unpushed: [String] = []
 		do {
 			// Also before reading a remote not known to be the one the state knows (see `isRemoteVerified`): an update
 			// on a wiped remote would count from its emptiness, not from the values every machine holds.
 			if stateLoss != nil || !isRemoteVerified || names.withLock({ !$0.unread.isDisjoint(with: keyNames) }) {
 				try await readEverything()
 			}
-			guard !unpushedLocalChanges(of: keyNames).isEmpty else {
-				return
+			if try !unpushedLocalChanges(of: keyNames).isEmpty {
+				try await pushPending()
+				unpushed = try unpushedLocalChanges(of: keyNames)
 			}
-			try await pushPending()
 		} catch let error as StateOfAnotherPrefix {
 			didDisconnect(error)
 			throw Defaults.SyncedUpdateError(
@@ -35,7 +36,6 @@ extension SyncWorker {
 					"The update of \(AtomicUpdateLoop.quoted(keyNames)) was not made: the remote could not be reached to read the keys and push their local changes first (\(error)). An atomic update of a synced key needs the remote; nothing was changed, locally or remotely."
 			)
 		}
-		let unpushed = unpushedLocalChanges(of: keyNames)
 		guard unpushed.isEmpty else {
 			throw Defaults.SyncedUpdateError(
 				keyNames: keyNames, reason: .localChangeNotPushed,
@@ -51,11 +51,17 @@ extension SyncWorker {
 	}
 
 	/// The keys with a change recorded in the journal and not pushed (or whose settings file cannot be read now).
-	private func unpushedLocalChanges(of keyNames: [String]) -> [String] {
+	///
+	/// - Throws: ``StateOfAnotherPrefix`` when that is why the step was refused: no change of this prefix waits then.
+	private func unpushedLocalChanges(of keyNames: [String]) throws -> [String] {
 		let pending = locked { local in
 			keyNames.filter { isPending($0, in: local) }
 		}
-		return pending ?? keyNames
+		guard let pending else {
+			try checkPrefix(of: stateBeforeRead())
+			return keyNames
+		}
+		return pending
 	}
 
 	/// The marks of an update's next tries: this machine's id and sequences of the journal of their own, taken in one

@@ -131,6 +131,39 @@ import Testing
 		#expect(SyncState.load(from: stateFile).state?.prefix == other, "the other prefix's state is left alone")
 	}
 
+	/// An atomic update of an engine that verified its remote and then finds the state taken by another prefix
+	/// (removed and made again by that prefix's engine) is refused, as the update that reads first is. Before, its
+	/// check for local changes to push first took the refused step for a settings file it could not read, and said
+	/// `localChangeNotPushed`.
+	@Test func anAtomicUpdateOfAVerifiedEngineFindingAnotherPrefixsStateIsRefused() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let folder = try TemporaryDirectory()
+		let (prefix, other) = ("/test/\(uniqueKeyName("verified"))/", "/test/\(uniqueKeyName("other"))/")
+		let stateFile = folder.file("app.plist.sync.json")
+		let store = try Edge.freshStore(at: folder.file("app.plist"))
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add(["n"])
+		try store.write("1", forKey: "n")
+		#expect(store.flush())
+		#expect(await engine.synchronize())
+		var json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: stateFile)) as? [String: Any])
+		json["prefix"] = other
+		try JSONSerialization.data(withJSONObject: json).write(to: stateFile)
+		do {
+			_ = try await Defaults.SyncEngine.atomicUpdate(forKey: "n", in: store) { $0 }
+			Issue.record("made through another prefix's state")
+		} catch let error as Defaults.SyncedUpdateError {
+			#expect(error.reason == .refused, "\(error)")
+			#expect(error.message.contains("one prefix only"), "\(error.message)")
+		} catch {
+			Issue.record("a raw error: \(error)")
+		}
+		#expect(SyncState.load(from: stateFile).state?.prefix == other, "the other prefix's state is left alone")
+	}
+
 	/// A state written before the prefix was kept (no `prefix`) loads, and takes the prefix of the engine that
 	/// syncs through it, with no report.
 	@Test func aStateWithoutAPrefixTakesTheEnginesPrefix() async throws {
