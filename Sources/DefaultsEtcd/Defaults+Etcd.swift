@@ -20,6 +20,8 @@ extension Defaults.iCloud {
 	///   - store: The store whose keys are synced.
 	///   - stateFile: Where the sync state is kept (what this machine agreed on with etcd); by default
 	///     `<settings file>.sync.json` beside a file store's settings file, and in memory only for other stores.
+	///     Every engine of a settings file keeps the same one: another live engine of the store with another state
+	///     file in this process is reported (a ``/Defaults/Defaults/Failure``).
 	/// - Returns: The engine: keep it for its ``/Defaults/Defaults/SyncEngine/status`` and
 	///   ``/Defaults/Defaults/SyncEngine/statusUpdates``, its ``/Defaults/Defaults/SyncEngine/conflicts``, and
 	///   ``/Defaults/Defaults/SyncEngine/synchronize()``, which says whether every change went out.
@@ -52,6 +54,8 @@ extension Defaults.SyncEngine {
 	///   - store: The local store.
 	///   - stateFile: Where to keep the sync state (what this machine agreed on with etcd); by default
 	///     `<settings file>.sync.json` beside a file store's settings file, and in memory only for other stores.
+	///     Every engine of a settings file keeps the same one: another live engine of the store with another state
+	///     file in this process is reported (a ``/Defaults/Defaults/Failure``).
 	public convenience init(
 		remote: EtcdClient, prefix: String, store: any Defaults.Store = Defaults.standardStore, stateFile: URL? = nil
 	) {

@@ -145,6 +145,25 @@ let syncCommands: [String: @Sendable ([String]) -> Int32] = [
 		_ = SyncCommand.synchronizeOnce()
 		return outcome.wait(seconds: seconds) ?? 1
 	},
+	// sync-reconfigure <folder>: configures `Defaults.iCloud` for `<folder>/app.plist` with the state file
+	// `<folder>/one.sync.json`, then again with `<folder>/two.sync.json` (etcd is never asked); prints each failure
+	// reported, `failure <message>`, then `done`.
+	"sync-reconfigure": { arguments in
+		guard arguments.count == 1 else {
+			return ObservationCommand.usage("sync-reconfigure <folder>")
+		}
+		Defaults.failureHandler = { failure in print("failure \(failure.message)") }
+		Defaults.iCloud.isSyncingAutomatically = false
+		let folder = URL(filePath: arguments[0])
+		let store = Defaults.FileStore.at(folder.appending(path: "app.plist"))
+		for name in ["one", "two"] {
+			Defaults.iCloud.configure(
+				remote: try! EtcdClient(endpoints: ["http://127.0.0.1:9"]), prefix: "/reconfigured/", store: store,
+				stateFile: folder.appending(path: "\(name).sync.json"))
+		}
+		print("done")
+		return 0
+	},
 ]
 
 enum SyncCommand {

@@ -41,6 +41,12 @@ extension Defaults {
 			remote: any RemoteKeyValueService, prefix: String, store: any Store = Defaults.standardStore,
 			stateFile: URL? = nil
 		) -> SyncEngine {
+			// The previous engine is stopped and let go first, so that a new one with another state file does not find
+			// it live and report it (`registerAsRemoteUpdater`). A concurrent call's engine is the `previous` below.
+			registry.withLock { registry in
+				defer { registry.engine = nil }
+				return registry.engine
+			}?.stop()
 			let engine = SyncEngine(remote: remote, prefix: prefix, store: store, stateFile: stateFile)
 			let (previous, names, isAutomatic) = registry.withLock { registry in
 				defer { registry.engine = engine }

@@ -34,7 +34,23 @@ extension Defaults.SyncEngine {
 
 	/// Registers `engine` with its store's runtime as a remote updater of the names it syncs, for as long as it
 	/// lives: a synchronous update of the store then refuses those names, and an asynchronous one finds the engine.
+	///
+	/// A live engine of the same settings file that keeps its state in another file is reported (`.unsupported`):
+	/// the two share the change journal beside the settings file, and each compacts it by the records of its own
+	/// state, dropping the lines of the other's unpushed changes. Only this process's engines are known here.
 	static func registerAsRemoteUpdater(_ engine: Defaults.SyncEngine) {
+		if journal(of: engine.store) != nil, let stateFile = engine.stateFile?.standardizedFileURL,
+			let other = engines(of: engine.store).compactMap(\.stateFile).first(where: {
+				$0.standardizedFileURL != stateFile
+			})
+		{
+			Defaults.report(
+				Defaults.Failure(
+					keyName: engine.prefix, reason: .unsupported,
+					message:
+						"The sync engine of '\(engine.prefix)' keeps its state in \(stateFile.path), and another engine of the same settings file in \(other.path): a settings file has one sync state, and the two would drop each other's unpushed changes from the journal they share. Give every engine of a store the same stateFile (by default the one beside the settings file)."
+				))
+		}
 		StoreRuntime.of(engine.store).addRemoteUpdater(engine)
 	}
 
