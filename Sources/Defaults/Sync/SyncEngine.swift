@@ -152,9 +152,9 @@ extension Defaults {
 		/// flight to a remote that does not answer cannot hold the caller until the request's time-out; such a push
 		/// may still record its reply in the state file after `stop()` returned. The calling thread blocks meanwhile.
 		///
-		/// Called from a failure handler while this engine reports (often in a step, holding the settings file's
-		/// lock), it returns without waiting: the engine's steps go on only once the handler returns, and no new
-		/// one starts after them.
+		/// Called from code the engine runs on its own thread (a failure handler with the engine's report, often in a
+		/// step holding the settings file's lock, or an observer of a value the engine applies), it returns without
+		/// waiting: the engine's steps go on only once that code returns, and no new one starts after them.
 		public func stop() {
 			let task = loop.withLock { loop in
 				// Closed under the lock that `start()` opens them under: a second caller finds them closed.
@@ -163,7 +163,7 @@ extension Defaults {
 				return loop
 			}
 			task?.cancel()
-			guard worker.reportingThread.withLock({ $0 }) != ObjectIdentifier(Thread.current) else {
+			guard worker.threadCallingTheApp.withLock({ $0 }) != ObjectIdentifier(Thread.current) else {
 				return
 			}
 			worker.backgroundSteps.waitUntilNoneUnderWay(atMost: Self.stopWait)

@@ -118,6 +118,9 @@ extension SyncWorker {
 	@discardableResult
 	func locked<T>(_ body: (inout LocalSide) -> T) -> T? {
 		let saved = state
+		// The store's reports and the observers of the values received run on this thread.
+		let previousMark = markCallingTheApp()
+		defer { threadCallingTheApp.withLock { $0 = previousMark } }
 		// One step, with the file's values and its journal, or (no settings file) the store's and the in-memory one.
 		func step(fileValues: [String: Any]?, journal: ChangeJournal?) -> (received: [String: Any?], result: T?) {
 			let before = state

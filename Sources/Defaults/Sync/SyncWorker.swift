@@ -63,10 +63,11 @@ actor SyncWorker {
 	var wake: WakeSignal?
 	/// The background loop's steps under way, which the engine's `stop()` waits for.
 	nonisolated let backgroundSteps = BackgroundSteps()
-	/// The thread calling the failure handler with this worker's report, while it does: on this actor, often in a
-	/// step under the settings file's lock, so that the steps go on only once the handler returns, and a `stop()` it
-	/// calls does not wait for them (see ``Defaults/SyncEngine/stop()``).
-	nonisolated let reportingThread = LockedState<ObjectIdentifier?>(nil)
+	/// The thread on which this worker calls the app, while it does: its failure handler with a report, or, in a
+	/// locked step, the store's reports and the observers of the values it applies. That is on this actor, often in a
+	/// step, so that the steps go on only once the app's code returns, and a `stop()` it calls does not wait for them
+	/// (see ``Defaults/SyncEngine/stop()``).
+	nonisolated let threadCallingTheApp = LockedState<ObjectIdentifier?>(nil)
 
 	struct Names {
 		var synced: Set<String> = []
@@ -372,12 +373,17 @@ actor SyncWorker {
 		of keyName: String? = nil, reason: Defaults.Failure.Reason = .storage, _ message: String
 	) {
 		let failure = Defaults.Failure(keyName: keyName ?? prefix, reason: reason, message: message)
-		let previous = reportingThread.withLock { thread in
+		let previous = markCallingTheApp()
+		defer { threadCallingTheApp.withLock { $0 = previous } }
+		Defaults.report(failure)
+	}
+
+	/// Marks this thread as ``threadCallingTheApp`` and returns the mark it replaced, for the caller to put back.
+	func markCallingTheApp() -> ObjectIdentifier? {
+		threadCallingTheApp.withLock { thread in
 			defer { thread = ObjectIdentifier(Thread.current) }
 			return thread
 		}
-		defer { reportingThread.withLock { $0 = previous } }
-		Defaults.report(failure)
 	}
 
 	/// Wakes the loop for a change the engine itself left to push (no local write may come to wake it).

@@ -113,6 +113,35 @@ import Testing
 		#expect(await eventually { store.storedValue(forKey: "k") as? String == "zero" }, "the step went on")
 	}
 
+	/// The same for an observer of a synced key, which runs on the thread of the engine's step that applies a remote
+	/// value (here its full read at start, which takes the remote's value of a key the store lacks). Before, the
+	/// observer's `stop()` waited out its bound.
+	@Test func stopFromAnObserverOfARemoteValueReturnsWithoutWaitingForTheStep() async throws {
+		let folder = try TemporaryDirectory()
+		let store = try SyncSettingsFileEdgeTests.freshStore(at: folder.file("settings.plist"))
+		let prefix = "/\(uniqueKeyName("stopInObserver"))/"
+		let agreed = Defaults.RemoteEntry(
+			key: prefix + "k", value: try SyncedValueCoding.encode("zero"), modRevision: 5)
+		let engine = Defaults.SyncEngine(
+			remote: ChoreographedRemote(entries: [agreed], revision: 10), prefix: prefix, store: store)
+		defer { engine.stop() }
+		engine.add(["k"])
+		let stoppedInObserver = LockedState(false)
+		let key = Defaults.Key<String>("k", default: "", suite: store)
+		let observation = Defaults.observe(key, options: []) { [weak engine] change in
+			guard change.newValue == "zero" else {
+				return
+			}
+			engine?.stop()
+			stoppedInObserver.withLock { $0 = true }
+		}
+		defer { observation.invalidate() }
+		engine.start()
+		#expect(await eventually { stoppedInObserver.withLock { $0 } }, "the remote value was not applied")
+		#expect(engine.worker.backgroundSteps.waitsRunOut == 0, "the observer's stop() waited for the step")
+		#expect(!engine.isRunning)
+	}
+
 	/// Calls `engine.stop()`, which blocks, on a thread of its own, and returns what `then` gives the moment it
 	/// returned. Not on a thread of Swift's concurrency pool: the step it waits for needs one, and the pool has as
 	/// many as cores (two on CI), which two tests blocking them at once would leave without any.
