@@ -29,8 +29,8 @@ struct DiskState {
 	var lockWaitLimit = Duration.seconds(2)
 	/// Set by a flush that wrote a large file, for the end of the flush to give the allocator's free memory back.
 	var hasWrittenALargeFile = false
-	/// Set by a flush refused because the values would take more than a settings file may hold: no timed retry
-	/// follows (it would write up to 64 MiB again, every minute, to the same refusal); the next write flushes.
+	/// Set by a flush refused because this process's values would take more than a settings file may hold: no timed
+	/// retry follows (it would write up to 64 MiB again, every minute, to the same refusal); the next write flushes.
 	var isRefusedAsTooLarge = false
 }
 

@@ -36,6 +36,8 @@ extension Defaults.FileStore {
 		var failures: [Defaults.Failure] = []
 		let (lost, changedKeys) = disk.withLock { disk -> ([String], Set<String>) in
 			let (isWritten, changedKeys) = flushLocked(disk: &disk, failures: &failures, isLastTry: true)
+			// No retry follows this flush, and a later one (a test's, a tool's) must not take its flags for its own.
+			_ = disk.takeWriteOutcome()
 			guard !isWritten else {
 				return ([], changedKeys)
 			}
@@ -259,7 +261,9 @@ extension Defaults.FileStore {
 		} catch {
 			keepTheFileValues()
 			restoreDirtyKeys(changes)
-			disk.isRefusedAsTooLarge = error is BinaryPropertyList.TooLarge
+			// Only this process's own values make it too large for sure: values read from a file another process
+			// changed, or received by sync, may shrink without a write here, and the timed retry must then come.
+			disk.isRefusedAsTooLarge = error is BinaryPropertyList.TooLarge && !isReread && received.isEmpty
 			failures.append(storageFailure("The file \(path) could not be written: \(error)."))
 			// What was read from the file is taken in all the same: memory must not go on showing values the file
 			// no longer holds.
@@ -431,7 +435,6 @@ extension Defaults.FileStore {
 }
 
 extension DiskState {
-	/// Whether the last flush wrote a large file, forgotten once asked.
 	/// What the end of a flush does besides reporting, outside the lock.
 	struct WriteOutcome {
 		var wroteALargeFile = false

@@ -3,14 +3,22 @@ import Foundation
 // Taking in what another process wrote to the file, and telling observers about the keys that changed.
 extension Defaults.FileStore {
 	/// Takes in the file if another process changed it since this one last read or wrote it.
+	///
+	/// Changes of this process still pending with no flush to come (their flush was refused as too large, and waits
+	/// for the values to change) are flushed after a change of the file: another process may have made room.
 	func reloadIfChanged() {
 		var failures: [Defaults.Failure] = []
-		let changedKeys = disk.withLock { disk in
-			reloadLocked(disk: &disk, failures: &failures)
+		let (changedKeys, fileChanged) = disk.withLock { disk in
+			let known = disk.version
+			let changedKeys = reloadLocked(disk: &disk, failures: &failures)
+			return (changedKeys, !disk.version.isSame(as: known))
 		}
 		failures.forEach(Defaults.report)
 		if !changedKeys.isEmpty {
 			reportOutsideChanges(changedKeys)
+		}
+		if fileChanged, memory.withLock({ !$0.dirtyKeys.isEmpty && $0.markFlushScheduled() }) {
+			scheduleFlush()
 		}
 	}
 

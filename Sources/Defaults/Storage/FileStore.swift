@@ -366,7 +366,7 @@ extension Defaults {
 		}
 
 		/// Flushes soon, so that a burst of writes costs one file write.
-		private func scheduleFlush() {
+		func scheduleFlush() {
 			FileStoreRegistry.installExitFlush()
 			guard DispatchStart.isStarted else {
 				// Out of descriptors, Dispatch would trap: the changes wait for the next write, `flush()` or exit.

@@ -110,27 +110,26 @@ import Testing
 	/// A change that would take the file past the most a settings file may hold is refused, both when the file is
 	/// written from memory's tables (nobody changed it since this store read it) and when it is merged with a file
 	/// another writer changed: the file keeps its bytes, no temporary file is left, the failure says why, the value
-	/// stays in memory, pending, and no timed retry writes up to 64 MiB again to the same refusal (the next write
-	/// flushes).
+	/// stays in memory, pending. No timed retry writes up to 64 MiB again to the same refusal of this process's own
+	/// values (the next write flushes); with another process's values merged in, which may shrink without a write
+	/// here, the retry comes.
 	@Test(arguments: [false, true])
 	func aChangeThatWouldTakeTheFilePastTheLimitLeavesTheFileAsItWas(fileChangedMeanwhile: Bool) throws {
 		let url = folder.file("app.plist")
-		let store = Defaults.FileStore.at(url)
-		// Flushes only when told to, so that no scheduled flush runs beside the ones this test makes.
-		let holdScheduledFlushes = { store.memory.withLock { $0.isFlushScheduled = true } }
-		holdScheduledFlushes()
+		// Stores of their own, as two processes have, without a watcher: this store takes in the other's change only
+		// when it flushes, and flushes only when told to (no scheduled flush runs beside the ones this test makes).
+		let store = try Self.unwatchedStore(at: url)
 		store.setStoredValue(1, forKey: "small")
 		#expect(store.flush())
 		if fileChangedMeanwhile {
-			let other = Defaults.FileStore.at(url)
-			other.memory.withLock { $0.isFlushScheduled = true }
+			let other = try Self.unwatchedStore(at: url)
 			other.setStoredValue(2, forKey: "other")
 			#expect(other.flush())
 		}
 		let before = try Data(contentsOf: url)
 		FailureRecorder.start()
 		let key = uniqueKeyName("huge")
-		holdScheduledFlushes()
+		store.memory.withLock { $0.isFlushScheduled = true }
 		store.setStoredValue(Data(count: SettingsFile.maximumByteCount), forKey: key)
 		#expect(!store.flush())
 		#expect(try Data(contentsOf: url) == before)
@@ -139,13 +138,47 @@ import Testing
 		#expect(
 			FailureRecorder.failures(mentioning: url.path).contains { $0.message.contains("64 MiB") },
 			"\(FailureRecorder.failures(mentioning: url.path))")
-		#expect(
-			store.memory.withLock { ($0.failedFlushes, $0.isFlushScheduled) } == (0, false), "a retry was scheduled")
+		let retry = store.memory.withLock { ($0.failedFlushes, $0.isFlushScheduled) }
+		#expect(retry == (fileChangedMeanwhile ? 1 : 0, fileChangedMeanwhile), "\(retry)")
 		#expect((store.storedValue(forKey: key) as? Data)?.count == SettingsFile.maximumByteCount)
-		holdScheduledFlushes()
+		store.memory.withLock { $0.isFlushScheduled = true }
 		store.removeStoredValue(forKey: key)
 		#expect(store.flush())
 		#expect(store.storedValue(forKey: "other") as? Int == (fileChangedMeanwhile ? 2 : nil))
+	}
+
+	/// A change refused as too large waits for no timer, but another process's change of the file may make room for
+	/// it: the change is flushed when the store takes in the file (what its watcher does), and reaches the file.
+	@Test func aChangeRefusedAsTooLargeIsFlushedOnceAnotherProcessMadeRoom() throws {
+		let url = folder.file("app.plist")
+		let other = try Self.unwatchedStore(at: url)
+		other.setStoredValue(Data(count: 40 << 20), forKey: "big")
+		#expect(other.flush())
+		let store = try Self.unwatchedStore(at: url)
+		#expect((store.storedValue(forKey: "big") as? Data)?.count == 40 << 20)
+		store.memory.withLock { $0.isFlushScheduled = true }
+		store.setStoredValue(Data(count: 30 << 20), forKey: "mine")
+		#expect(!store.flush())
+		#expect(store.memory.withLock { $0.isFlushScheduled } == false)
+
+		other.memory.withLock { $0.isFlushScheduled = true }
+		other.removeStoredValue(forKey: "big")
+		#expect(other.flush())
+		store.reloadIfChanged()
+		#expect(store.memory.withLock { $0.isFlushScheduled }, "no flush after the other process made room")
+		#expect(waitUntil(seconds: 20) { !store.hasPendingChangesOnceNoFlushIsUnderWay })
+		let reader = try Self.unwatchedStore(at: url)
+		#expect((reader.storedValue(forKey: "mine") as? Data)?.count == 30 << 20)
+		#expect(reader.storedValue(forKey: "big") == nil)
+	}
+
+	/// A store of `url` of its own, without the watcher `FileStore.at` gives, whose writes schedule no flush.
+	static func unwatchedStore(at url: URL) throws -> Defaults.FileStore {
+		var failures: [Defaults.Failure] = []
+		let store = Defaults.FileStore(file: SettingsFile(url: url), failures: &failures)
+		#expect(failures.isEmpty, "\(failures)")
+		store.memory.withLock { $0.isFlushScheduled = true }
+		return store
 	}
 
 	/// A binary property list `{ d = <dataBytes zero bytes> }`, mostly a hole in the file so that it costs no disk.
