@@ -4,10 +4,14 @@ import Foundation
 /// watch's changes), so that ``Defaults/SyncEngine/stop()`` can wait for them: each may write the store and the sync
 /// state file when it ends. Once closed, no new step begins, until the engine starts again.
 final class BackgroundSteps: @unchecked Sendable {
-	// Both read and written only while `condition` is locked, which makes the unchecked conformance sound.
+	// All read and written only while `condition` is locked, which makes the unchecked conformance sound.
 	private let condition = NSCondition()
 	private var underWay = 0
 	private var isClosed = false
+	/// Until when a wait for the steps under way at the close goes on: set by the close, so that every caller of
+	/// `stop()` after it (a second one, the engine's `deinit`) waits for the same steps until the same moment, not
+	/// for a further limit of its own.
+	private var waitDeadline = Date.distantPast
 	private var runOut = 0
 
 	/// Lets steps begin (the engine starts).
@@ -17,10 +21,15 @@ final class BackgroundSteps: @unchecked Sendable {
 		condition.unlock()
 	}
 
-	/// Lets no step begin any more (the engine stops); those under way go on.
-	func close() {
+	/// Lets no step begin any more (the engine stops); those under way go on. The first close after an open sets
+	/// the deadline of ``waitUntilNoneUnderWay()``: `limit` from now.
+	func close(waitingAtMost limit: Duration) {
 		condition.lock()
-		isClosed = true
+		if !isClosed {
+			isClosed = true
+			let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
+			waitDeadline = Date(timeIntervalSinceNow: seconds)
+		}
 		condition.unlock()
 	}
 
@@ -42,21 +51,24 @@ final class BackgroundSteps: @unchecked Sendable {
 		condition.unlock()
 	}
 
-	/// How many waits ran out their limit with a step still under way (a test tells a bounded wait from none by it).
+	/// How many waits blocked until the deadline and ran out with a step still under way (a test tells a bounded wait
+	/// from none by it).
 	var waitsRunOut: Int {
 		condition.lock()
 		defer { condition.unlock() }
 		return runOut
 	}
 
-	/// Blocks until no step is under way, at most `limit`; at once when none is.
-	func waitUntilNoneUnderWay(atMost limit: Duration) {
-		let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
-		let deadline = Date(timeIntervalSinceNow: seconds)
+	/// Blocks until no step is under way, at most until the deadline the close set; at once when none is.
+	func waitUntilNoneUnderWay() {
 		condition.lock()
 		defer { condition.unlock() }
 		while underWay > 0 {
-			guard condition.wait(until: deadline) else {
+			// Past already: an earlier caller's wait ran out, and this one adds nothing to it.
+			guard waitDeadline > Date() else {
+				return
+			}
+			guard condition.wait(until: waitDeadline) else {
 				runOut += underWay > 0 ? 1 : 0
 				return
 			}

@@ -147,10 +147,12 @@ extension Defaults {
 		///
 		/// A step under way (a push waiting for its reply, a read of the remote, remote changes being applied) is
 		/// let finish, and `stop()` returns once it has: from then on the background sync writes neither the store
-		/// nor the sync state file, and starts no step. With no step under way it returns at once; a second caller
-		/// while the first waits waits too. The wait is bounded by 2 seconds, so that a push whose request is in
-		/// flight to a remote that does not answer cannot hold the caller until the request's time-out; such a push
-		/// may still record its reply in the state file after `stop()` returned. The calling thread blocks meanwhile.
+		/// nor the sync state file, and starts no step. With no step under way it returns at once. The wait is
+		/// bounded by 2 seconds from the first `stop()`, so that a push whose request is in flight to a remote that
+		/// does not answer cannot hold the caller until the request's time-out; such a push may still record its reply
+		/// in the state file after `stop()` returned. The calling thread blocks meanwhile. Another call meanwhile
+		/// waits with the first, until the same moment; one after that bound (the engine's release among them) does
+		/// not wait again.
 		///
 		/// Called from code the engine runs on its own thread (a failure handler with the engine's report, often in a
 		/// step holding the settings file's lock, or an observer of a value the engine applies), it returns without
@@ -158,7 +160,7 @@ extension Defaults {
 		public func stop() {
 			let task = loop.withLock { loop in
 				// Closed under the lock that `start()` opens them under: a second caller finds them closed.
-				worker.backgroundSteps.close()
+				worker.backgroundSteps.close(waitingAtMost: Self.stopWait)
 				defer { loop = nil }
 				return loop
 			}
@@ -166,7 +168,7 @@ extension Defaults {
 			guard worker.threadCallingTheApp.withLock({ $0 }) != ObjectIdentifier(Thread.current) else {
 				return
 			}
-			worker.backgroundSteps.waitUntilNoneUnderWay(atMost: Self.stopWait)
+			worker.backgroundSteps.waitUntilNoneUnderWay()
 		}
 
 		/// Whether the background sync runs.

@@ -47,6 +47,10 @@ import Testing
 		#expect(took < Defaults.SyncEngine.stopWait + .seconds(15), "took \(took)")
 		#expect(engine.worker.backgroundSteps.waitsRunOut == 1)
 		#expect(!engine.isRunning)
+		// A later stop() (the engine's release calls one) does not wait another 2 s for the same step: before, each
+		// call waited its own bound, and reconfiguring sync against a silent remote blocked twice.
+		await Self.stop(engine) {}
+		#expect(engine.worker.backgroundSteps.waitsRunOut == 1, "a later stop() waited for the step again")
 	}
 
 	/// Two callers of `stop()` at once: the second, too, returns only once the step under way ended or the bound ran
