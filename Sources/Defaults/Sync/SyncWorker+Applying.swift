@@ -165,7 +165,6 @@ extension SyncWorker {
 	) -> [Push] {
 		var kept: [String] = []
 		var putBacks: [Push] = []
-		let mark = state.machine.map { SyncedValueCoding.Mark(machine: $0, sequence: 0) }
 		for name in synced.sorted() {
 			if isPending(name, in: local) {
 				let entry = current[name]
@@ -174,12 +173,7 @@ extension SyncWorker {
 				continue
 			}
 			guard current[name] != nil else {
-				state.records[name] = nil
-				if let value = local.value(of: name),
-					let bytes = try? SyncedValueCoding.pushedBytes(of: value, mark: mark)
-				{
-					putBacks.append(Push(name: name, sequence: 0, bytes: bytes, expectedModRevision: 0))
-				}
+				putBacks += putBackPush(of: name, local: local)
 				continue
 			}
 			// Agreed on the local value, so that `apply` replaces it with the remote's like any remote change.
@@ -213,22 +207,13 @@ extension SyncWorker {
 		var edits: [String] = []
 		for name in synced.union(state.records.keys).sorted() {
 			let entry = current[name]
-			let record = state.records[name]
 			if isPending(name, in: local) {
 				state.records[name] = entry.map { .init(value: $0.value, modRevision: $0.modRevision) }
 				edits.append(name)
 				continue
 			}
 			guard let entry else {
-				state.records[name] = nil
-				// A value kept back as too large stays local; any other goes back, marked as put back (sequence
-				// 0), not as an edit.
-				let mark = state.machine.map { SyncedValueCoding.Mark(machine: $0, sequence: 0) }
-				if record?.isHeldLocally != true, let value = local.value(of: name),
-					let bytes = try? SyncedValueCoding.pushedBytes(of: value, mark: mark)
-				{
-					putBacks.append(Push(name: name, sequence: 0, bytes: bytes, expectedModRevision: 0))
-				}
+				putBacks += putBackPush(of: name, local: local)
 				continue
 			}
 			guard synced.contains(name) else {
@@ -256,6 +241,20 @@ extension SyncWorker {
 					+ ", and takes the remote's values of the others.")
 		}
 		return putBacks
+	}
+
+	/// Forgets the record of `name`, a key the remote holds nothing of, and returns the put-back of its local value (to
+	/// send once the lock is released), marked as put back (sequence 0), not as an edit: none for a key without one,
+	/// or whose value was kept back as too large (it stays local).
+	private func putBackPush(of name: String, local: LocalSide) -> [Push] {
+		let mark = state.machine.map { SyncedValueCoding.Mark(machine: $0, sequence: 0) }
+		defer { state.records[name] = nil }
+		guard state.records[name]?.isHeldLocally != true, let value = local.value(of: name),
+			let bytes = try? SyncedValueCoding.pushedBytes(of: value, mark: mark)
+		else {
+			return []
+		}
+		return [Push(name: name, sequence: 0, bytes: bytes, expectedModRevision: 0)]
 	}
 
 	/// The changes of names another process of this settings file syncs, after a rebuild or a rejoin made here: that
