@@ -25,6 +25,11 @@ struct SyncState: Codable, Equatable {
 		/// files still decode.
 		var settledWithoutPush: Int? = nil
 
+		/// Held locally with a put-back (sequence 0) not known to be written (`SyncWorker.putBackPush`).
+		var isPutBack: Bool {
+			isHeldLocally == true && SyncedValueCoding.mark(of: keptLocalValue)?.sequence == 0
+		}
+
 		/// The mod revision a compare-and-swap must name: etcd compares a key that does not exist as 0, whatever
 		/// revision removed it (which is why this package's removals leave a tombstone).
 		var expectedModRevision: Int64 {

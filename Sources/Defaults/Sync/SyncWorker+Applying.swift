@@ -44,6 +44,11 @@ extension SyncWorker {
 				// (wiped, replaced, or restored from an older snapshot; etcd keeps its cluster id across a wipe).
 				lostRevision = state.revision
 				putBacks = rejoin(current, reason: reason, synced: synced, local: &local)
+			} else {
+				// Held as put back by a read whose put-back failed, or whose process ended before it was written.
+				putBacks = reading.sorted().filter { name in
+					current[name] == nil && state.records[name]?.isPutBack == true && !isPending(name, in: local)
+				}.flatMap { putBackPush(of: $0, local: local) }
 			}
 			// From here on the step's state is one to keep (`locked` saves and compacts only then).
 			stateLoss = nil
@@ -86,8 +91,8 @@ extension SyncWorker {
 				}
 			}
 		} else if !putBacks.isEmpty {
-			// A lost state's keys the remote holds nothing of; a failure here leaves them without a record, so the
-			// next read takes them as keys synced for the first time.
+			// A lost state's keys the remote holds nothing of; a failure here leaves them held as put back, which the
+			// next read of them puts back again.
 			try await putBack(putBacks)
 		}
 		await settleEpoch(epoch, rejoined: lostRevision != nil, knownEpoch: knownEpoch)
@@ -243,17 +248,22 @@ extension SyncWorker {
 		return putBacks
 	}
 
-	/// Forgets the record of `name`, a key the remote holds nothing of, and returns the put-back of its local value (to
-	/// send once the lock is released), marked as put back (sequence 0), not as an edit: none for a key without one,
-	/// or whose value was kept back as too large (it stays local).
+	/// The put-back of `name`'s local value, a key the remote holds nothing of (to send once the lock is released),
+	/// marked as put back (sequence 0), not as an edit: none for a key without one (its record is forgotten), or whose
+	/// value was kept back as too large (it stays local, unless that was a put-back too).
+	///
+	/// Until it is written the key is held locally with it, against no remote record: a record, so that another
+	/// process's compaction keeps the line of a write made meanwhile (else the next full read took the write for an
+	/// outside edit), and one the local value agrees with. One that fails stays, and goes again (`readEverything`).
 	private func putBackPush(of name: String, local: LocalSide) -> [Push] {
 		let mark = state.machine.map { SyncedValueCoding.Mark(machine: $0, sequence: 0) }
-		defer { state.records[name] = nil }
-		guard state.records[name]?.isHeldLocally != true, let value = local.value(of: name),
-			let bytes = try? SyncedValueCoding.pushedBytes(of: value, mark: mark)
+		guard state.records[name].map({ $0.isHeldLocally != true || $0.isPutBack }) ?? true,
+			let value = local.value(of: name), let bytes = try? SyncedValueCoding.pushedBytes(of: value, mark: mark)
 		else {
+			state.records[name] = nil
 			return []
 		}
+		state.records[name] = .init(value: nil, modRevision: 0, keptLocalValue: bytes, isHeldLocally: true)
 		return [Push(name: name, sequence: 0, bytes: bytes, expectedModRevision: 0)]
 	}
 

@@ -317,6 +317,170 @@ import Testing
 		#expect(try Edge.freshStore(at: settings).storedValue(forKey: "b") as? String == "new")
 	}
 
+	/// A lost state's put-back of `k` is on its way (held by the remote, the file's lock free) when the app writes `k`
+	/// (flushed: acknowledged), and another process of the settings file, which syncs only `b`, runs its steps
+	/// meanwhile, compacting the journal. Before the fix the rebuild left `k` without a record until the put-back came
+	/// back, so that compaction dropped the write's line (a key no process syncs), and the next full read took the
+	/// write for an outside edit and put the older value back, reported: the write was lost. `k` keeps a record while
+	/// its put-back is on its way, and the write goes out over the put-back.
+	@Test func aWriteMadeWhileItsKeysPutBackIsOnItsWaySurvivesAnotherProcesssCompaction() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("put-back-write"))/"
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		do {
+			// `k` written while only `b` is synced: etcd holds nothing of it, and compaction drops its line.
+			let store = try Edge.freshStore(at: settings)
+			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+			engine.add(["b"])
+			try store.write("old", forKey: "k")
+			try store.write("1", forKey: "b")
+			#expect(store.flush())
+			#expect(await engine.synchronize())
+			engine.stop()
+		}
+		try FileManager.default.removeItem(at: folder.file("app.plist.sync.json"))
+		let holding = HoldingNextWrite(remote)
+		let firstStore = try Edge.freshStore(at: settings)
+		let first = Defaults.SyncEngine(remote: holding, prefix: prefix, store: firstStore)
+		first.add(["k"])
+		defer { first.stop() }
+		holding.holdsNextWrite()
+		let rebuilding = Task { await first.synchronize() }
+		try await holding.waitUntilHolding()
+		try firstStore.write("new", forKey: "k")
+		#expect(firstStore.flush(), "the write is acknowledged")
+		let secondStore = try Edge.freshStore(at: settings)
+		let second = Defaults.SyncEngine(remote: remote, prefix: prefix, store: secondStore)
+		second.add(["b"])
+		defer { second.stop() }
+		#expect(await second.synchronize(), "its steps compact the journal")
+		holding.release()
+		#expect(await rebuilding.value)
+
+		let failures = FailureRecorder.failures(mentioning: prefix).map(\.message)
+		#expect(try Edge.freshStore(at: settings).storedValue(forKey: "k") as? String == "new", "\(failures)")
+		#expect(try await Edge.value(of: prefix + "k", in: remote) == "new", "it went out over the put-back")
+		#expect(!failures.contains { $0.contains("without Defaults") }, "not taken for an outside edit: \(failures)")
+	}
+
+	/// The same with a rejoin's put-back (etcd wiped): the other process, which syncs only `b` and does not know of
+	/// the wipe yet, runs a push pass (no read) while the put-back is on its way. Before the fix its compaction
+	/// dropped the write's line, and the first process's next full read put the older value back over it.
+	@Test func aWriteMadeWhileItsKeysRejoinPutBackIsOnItsWaySurvivesAnotherProcesssCompaction() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let holding = HoldingNextWrite(remote)
+		let prefix = "/test/\(uniqueKeyName("rejoin-write"))/"
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		let firstStore = try Edge.freshStore(at: settings)
+		let first = Defaults.SyncEngine(remote: holding, prefix: prefix, store: firstStore)
+		first.add(["k"])
+		defer { first.stop() }
+		let secondStore = try Edge.freshStore(at: settings)
+		let second = Defaults.SyncEngine(remote: remote, prefix: prefix, store: secondStore)
+		second.add(["b"])
+		defer { second.stop() }
+		try firstStore.write("old", forKey: "k")
+		#expect(firstStore.flush())
+		#expect(await first.synchronize())
+		#expect(await second.synchronize())
+		try await etcd.wipe()
+
+		holding.holdsNextWrite()
+		let rejoining = Task { await first.synchronize() }
+		try await holding.waitUntilHolding()
+		try firstStore.write("new", forKey: "k")
+		#expect(firstStore.flush(), "the write is acknowledged")
+		await second.pushPendingNow()
+		holding.release()
+		#expect(await rejoining.value)
+		#expect(await first.synchronize(), "a full read")
+
+		let failures = FailureRecorder.failures(mentioning: prefix).map(\.message)
+		#expect(try Edge.freshStore(at: settings).storedValue(forKey: "k") as? String == "new", "\(failures)")
+		#expect(try await Edge.value(of: prefix + "k", in: remote) == "new", "it went out over the put-back")
+		#expect(!failures.contains { $0.contains("without Defaults") }, "not taken for an outside edit: \(failures)")
+	}
+
+	/// As above, with the lost state's put-back of `k` failing (etcd unreachable): the key stays held with it, and
+	/// the next read, of this run or (after a crash) the next, puts it back again. Without that it stayed held: the
+	/// local value, never written, was not pushed until it changed.
+	@Test(arguments: [false, true]) func aLostStatesPutBackThatFailsGoesAgain(nextRun: Bool) async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("put-back-again"))/"
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		do {
+			let store = try Edge.freshStore(at: settings)
+			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+			engine.add(["b"])
+			try store.write("old", forKey: "k")
+			try store.write("1", forKey: "b")
+			#expect(store.flush())
+			#expect(await engine.synchronize())
+			engine.stop()
+		}
+		try FileManager.default.removeItem(at: folder.file("app.plist.sync.json"))
+		let failing = FailingPutBacks(remote, refused: false)
+		let store = try Edge.freshStore(at: settings)
+		let engine = Defaults.SyncEngine(remote: failing, prefix: prefix, store: store)
+		engine.add(["k"])
+		defer { engine.stop() }
+		#expect(await engine.synchronize() == false, "the put-back failed")
+		#expect(failing.failed.load(ordering: .relaxed) > 0)
+		failing.fails.store(false, ordering: .relaxed)
+		if nextRun {
+			engine.stop()
+			let store = try Edge.freshStore(at: settings)
+			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+			engine.add(["k"])
+			defer { engine.stop() }
+			#expect(await engine.synchronize())
+		} else {
+			#expect(await engine.synchronize())
+		}
+		#expect(try await Edge.value(of: prefix + "k", in: remote) == "old", "put back")
+		#expect(try Edge.freshStore(at: settings).storedValue(forKey: "k") as? String == "old")
+	}
+
+	/// A rejoin's put-back of `k`, a key only this machine holds, fails (etcd unreachable): the key stays held with
+	/// it, and the next try of the rejoin puts it back. Without that the next try took the held value for one too
+	/// large, kept it local and forgot its record: etcd never got `k` back.
+	@Test func aRejoinsPutBackThatFailsGoesAgainAtTheNextTry() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let failing = FailingPutBacks(remote, refused: false)
+		failing.fails.store(false, ordering: .relaxed)
+		let prefix = "/test/\(uniqueKeyName("rejoin-again"))/"
+		let folder = try TemporaryDirectory()
+		let store = try Edge.freshStore(at: folder.file("app.plist"))
+		let engine = Defaults.SyncEngine(remote: failing, prefix: prefix, store: store)
+		engine.add(["k"])
+		defer { engine.stop() }
+		try store.write("1", forKey: "k")
+		#expect(store.flush())
+		#expect(await engine.synchronize())
+		try await etcd.wipe()
+
+		failing.fails.store(true, ordering: .relaxed)
+		#expect(await engine.synchronize() == false, "the put-back failed")
+		#expect(failing.failed.load(ordering: .relaxed) > 0)
+		failing.fails.store(false, ordering: .relaxed)
+		#expect(await engine.synchronize())
+		#expect(try await Edge.value(of: prefix + "k", in: remote) == "1", "put back")
+		#expect(store.storedValue(forKey: "k") as? String == "1")
+	}
+
 	/// A state file that is there but cannot be read (a FIFO at its place) is reported as that, not as missing.
 	@Test func aStateFileThatCannotBeReadIsReportedAsUnreadableNotMissing() throws {
 		let folder = try TemporaryDirectory()
