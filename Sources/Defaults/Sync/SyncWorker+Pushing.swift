@@ -376,7 +376,7 @@ extension SyncWorker {
 
 	/// Writes `pushes` (values of keys a remote that lost its data lacks, see `rejoin`) where the key is still
 	/// absent. A key another machine put back or changed first keeps that value, which is applied here: both held
-	/// the same agreement, or it is an edit made on the new remote.
+	/// the same agreement, or it is an edit made on the new remote. A value too large stays held locally (reported).
 	func putBack(_ pushes: [Push]) async throws {
 		for batch in Self.batches(of: pushes) {
 			if batch.count > 1, let revision = try await pushAll(batch) {
@@ -392,7 +392,8 @@ extension SyncWorker {
 				do {
 					result = try await remote.compareAndSwap(
 						key: prefix + push.name, value: push.bytes, expectedModRevision: 0)
-				} catch Defaults.RemoteServiceError.valueTooLarge {
+				} catch Defaults.RemoteServiceError.valueTooLarge(let reason) {
+					reportTooLarge(push, reason: reason)
 					continue
 				}
 				locked { local in
@@ -426,6 +427,10 @@ extension SyncWorker {
 					isHeldLocally: true, settledWithoutPush: push.sequence)
 			}
 		}
+		reportTooLarge(push, reason: reason)
+	}
+
+	private func reportTooLarge(_ push: Push, reason: String) {
 		reportFailure(
 			of: push.name,
 			"The value of '\(push.name)' (\(push.bytes.count) bytes stored) was not synced: the remote will not store a value this large (\(reason)). It is kept on this machine until the key changes again, here or on another machine."

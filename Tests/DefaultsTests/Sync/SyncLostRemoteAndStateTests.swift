@@ -481,6 +481,43 @@ import Testing
 		#expect(store.storedValue(forKey: "k") as? String == "1")
 	}
 
+	/// A put-back etcd refuses as too large (a lost state's value over `--max-request-bytes`) is reported once,
+	/// naming the key and why, and the value stays on this machine. Before, it was skipped without a word.
+	@Test func aPutBackTooLargeForEtcdIsReported() async throws {
+		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("put-back-large"))/"
+		let big = uniqueKeyName("big")
+		let value = String(repeating: "x", count: 8000)
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		do {
+			let store = try Edge.freshStore(at: settings)
+			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+			engine.add(["b"])
+			try store.write(value, forKey: big)
+			try store.write("1", forKey: "b")
+			#expect(store.flush())
+			#expect(await engine.synchronize())
+			engine.stop()
+		}
+		try FileManager.default.removeItem(at: folder.file("app.plist.sync.json"))
+		let store = try Edge.freshStore(at: settings)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add([big])
+		defer { engine.stop() }
+		_ = await engine.synchronize()
+		_ = await engine.synchronize()
+
+		let reports = FailureRecorder.failures(forKey: big).map(\.message)
+		#expect(reports.count == 1, "\(reports)")
+		#expect(reports.first?.contains("will not store a value this large") == true, "\(reports)")
+		#expect(try await remote.read(prefix: prefix + big).entries.isEmpty)
+		#expect(store.storedValue(forKey: big) as? String == value, "kept on this machine")
+	}
+
 	/// A state file that is there but cannot be read (a FIFO at its place) is reported as that, not as missing.
 	@Test func aStateFileThatCannotBeReadIsReportedAsUnreadableNotMissing() throws {
 		let folder = try TemporaryDirectory()
