@@ -38,7 +38,7 @@ import Testing
 		#expect(bytes == (try BinaryPropertyList.encode(values)))
 
 		var handedOn = 0
-		#expect(throws: BinaryPropertyList.Error.self) {
+		#expect(throws: BinaryPropertyList.TooLarge.self) {
 			try BinaryPropertyList.encode(snapshot, limit: 100_000) { handedOn += $0.count }
 		}
 		#expect(handedOn <= 100_000)
