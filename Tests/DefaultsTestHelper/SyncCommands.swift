@@ -37,6 +37,24 @@ let syncCommands: [String: @Sendable ([String]) -> Int32] = [
 		_ = Defaults.standardStore.flush()
 		return status
 	},
+	// sync-await-then-synchronize <endpoint> <prefix> <name> <value> <give-up>: as sync-await, then, once it read
+	// <value>, prints `heard`, synchronises once (a push pass after any under way, a full read, another pass) and
+	// prints how that went, as sync-write does: every pass the change woke has ended by then.
+	"sync-await-then-synchronize": { arguments in
+		guard arguments.count == 5 else {
+			return ObservationCommand.usage("sync-await-then-synchronize <endpoint> <prefix> <name> <value> <give-up>")
+		}
+		let keys = SyncCommand.start(arguments[0], arguments[1], names: [arguments[2]])
+		let expected = arguments[3] == "-" ? nil : arguments[3]
+		let status = ObservationCommand.awaitValue(
+			of: keys[arguments[2]]!, equalTo: expected, until: ObservationCommand.GiveUp(arguments[4]))
+		guard status == 0 else {
+			return status
+		}
+		FileHandle.standardOutput.write(Data("heard\n".utf8))
+		print(SyncCommand.synchronizeOnce())
+		return Defaults.standardStore.flush() ? 0 : 1
+	},
 	// sync-await-and-die <endpoint> <prefix> <name> <value> <give-up>: as sync-await, but ends the process at once
 	// when it reads <value> (30 ms later, `_exit`: no flush), as a machine killed right after it heard a remote value.
 	"sync-await-and-die": { arguments in
@@ -65,19 +83,36 @@ let syncCommands: [String: @Sendable ([String]) -> Int32] = [
 		print("written")
 		return 0
 	},
-	// sync-keep-writing <endpoint> <prefix> <name> <count> <interval-ms> <seconds>: writes <name>0… one every
-	// <interval-ms>, then synchronises until nothing is pending (at most <seconds>). Exits 0 when all were pushed.
+	// sync-keep-writing <endpoint> <prefix> <name> <count> <interval-ms> <seconds> [<go file>]: writes <name>0… one
+	// every <interval-ms>, then synchronises until nothing is pending (at most <seconds>). Exits 0 when all were
+	// pushed. With <go file>, it prints `halfway` after the first half of the writes and waits for the file to exist
+	// (at most <seconds>) before the rest, and prints `written` after the last write.
 	"sync-keep-writing": { arguments in
-		guard arguments.count == 6, let count = Int(arguments[3]), let interval = Int(arguments[4]),
-			let seconds = Double(arguments[5])
+		guard arguments.count == 6 || arguments.count == 7, let count = Int(arguments[3]),
+			let interval = Int(arguments[4]), let seconds = Double(arguments[5])
 		else {
-			return ObservationCommand.usage("sync-keep-writing <endpoint> <prefix> <name> <count> <interval-ms> <s>")
+			return ObservationCommand.usage(
+				"sync-keep-writing <endpoint> <prefix> <name> <count> <interval-ms> <s> [<go file>]")
 		}
 		let names = (0..<count).map { "\(arguments[2])\($0)" }
 		let keys = SyncCommand.start(arguments[0], arguments[1], names: names)
-		for name in names {
+		let go = arguments.count == 7 ? arguments[6] : nil
+		for (index, name) in names.enumerated() {
+			if let go, index == count / 2 {
+				FileHandle.standardOutput.write(Data("halfway\n".utf8))
+				let deadline = Date().addingTimeInterval(seconds)
+				while access(go, F_OK) != 0 {
+					guard Date() < deadline else {
+						return 1
+					}
+					usleep(10_000)
+				}
+			}
 			Defaults[keys[name]!] = "written"
 			usleep(UInt32(interval) * 1000)
+		}
+		if go != nil {
+			FileHandle.standardOutput.write(Data("written\n".utf8))
 		}
 		let deadline = Date().addingTimeInterval(seconds)
 		while Date() < deadline {

@@ -19,12 +19,10 @@ import Testing
 		let observer = try second.start("sync-await", ["theme", "dark", giveUp.path])
 		defer { observer.stopIfRunning() }
 		try #require(try await observer.waitForOutput("ready", timeout: 20), "\(observer.standardErrorSoFar)")
-		let started = Date()
 		#expect(try first.run("sync-write", ["theme=dark"]).lines == ["synced"])
+		// Heard within the wait's limit; how soon ("within a second" on a LAN) is the benchmark's to measure.
 		let heard = try await observer.wait(timeout: 20, givingUpBy: giveUp)
 		#expect(heard.status == 0, "\(heard)")
-		// "Within a second" on a LAN; here a generous bound, the benchmark measures the real latency.
-		#expect(Date().timeIntervalSince(started) < 5)
 	}
 
 	/// A value another machine stored for a key this machine's administrator locked goes beneath the lock: the file
@@ -60,13 +58,22 @@ import Testing
 		let first = try Machine(etcd: etcd, prefix: "/test/outage/")
 		let second = try Machine(etcd: etcd, prefix: "/test/outage/")
 
+		// Each writer writes half its keys, waits for `go`, and writes the other half: etcd dies between the halves,
+		// and comes back once both have written every key, the second half while it was down.
+		let go = first.folder.file("go")
 		let writers = [
-			try first.start("sync-keep-writing", ["a", "20", "40", "25"]),
-			try second.start("sync-keep-writing", ["b", "20", "40", "25"]),
+			try first.start("sync-keep-writing", ["a", "20", "40", "25", go.path]),
+			try second.start("sync-keep-writing", ["b", "20", "40", "25", go.path]),
 		]
-		try await Task.sleep(for: .milliseconds(300))
+		defer { writers.forEach { $0.stopIfRunning() } }
+		for writer in writers {
+			try #require(try await writer.waitForOutput("halfway", timeout: 20), "\(writer.standardErrorSoFar)")
+		}
 		etcd.kill()
-		try await Task.sleep(for: .milliseconds(600))
+		_ = FileManager.default.createFile(atPath: go.path, contents: nil)
+		for writer in writers {
+			try #require(try await writer.waitForOutput("written", timeout: 20), "\(writer.standardErrorSoFar)")
+		}
 		try await etcd.restart()
 		for writer in writers {
 			let result = try await writer.wait(timeout: 30)
