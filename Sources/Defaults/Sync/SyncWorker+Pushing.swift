@@ -119,8 +119,9 @@ extension SyncWorker {
 				// Written back to the agreed value, or a crash between the line and the file: nothing to push. A
 				// remote change that came while the key was pending was not applied: read it again. An earlier push
 				// of the key whose reply was lost may still commit over the agreed revision: the record says that
-				// this line was settled without a push, so that such a commit does not replace the local value.
-				if let record = state.records[name], isAgreed(value, forKey: name) {
+				// this line was settled without a push, so that such a commit does not replace the local value. Not
+				// a put-back's value, which the remote may never get otherwise: the line takes it out as an edit.
+				if let record = state.records[name], !record.isPutBack, isAgreed(value, forKey: name) {
 					state.settle(name, upTo: sequence)
 					state.records[name]?.settledWithoutPush = sequence
 					if state.revision > record.modRevision {
@@ -237,9 +238,13 @@ extension SyncWorker {
 		let found = entriesByName(in: snapshot)
 		// Kept for the next pass too when the settings file could not be locked or written: the step was not kept.
 		let isDone = locked { local -> Bool in
+			// A key the remote lacks is removed only if it held a value: one held here against no record (too
+			// large, or a put-back not written yet) stays.
 			apply(
-				names.sorted().map {
-					found[$0].map { .put($0) } ?? .delete(key: prefix + $0, modRevision: snapshot.revision)
+				names.sorted().compactMap {
+					found[$0].map { .put($0) }
+						?? (state.records[$0]?.value == nil
+							? nil : .delete(key: prefix + $0, modRevision: snapshot.revision))
 				}, local: &local)
 			for (name, discarded) in lost.sorted(by: { $0.key < $1.key }) {
 				let record = state.records[name]

@@ -482,7 +482,8 @@ import Testing
 	}
 
 	/// A put-back etcd refuses as too large (a lost state's value over `--max-request-bytes`) is reported once,
-	/// naming the key and why, and the value stays on this machine. Before, it was skipped without a word.
+	/// naming the key and why, and the value stays on this machine. Before, it was skipped without a word. Its
+	/// `synchronize()` returns `false`, as for a push too large (before, `true`).
 	@Test func aPutBackTooLargeForEtcdIsReported() async throws {
 		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
 		defer { etcd.stop() }
@@ -508,7 +509,7 @@ import Testing
 		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
 		engine.add([big])
 		defer { engine.stop() }
-		_ = await engine.synchronize()
+		#expect(await engine.synchronize() == false, "the value is on this machine only, as a push too large")
 		_ = await engine.synchronize()
 
 		let reports = FailureRecorder.failures(forKey: big).map(\.message)
@@ -516,6 +517,171 @@ import Testing
 		#expect(reports.first?.contains("will not store a value this large") == true, "\(reports)")
 		#expect(try await remote.read(prefix: prefix + big).entries.isEmpty)
 		#expect(store.storedValue(forKey: big) as? String == value, "kept on this machine")
+	}
+
+	enum HeldValue: String, CaseIterable {
+		case putBackFailed, putBackTooLarge, pushTooLarge
+	}
+
+	/// `k` is held on this machine with no record in etcd (a lost state's put-back failed, or etcd refused it or a push
+	/// as too large), and the app writes the same value again (a journal line). Before the fix the push pass took the
+	/// line for agreed, settled it and read `k` again, found it absent in etcd and applied that as a removal: `k` was
+	/// removed here, silently, and lost everywhere. The line of a put-back goes out as an edit; a key held against no
+	/// record is not removed by that read.
+	@Test(arguments: HeldValue.allCases)
+	func aWriteOfAHeldValueAgainKeepsIt(_ held: HeldValue) async throws {
+		let etcd = try await EtcdServer.start(held == .putBackFailed ? [] : ["--max-request-bytes", "4096"])
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let failing = FailingPutBacks(remote, refused: false)
+		failing.fails.store(held == .putBackFailed, ordering: .relaxed)
+		let prefix = "/test/\(uniqueKeyName("held-again"))/"
+		let value = held == .putBackFailed ? "old" : String(repeating: "x", count: 8000)
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		if held != .pushTooLarge {
+			// `k` written while only `b` is synced: etcd holds nothing of it, and the lost state puts it back.
+			let store = try Edge.freshStore(at: settings)
+			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+			engine.add(["b"])
+			try store.write(value, forKey: "k")
+			try store.write("1", forKey: "b")
+			#expect(store.flush())
+			#expect(await engine.synchronize())
+			engine.stop()
+			try FileManager.default.removeItem(at: folder.file("app.plist.sync.json"))
+		}
+		let store = try Edge.freshStore(at: settings)
+		let engine = Defaults.SyncEngine(remote: failing, prefix: prefix, store: store)
+		engine.add(["k"])
+		defer { engine.stop() }
+		if held == .pushTooLarge {
+			try store.write(value, forKey: "k")
+			#expect(store.flush())
+		}
+		_ = await engine.synchronize()
+		#expect(try await remote.read(prefix: prefix + "k").entries.isEmpty, "held here only")
+		failing.fails.store(false, ordering: .relaxed)
+
+		try store.write(value, forKey: "k")
+		#expect(store.flush())
+		_ = await engine.synchronize()
+		let failures = FailureRecorder.failures(mentioning: prefix).map(\.message)
+		#expect(store.storedValue(forKey: "k") as? String == value, "not removed: \(failures)")
+		#expect(try Edge.freshStore(at: settings).storedValue(forKey: "k") as? String == value)
+		if held == .putBackFailed {
+			#expect(try await Edge.value(of: prefix + "k", in: remote) == "old", "it went out")
+			#expect(await engine.synchronize())
+		}
+	}
+
+	enum OutsideChange: String, CaseIterable {
+		case edited, fileDeleted
+	}
+
+	/// A lost state's put-back of `k` failed (`k` held with it), and the settings file is changed outside the package
+	/// before the next run (an editor sets `k`, or the file is deleted; its journal and state stay). Before the fix the
+	/// next run's put-back sent the edited value, a change no journal line records, or, with the file gone, dropped
+	/// `k`'s record and put nothing back: the value was lost unreported. The held value is put back, here and in etcd,
+	/// and the outside change is reported as one.
+	@Test(arguments: OutsideChange.allCases)
+	func aHeldPutBackIsNotReplacedByAnOutsideChange(_ change: OutsideChange) async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("held-outside"))/"
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		do {
+			let store = try Edge.freshStore(at: settings)
+			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+			engine.add(["b"])
+			try store.write("old", forKey: "k")
+			try store.write("1", forKey: "b")
+			#expect(store.flush())
+			#expect(await engine.synchronize())
+			engine.stop()
+		}
+		try FileManager.default.removeItem(at: folder.file("app.plist.sync.json"))
+		do {
+			let failing = FailingPutBacks(remote, refused: false)
+			let store = try Edge.freshStore(at: settings)
+			let engine = Defaults.SyncEngine(remote: failing, prefix: prefix, store: store)
+			engine.add(["k"])
+			#expect(await engine.synchronize() == false, "the put-back failed")
+			engine.stop()
+		}
+		switch change {
+		case .edited:
+			let data = try Data(contentsOf: settings)
+			var values = try #require(
+				try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])
+			values["k"] = "edited"
+			try PropertyListSerialization.data(fromPropertyList: values, format: .xml, options: 0).write(to: settings)
+		case .fileDeleted:
+			try FileManager.default.removeItem(at: settings)
+		}
+
+		let store = try Edge.freshStore(at: settings)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add(["k"])
+		defer { engine.stop() }
+		_ = await engine.synchronize()
+		let failures = FailureRecorder.failures(mentioning: prefix).map(\.message)
+		#expect(try await Edge.value(of: prefix + "k", in: remote) == "old", "the held value went out: \(failures)")
+		#expect(store.storedValue(forKey: "k") as? String == "old", "\(failures)")
+		#expect(failures.contains { $0.contains("without Defaults") && $0.contains("k") }, "\(failures)")
+		#expect(await engine.synchronize())
+	}
+
+	/// A rejoin (etcd wiped) finds `k` with an unpushed change and etcd without it, while the put-back of `x` is on its
+	/// way (held, the file's lock free) and another process of the settings file, which syncs only `b`, runs a push
+	/// pass, compacting the journal. Before the fix the rejoin left `k` without a record, so that compaction dropped
+	/// its line and the change never went out in this run. `k` keeps a record of no value, as a rebuilt state does.
+	@Test func aRejoinKeepsTheLineOfAPendingKeyTheRemoteLacks() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("rejoin-pending"))/"
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		do {
+			let store = try Edge.freshStore(at: settings)
+			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+			engine.add(["k", "x"])
+			try store.write("old", forKey: "k")
+			try store.write("1", forKey: "x")
+			#expect(store.flush())
+			#expect(await engine.synchronize())
+			engine.stop()
+		}
+		let secondStore = try Edge.freshStore(at: settings)
+		let second = Defaults.SyncEngine(remote: remote, prefix: prefix, store: secondStore)
+		second.add(["b"])
+		defer { second.stop() }
+		#expect(await second.synchronize())
+		try await etcd.wipe()
+
+		let holding = HoldingNextWrite(remote)
+		let firstStore = try Edge.freshStore(at: settings)
+		try firstStore.write("new", forKey: "k")
+		#expect(firstStore.flush())
+		let first = Defaults.SyncEngine(remote: holding, prefix: prefix, store: firstStore)
+		first.add(["k", "x"])
+		defer { first.stop() }
+		holding.holdsNextWrite()
+		let rejoining = Task { await first.synchronize() }
+		try await holding.waitUntilHolding()
+		await second.pushPendingNow()
+		holding.release()
+		#expect(await rejoining.value)
+
+		let failures = FailureRecorder.failures(mentioning: prefix).map(\.message)
+		#expect(try await Edge.value(of: prefix + "x", in: remote) == "1", "put back: \(failures)")
+		#expect(try await Edge.value(of: prefix + "k", in: remote) == "new", "the change went out: \(failures)")
 	}
 
 	/// A state file that is there but cannot be read (a FIFO at its place) is reported as that, not as missing.
