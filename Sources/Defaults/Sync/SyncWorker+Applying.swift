@@ -134,13 +134,13 @@ extension SyncWorker {
 	}
 
 	/// A synced key whose local value is not the agreed one, with no change recorded: not an edit of this machine
-	/// (a text editor, a restored or lost settings file). It is never pushed; it gets the agreed value back, and a
-	/// report says how to keep such a change.
+	/// (a text editor, a restored or lost settings file). It is never pushed; it gets the agreed value back (also the
+	/// value of a put-back not known to be written), and a report says how to keep such a change.
 	private func putBackOutsideEdits(synced: Set<String>, local: inout LocalSide) {
 		var putBack: [String] = []
 		for (name, record) in state.records.sorted(by: { $0.key < $1.key })
-		where synced.contains(name) && !isPending(name, in: local) && record.isHeldLocally != true
-			&& !record.isUnreadable
+		where synced.contains(name) && !isPending(name, in: local)
+			&& (record.isHeldLocally != true || record.isPutBack) && !record.isUnreadable
 		{
 			let value = local.value(of: name)
 			let agreed = state.agreedLocalValue(forKey: name)
@@ -248,17 +248,22 @@ extension SyncWorker {
 		return putBacks
 	}
 
-	/// The put-back of `name`'s local value, a key the remote holds nothing of (to send once the lock is released),
-	/// marked as put back (sequence 0), not as an edit: none for a key without one (its record is forgotten), or whose
-	/// value was kept back as too large (it stays local, unless that was a put-back too).
+	/// The put-back of `name`'s local value, a key the remote holds nothing of and with no change pending (to send once
+	/// the lock is released), marked as put back (sequence 0), not as an edit: none for a key without one (its record
+	/// is forgotten), or whose value was kept back as too large (it stays local).
 	///
 	/// Until it is written the key is held locally with it, against no remote record: a record, so that another
 	/// process's compaction keeps the line of a write made meanwhile (else the next full read took the write for an
-	/// outside edit), and one the local value agrees with. One that fails stays, and goes again (`readEverything`).
+	/// outside edit), and one the local value agrees with. One that fails stays, and goes again (`readEverything`)
+	/// with the value held: a local value that differs with no line, or none, is an outside change, which
+	/// `putBackOutsideEdits` puts back.
 	private func putBackPush(of name: String, local: LocalSide) -> [Push] {
+		if let record = state.records[name], record.isPutBack, let bytes = record.keptLocalValue {
+			return [Push(name: name, sequence: 0, bytes: bytes, expectedModRevision: 0)]
+		}
 		let mark = state.machine.map { SyncedValueCoding.Mark(machine: $0, sequence: 0) }
-		guard state.records[name].map({ $0.isHeldLocally != true || $0.isPutBack }) ?? true,
-			let value = local.value(of: name), let bytes = try? SyncedValueCoding.pushedBytes(of: value, mark: mark)
+		guard state.records[name]?.isHeldLocally != true, let value = local.value(of: name),
+			let bytes = try? SyncedValueCoding.pushedBytes(of: value, mark: mark)
 		else {
 			state.records[name] = nil
 			return []
