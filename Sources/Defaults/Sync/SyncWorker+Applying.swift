@@ -213,7 +213,8 @@ extension SyncWorker {
 		for name in synced.union(state.records.keys).sorted() {
 			let entry = current[name]
 			if isPending(name, in: local) {
-				state.records[name] = entry.map { .init(value: $0.value, modRevision: $0.modRevision) }
+				// A record of no value where the remote lacks the key, as a rebuild gives: compaction keeps its line.
+				state.records[name] = .init(value: entry?.value, modRevision: entry?.modRevision ?? 0)
 				edits.append(name)
 				continue
 			}

@@ -638,8 +638,9 @@ import Testing
 
 	/// A rejoin (etcd wiped) finds `k` with an unpushed change and etcd without it, while the put-back of `x` is on its
 	/// way (held, the file's lock free) and another process of the settings file, which syncs only `b`, runs a push
-	/// pass, compacting the journal. Before the fix the rejoin left `k` without a record, so that compaction dropped
-	/// its line and the change never went out in this run. `k` keeps a record of no value, as a rebuilt state does.
+	/// pass, compacting the journal: `k` must keep a record, so that the compaction keeps its line and the change goes
+	/// out. The rejoin itself left `k` without one, but the same step's `noteSyncedKeysTheRemoteLacks` gave it one
+	/// (this test passed before the rejoin gave it the record itself, as a rebuilt state does): it pins the outcome.
 	@Test func aRejoinKeepsTheLineOfAPendingKeyTheRemoteLacks() async throws {
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }
