@@ -11,7 +11,9 @@ extension SyncWorker {
 	///   - known: a revision this machine saw before the read began (by default the state file's): a read below it
 	///     is of a remote that lost its data. Taken before the read, since another process of the settings file may
 	///     move the shared state past the read's revision while it is on its way.
-	func readEverything(wakesPusher: Bool = true, known: Int64? = nil) async throws {
+	/// - Returns: whether a value put back was too large for the remote, and is kept on this machine only (reported).
+	@discardableResult
+	func readEverything(wakesPusher: Bool = true, known: Int64? = nil) async throws -> Bool {
 		// The file's, not only this process's view of it: an epoch (or a revision) another process of the file took
 		// since this one's last locked step is one the remote held before this read, and a wipe since is noticed by
 		// it (Docs/Sync.md, "A remote that lost its data").
@@ -81,10 +83,11 @@ extension SyncWorker {
 				"nothing received was applied: the settings file could not be locked or written, or its sync journal not read (reported)"
 			)
 		}
+		var keptLocally = false
 		if let lostRevision {
 			// The state keeps the old revision until the values are back, so that a read after a failure here finds
 			// the lost remote again and puts them back then.
-			try await putBack(putBacks)
+			keptLocally = try await putBack(putBacks)
 			locked { _ in
 				if state.revision == lostRevision {
 					state.revision = snapshot.revision
@@ -93,7 +96,7 @@ extension SyncWorker {
 		} else if !putBacks.isEmpty {
 			// A lost state's keys the remote holds nothing of; a failure here leaves them held as put back, which the
 			// next read of them puts back again.
-			try await putBack(putBacks)
+			keptLocally = try await putBack(putBacks)
 		}
 		await settleEpoch(epoch, rejoined: lostRevision != nil, knownEpoch: knownEpoch)
 		// The remote is the one the state knows, or rejoined: a remote found lost again is another outage.
@@ -105,6 +108,7 @@ extension SyncWorker {
 			wakeToPushAgain()
 		}
 		publish()
+		return keptLocally
 	}
 
 	/// The state as the file holds it now (written whole by a rename, so it is read without the lock), or this

@@ -19,7 +19,8 @@ extension SyncWorker {
 		/// locked or written (reported), the sync state is lost and not rebuilt yet, or the sequences they would go
 		/// out under are reserved in memory only (the state file could not be written; reported).
 		var waits = false
-		/// A value too large for the remote, kept on this machine only (reported); it is no longer pending.
+		/// A value too large for the remote, kept on this machine only (reported): a push's, no longer pending, or a
+		/// put-back's (``SyncWorker/readEverything(wakesPusher:known:)``).
 		var keptLocally = false
 		/// Changes whose push decided nothing (the revision moved on while it was on its way): they go out again at
 		/// the next pass.
@@ -99,9 +100,10 @@ extension SyncWorker {
 	private func pushPendingPass() async throws -> PushPassOutcome {
 		// Not against revisions of a remote that may have lost them (see `isRemoteVerified`). Counted first: offline,
 		// the read fails, and a status line still shows what waits.
+		var putBackKeptLocally = false
 		if !isRemoteVerified {
 			updatePendingCount(locked { local in state.pending(in: local.lines, among: currentNames).count })
-			try await readEverything(wakesPusher: false)
+			putBackKeptLocally = try await readEverything(wakesPusher: false)
 		}
 		let pushLock = await takePushLock()
 		defer { Defaults.SyncEngine.releasePushLock(pushLock) }
@@ -109,7 +111,7 @@ extension SyncWorker {
 		guard stateLoss == nil else {
 			let waiting = locked { local in state.pending(in: local.lines, among: currentNames).count }
 			updatePendingCount(waiting)
-			return PushPassOutcome(waits: (waiting ?? 1) > 0)
+			return PushPassOutcome(waits: (waiting ?? 1) > 0, keptLocally: putBackKeptLocally)
 		}
 		let synced = currentNames
 		let collected: [Push]? = locked { local in
@@ -148,11 +150,11 @@ extension SyncWorker {
 			return pushes
 		}
 		guard let collected else {
-			return PushPassOutcome(waits: true)
+			return PushPassOutcome(waits: true, keptLocally: putBackKeptLocally)
 		}
 		// Before any request: offline, this is the count a status line shows.
 		updatePendingCount(collected.count)
-		var outcome = PushPassOutcome()
+		var outcome = PushPassOutcome(keptLocally: putBackKeptLocally)
 		let pushes = awaitingDurableReservation(collected, outcome: &outcome)
 		guard !pushes.isEmpty else {
 			try await refreshDecidedKeys()
@@ -382,7 +384,10 @@ extension SyncWorker {
 	/// Writes `pushes` (values of keys a remote that lost its data lacks, see `rejoin`) where the key is still
 	/// absent. A key another machine put back or changed first keeps that value, which is applied here: both held
 	/// the same agreement, or it is an edit made on the new remote. A value too large stays held locally (reported).
-	func putBack(_ pushes: [Push]) async throws {
+	///
+	/// - Returns: whether a value was too large.
+	func putBack(_ pushes: [Push]) async throws -> Bool {
+		var keptLocally = false
 		for batch in Self.batches(of: pushes) {
 			if batch.count > 1, let revision = try await pushAll(batch) {
 				locked { _ in
@@ -399,6 +404,7 @@ extension SyncWorker {
 						key: prefix + push.name, value: push.bytes, expectedModRevision: 0)
 				} catch Defaults.RemoteServiceError.valueTooLarge(let reason) {
 					reportTooLarge(push, reason: reason)
+					keptLocally = true
 					continue
 				}
 				locked { local in
@@ -413,6 +419,7 @@ extension SyncWorker {
 				}
 			}
 		}
+		return keptLocally
 	}
 
 	/// This value will never fit: say so and let the others through. The local value stays as it is, held against

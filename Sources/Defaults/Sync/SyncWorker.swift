@@ -289,7 +289,7 @@ actor SyncWorker {
 	func synchronize() async -> Bool {
 		do {
 			var keptLocally = try await pushPending().keptLocally
-			try await readEverything()
+			keptLocally = try await readEverything() || keptLocally
 			var outcome = try await pushPending()
 			keptLocally = keptLocally || outcome.keptLocally
 			// A push that decided nothing goes out again at once; a few passes settle it unless the key keeps moving.
