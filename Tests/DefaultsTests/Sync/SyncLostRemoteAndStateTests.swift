@@ -331,18 +331,7 @@ import Testing
 		let prefix = "/test/\(uniqueKeyName("put-back-write"))/"
 		let folder = try TemporaryDirectory()
 		let settings = folder.file("app.plist")
-		do {
-			// `k` written while only `b` is synced: etcd holds nothing of it, and compaction drops its line.
-			let store = try Edge.freshStore(at: settings)
-			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
-			engine.add(["b"])
-			try store.write("old", forKey: "k")
-			try store.write("1", forKey: "b")
-			#expect(store.flush())
-			#expect(await engine.synchronize())
-			engine.stop()
-		}
-		try FileManager.default.removeItem(at: folder.file("app.plist.sync.json"))
+		try await Self.loseTheStateOfAFileHolding("k", "old", at: settings, remote: remote, prefix: prefix)
 		let holding = HoldingNextWrite(remote)
 		let firstStore = try Edge.freshStore(at: settings)
 		let first = Defaults.SyncEngine(remote: holding, prefix: prefix, store: firstStore)
@@ -419,17 +408,7 @@ import Testing
 		let prefix = "/test/\(uniqueKeyName("put-back-again"))/"
 		let folder = try TemporaryDirectory()
 		let settings = folder.file("app.plist")
-		do {
-			let store = try Edge.freshStore(at: settings)
-			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
-			engine.add(["b"])
-			try store.write("old", forKey: "k")
-			try store.write("1", forKey: "b")
-			#expect(store.flush())
-			#expect(await engine.synchronize())
-			engine.stop()
-		}
-		try FileManager.default.removeItem(at: folder.file("app.plist.sync.json"))
+		try await Self.loseTheStateOfAFileHolding("k", "old", at: settings, remote: remote, prefix: prefix)
 		let failing = FailingPutBacks(remote, refused: false)
 		let store = try Edge.freshStore(at: settings)
 		let engine = Defaults.SyncEngine(remote: failing, prefix: prefix, store: store)
@@ -494,17 +473,7 @@ import Testing
 		let value = String(repeating: "x", count: 8000)
 		let folder = try TemporaryDirectory()
 		let settings = folder.file("app.plist")
-		do {
-			let store = try Edge.freshStore(at: settings)
-			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
-			engine.add(["b"])
-			try store.write(value, forKey: big)
-			try store.write("1", forKey: "b")
-			#expect(store.flush())
-			#expect(await engine.synchronize())
-			engine.stop()
-		}
-		try FileManager.default.removeItem(at: folder.file("app.plist.sync.json"))
+		try await Self.loseTheStateOfAFileHolding(big, value, at: settings, remote: remote, prefix: prefix)
 		let store = try Edge.freshStore(at: settings)
 		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
 		engine.add([big])
@@ -541,16 +510,7 @@ import Testing
 		let folder = try TemporaryDirectory()
 		let settings = folder.file("app.plist")
 		if held != .pushTooLarge {
-			// `k` written while only `b` is synced: etcd holds nothing of it, and the lost state puts it back.
-			let store = try Edge.freshStore(at: settings)
-			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
-			engine.add(["b"])
-			try store.write(value, forKey: "k")
-			try store.write("1", forKey: "b")
-			#expect(store.flush())
-			#expect(await engine.synchronize())
-			engine.stop()
-			try FileManager.default.removeItem(at: folder.file("app.plist.sync.json"))
+			try await Self.loseTheStateOfAFileHolding("k", value, at: settings, remote: remote, prefix: prefix)
 		}
 		let store = try Edge.freshStore(at: settings)
 		let engine = Defaults.SyncEngine(remote: failing, prefix: prefix, store: store)
@@ -594,17 +554,7 @@ import Testing
 		let prefix = "/test/\(uniqueKeyName("held-outside"))/"
 		let folder = try TemporaryDirectory()
 		let settings = folder.file("app.plist")
-		do {
-			let store = try Edge.freshStore(at: settings)
-			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
-			engine.add(["b"])
-			try store.write("old", forKey: "k")
-			try store.write("1", forKey: "b")
-			#expect(store.flush())
-			#expect(await engine.synchronize())
-			engine.stop()
-		}
-		try FileManager.default.removeItem(at: folder.file("app.plist.sync.json"))
+		try await Self.loseTheStateOfAFileHolding("k", "old", at: settings, remote: remote, prefix: prefix)
 		do {
 			let failing = FailingPutBacks(remote, refused: false)
 			let store = try Edge.freshStore(at: settings)
@@ -683,6 +633,24 @@ import Testing
 		let failures = FailureRecorder.failures(mentioning: prefix).map(\.message)
 		#expect(try await Edge.value(of: prefix + "x", in: remote) == "1", "put back: \(failures)")
 		#expect(try await Edge.value(of: prefix + "k", in: remote) == "new", "the change went out: \(failures)")
+	}
+
+	/// Makes `settings` a settings file whose state was lost, holding `value` for `key`, which etcd holds nothing of:
+	/// an engine syncing only `b` synchronizes it once, then its state file is removed. The next engine syncing `key`
+	/// rebuilds the state and puts `key` back.
+	static func loseTheStateOfAFileHolding(
+		_ key: String, _ value: String, at settings: URL, remote: EtcdClient, prefix: String
+	) async throws {
+		let store = try Edge.freshStore(at: settings)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add(["b"])
+		try store.write(value, forKey: key)
+		try store.write("1", forKey: "b")
+		#expect(store.flush())
+		#expect(await engine.synchronize())
+		engine.stop()
+		try FileManager.default.removeItem(
+			at: settings.deletingLastPathComponent().appending(path: settings.lastPathComponent + ".sync.json"))
 	}
 
 	/// A state file that is there but cannot be read (a FIFO at its place) is reported as that, not as missing.
