@@ -171,9 +171,8 @@ let fileStoreCommands: [String: @Sendable ([String]) -> Int32] = [
 			store.flush()
 		}
 	},
-	// file-store-await <path> <key> <value> <give-up>: waits until the key holds the value, with no flush, and prints
-	// when it saw it (seconds since 1970, for the test to compare with when it wrote); exits 1 once <give-up> (a file
-	// the test creates at its limit) exists.
+	// file-store-await <path> <key> <value> <give-up>: waits until the key holds the value, with no flush or reload of
+	// its own, and prints "seen"; exits 1 once <give-up> (a file the test creates at its limit) exists.
 	"file-store-await": { arguments in
 		guard arguments.count == 4, let expected = FileStoreCommand.parse(arguments[2]) else {
 			return FileStoreCommand.usage("file-store-await <path> <key> <value> <give-up>")
@@ -184,7 +183,7 @@ let fileStoreCommands: [String: @Sendable ([String]) -> Int32] = [
 		fflush(nil)
 		while !giveUp.hasCome {
 			if let value = store.storedValue(forKey: arguments[1]), Defaults.PropertyList.isEqual(value, expected) {
-				print("seen at \(Date().timeIntervalSince1970)")
+				print("seen")
 				return 0
 			}
 			usleep(5_000)

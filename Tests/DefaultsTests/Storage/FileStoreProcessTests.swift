@@ -98,14 +98,18 @@ import Testing
 		let file = folder.file("storm.plist")
 		let writer = try ChildProcess(["file-store-storm", file.path, "round"])
 		defer { writer.kill() }
-		let start = Date()
-		while !FileManager.default.fileExists(atPath: file.path), Date().timeIntervalSince(start) < 10 {
-			usleep(2_000)
-		}
-		// This process keeps parsing the file while the other rewrites it, then kills it mid-write.
+		// The limits are for a hang: the writer's start takes seconds on a busy machine, and a fixed span of reading
+		// counted from before it could end before the first write. A passing test goes on as soon as the file is there.
+		#expect(
+			waitUntil(seconds: Double(30 * sanitizerSlowdown)) {
+				FileManager.default.fileExists(atPath: file.path) || !writer.isRunning
+			})
+		// This process keeps parsing the file while the other rewrites it, until it has seen the writer replace it
+		// at least twice over many parses, then kills it mid-write.
 		var parses = 0
 		var rounds: Set<Int> = []
-		while Date().timeIntervalSince(start) < 1.5 {
+		let readingLimit = ContinuousClock.now + .seconds(30).scaledForSanitizer
+		while parses < 100 || rounds.count <= 2, ContinuousClock.now < readingLimit {
 			let values = try parse(file)
 			#expect(values["payload"] is Data)
 			#expect(values.count == 2_002)
@@ -184,7 +188,11 @@ import Testing
 		#expect(try Data(contentsOf: file) == original)
 	}
 
-	@Test func anotherProcessSeesAChangeWithinASecondWithoutFlushing() async throws {
+	/// The documented "within about a second" is how the store hears of the change (its inotify watch of the file's
+	/// folder, or a check every second where there is none), checked in-process in
+	/// `FileStoreTests.anotherWritersChangesAreSeenWithoutAFlush`; here the other process hears it by itself, untimed:
+	/// on a busy machine (the thread sanitizer's pass) the watcher may wait past a second to be scheduled.
+	@Test func anotherProcessSeesAChangeWithoutFlushing() async throws {
 		let file = folder.file("watched.plist")
 		let store = Defaults.FileStore.at(file)
 		try store.write(1, forKey: "seen")
@@ -195,14 +203,11 @@ import Testing
 		defer { watcher.stopIfRunning() }
 		// Generous: under the thread sanitizer, beside its stress tests, 20 s passed without it once.
 		try #require(try await watcher.waitForOutput("ready", timeout: 40), "\(watcher.standardErrorSoFar)")
-		// From the write to the moment the watcher saw it, on the machine's clock: not from the watcher's `ready`,
-		// which counted how long this test's task waited to be scheduled (6.6 s once, in CI's second pass).
-		let written = Date().timeIntervalSince1970
 		try store.write(2, forKey: "seen")
 		#expect(store.flush())
-		let result = try await watcher.wait(timeout: 20, givingUpBy: giveUp)
+		// The limit is for a watcher that never hears it; a passing test returns as soon as it has.
+		let result = try await watcher.wait(timeout: TimeInterval(30 * sanitizerSlowdown), givingUpBy: giveUp)
 		#expect(result.status == 0, "\(result)")
-		let seen = result.lines.last.flatMap { Double($0.split(separator: " ").last ?? "") } ?? .infinity
-		#expect((seen - written) * 1_000 < 1_000, "\(result)")
+		#expect(result.lines == ["ready", "seen"], "\(result)")
 	}
 }
