@@ -120,7 +120,7 @@ private final class LookupCountingStore: InMemoryBackedStore, @unchecked Sendabl
 					}
 					finished.signal()
 				}
-				innerFinished = finished.wait(timeout: .now() + .seconds(10)) == .success
+				innerFinished = finished.wait(timeout: .now() + .seconds(30 * sanitizerSlowdown)) == .success
 			}
 			#expect(innerFinished, "an update of another store waited for the update of store \(index)")
 		}
@@ -140,7 +140,7 @@ private final class LookupCountingStore: InMemoryBackedStore, @unchecked Sendabl
 					finished.signal()
 				}
 				#expect(
-					finished.wait(timeout: .now() + .seconds(10)) == .success,
+					finished.wait(timeout: .now() + .seconds(30 * sanitizerSlowdown)) == .success,
 					"the migration of another store waited for this one")
 			}
 		]

@@ -175,7 +175,7 @@ import Testing
 				memory.foldAbove()
 			}
 		}
-		#expect(finished.wait(timeout: .now() + 20) == .success)
+		#expect(finished.wait(timeout: .now() + .seconds(30 * sanitizerSlowdown)) == .success)
 		switch outcome.withLock({ $0 }) {
 		case .failure(let error as Defaults.UpdateError):
 			#expect(error.kind == .locked)

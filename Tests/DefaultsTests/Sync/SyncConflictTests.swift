@@ -49,12 +49,15 @@ import Testing
 
 		let app = try Machine(etcd: etcd, prefix: "/test/told-icloud/")
 		let go = app.folder.file("go")
-		let child = try app.start("sync-lose-conflict", ["mode", "mine", go.path, "20"])
-		#expect(try await child.waitForOutput("written", timeout: 20))
+		// The limits are for a hang: each side goes on as soon as its event comes. The child keeps a clock of its own
+		// twice, for the go file and then for the conflict, hence the test's wait of both.
+		let limit = 30 * sanitizerSlowdown
+		let child = try app.start("sync-lose-conflict", ["mode", "mine", go.path, "\(limit)"])
+		#expect(try await child.waitForOutput("written", timeout: TimeInterval(limit)))
 		try other.write("theirs", forKey: "mode")
 		#expect(await otherSync.synchronize())
 		#expect(FileManager.default.createFile(atPath: go.path, contents: nil))
-		let result = try await child.wait(timeout: 30)
+		let result = try await child.wait(timeout: TimeInterval(2 * limit))
 		#expect(result.status == 0, "\(result)")
 		#expect(result.lines.contains("conflict mode mine theirs"), "\(result)")
 	}

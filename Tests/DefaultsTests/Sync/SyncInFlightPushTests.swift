@@ -117,7 +117,7 @@ import Testing
 		try await engine.waitUntilApplied(revision: 12)
 		push.reply(.success(.written(revision: 11)))
 
-		let deadline = ContinuousClock.now + .seconds(20)
+		let deadline = ContinuousClock.now + .seconds(30).scaledForSanitizer
 		while store[key] != "theirs", ContinuousClock.now < deadline {
 			try await Task.sleep(for: .milliseconds(20))
 		}
@@ -211,7 +211,7 @@ import Testing
 	private func firstConflict(in conflicts: AsyncStream<Defaults.SyncConflict>) async throws -> Defaults.SyncConflict {
 		let waiting = Task { await conflicts.first { _ in true } }
 		let timeout = Task {
-			try await Task.sleep(for: .seconds(20))
+			try await Task.sleep(for: .seconds(30).scaledForSanitizer)
 			waiting.cancel()
 		}
 		defer { timeout.cancel() }
@@ -338,7 +338,7 @@ final class ChoreographedRemote: Defaults.RemoteKeyValueService, @unchecked Send
 			await engine.pushPendingNow()
 			passEnded.withLock { $0 = true }
 		}
-		let deadline = ContinuousClock.now + .seconds(20)
+		let deadline = ContinuousClock.now + .seconds(30).scaledForSanitizer
 		var pushed: [Write] = []
 		while !passEnded.withLock({ $0 }) {
 			if let write = state.withLock({ $0.writes.isEmpty ? nil : $0.writes.removeFirst() }) {
@@ -346,7 +346,9 @@ final class ChoreographedRemote: Defaults.RemoteKeyValueService, @unchecked Send
 				write.reply(.failure(Defaults.RemoteServiceError.unreachable("the test expected no push")))
 			}
 			guard ContinuousClock.now < deadline else {
-				Issue.record("a push pass did not end in 20 s", sourceLocation: sourceLocation)
+				Issue.record(
+					"a push pass did not end in \(Duration.seconds(30).scaledForSanitizer)",
+					sourceLocation: sourceLocation)
 				throw CancellationError()
 			}
 			try await Task.sleep(for: .milliseconds(10))
@@ -364,10 +366,10 @@ final class ChoreographedRemote: Defaults.RemoteKeyValueService, @unchecked Send
 	}
 
 	private func waitFor(_ what: String, _ condition: (State) -> Bool) async throws {
-		let deadline = ContinuousClock.now + .seconds(20)
+		let deadline = ContinuousClock.now + .seconds(30).scaledForSanitizer
 		while !state.withLock({ condition($0) }) {
 			guard ContinuousClock.now < deadline else {
-				Issue.record("waited 20 s for \(what)")
+				Issue.record("waited \(Duration.seconds(30).scaledForSanitizer) for \(what)")
 				throw CancellationError()
 			}
 			try await Task.sleep(for: .milliseconds(10))
@@ -378,10 +380,11 @@ final class ChoreographedRemote: Defaults.RemoteKeyValueService, @unchecked Send
 extension Defaults.SyncEngine {
 	/// Waits until the engine has taken in the remote's changes up to `revision` (its status says so once applied).
 	func waitUntilApplied(revision: Int64) async throws {
-		let deadline = ContinuousClock.now + .seconds(20)
+		let deadline = ContinuousClock.now + .seconds(30).scaledForSanitizer
 		while status.revision < revision {
 			guard ContinuousClock.now < deadline else {
-				Issue.record("the engine did not reach revision \(revision) in 20 s")
+				Issue.record(
+					"the engine did not reach revision \(revision) in \(Duration.seconds(30).scaledForSanitizer)")
 				throw CancellationError()
 			}
 			try await Task.sleep(for: .milliseconds(10))

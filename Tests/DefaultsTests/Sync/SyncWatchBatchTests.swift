@@ -20,7 +20,7 @@ import Testing
 		defer { engine.stop() }
 
 		// Generous: in the whole suite, hundreds of tests share two threads, and the engine's tasks wait their turn.
-		let deadline = ContinuousClock.now + .seconds(30)
+		let deadline = ContinuousClock.now + .seconds(30).scaledForSanitizer
 		while store.storedValue(forKey: "a") as? String != "two", ContinuousClock.now < deadline {
 			try await Task.sleep(for: .milliseconds(20))
 		}
@@ -41,7 +41,7 @@ import Testing
 		engine.add(["a"])
 		engine.start()
 		defer { engine.stop() }
-		let deadline = ContinuousClock.now + .seconds(30)
+		let deadline = ContinuousClock.now + .seconds(30).scaledForSanitizer
 		while !engine.status.isConnected, ContinuousClock.now < deadline {
 			try await Task.sleep(for: .milliseconds(20))
 		}
@@ -139,7 +139,7 @@ final class SlowWritesRemote: Defaults.RemoteKeyValueService, @unchecked Sendabl
 		let isFirst = writes.add(1, ordering: .relaxed).newValue == 1
 		if isFirst {
 			// Bounded, so that a test that never opens the gate still ends (and fails on its count).
-			let deadline = ContinuousClock.now + .seconds(30)
+			let deadline = ContinuousClock.now + .seconds(30).scaledForSanitizer
 			while !isGateOpen.load(ordering: .acquiring), ContinuousClock.now < deadline {
 				try await Task.sleep(for: .milliseconds(5))
 			}

@@ -8,7 +8,7 @@ import Testing
 @Suite(.scaledTimeLimit(minutes: 1)) struct WakeSignalTests {
 	/// Whether `wait()` returns within `limit`, far away: a wait that a signal ends returns at once; one still blocked
 	/// then is cancelled.
-	static func wakes(_ signal: WakeSignal, within limit: Duration = .seconds(20)) async -> Bool {
+	static func wakes(_ signal: WakeSignal, within limit: Duration = .seconds(30).scaledForSanitizer) async -> Bool {
 		await withTaskGroup(of: Bool.self) { group in
 			group.addTask {
 				await signal.wait()
@@ -32,7 +32,7 @@ import Testing
 			ended.store(true, ordering: .sequentiallyConsistent)
 		}
 		defer { probe.cancel() }
-		let deadline = ContinuousClock.now + .seconds(20)
+		let deadline = ContinuousClock.now + .seconds(30).scaledForSanitizer
 		while !signal.hasWaiter {
 			if ended.load(ordering: .sequentiallyConsistent) {
 				return false
@@ -44,7 +44,7 @@ import Testing
 	}
 
 	static func untilWaiting(_ signal: WakeSignal) async throws {
-		let deadline = ContinuousClock.now + .seconds(5)
+		let deadline = ContinuousClock.now + .seconds(30).scaledForSanitizer
 		while !signal.hasWaiter {
 			try #require(ContinuousClock.now < deadline, "the wait never began")
 			await Task.yield()

@@ -19,7 +19,7 @@ import Testing
 		}
 		#expect(FileManager.default.createFile(atPath: start.path, contents: nil))
 		for child in children {
-			let result = try child.wait(timeout: 45)
+			let result = try child.wait(timeout: TimeInterval(45 * sanitizerSlowdown))
 			#expect(result.status == 0 && !result.wasSignaled, "\(child.arguments): \(result)")
 			#expect(result.standardOutput.isEmpty, "no failure reported: \(result)")
 		}
@@ -67,7 +67,7 @@ import Testing
 	@Test func anUpdateInAProcessWithNoThreadSpecificKeyLeftThrowsInsteadOfTrapping() throws {
 		let file = folder.file("keys.plist")
 		let child = try ChildProcess(["update-without-thread-keys", file.path], environment: folder.configEnvironment)
-		let result = try child.wait(timeout: 30)
+		let result = try child.wait(timeout: TimeInterval(30 * sanitizerSlowdown))
 		#expect(result.status == 0 && !result.wasSignaled, "\(result)")
 		#expect(result.standardOutput.contains("error: "), "\(result)")
 		#expect(result.standardOutput.contains("pthread_key_create failed"), "\(result)")
