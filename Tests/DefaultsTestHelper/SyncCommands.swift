@@ -56,7 +56,8 @@ let syncCommands: [String: @Sendable ([String]) -> Int32] = [
 		return Defaults.standardStore.flush() ? 0 : 1
 	},
 	// sync-await-and-die <endpoint> <prefix> <name> <value> <give-up>: as sync-await, but ends the process at once
-	// when it reads <value> (30 ms later, `_exit`: no flush), as a machine killed right after it heard a remote value.
+	// when it reads <value> (`_exit`: no flush, no exit handler), as a machine killed right after it heard a remote
+	// value.
 	"sync-await-and-die": { arguments in
 		guard arguments.count == 5 else {
 			return ObservationCommand.usage("sync-await-and-die <endpoint> <prefix> <name> <value> <give-up>")
@@ -65,8 +66,10 @@ let syncCommands: [String: @Sendable ([String]) -> Int32] = [
 		let expected = arguments[3] == "-" ? nil : arguments[3]
 		let status = ObservationCommand.awaitValue(
 			of: keys[arguments[2]]!, equalTo: expected, until: ObservationCommand.GiveUp(arguments[4]))
-		// Long enough for the engine to record the value as agreed, shorter than the store's 100 ms flush delay.
-		usleep(30_000)
+		// No wait for anything more: the value is heard only once the step that received it has written it into the
+		// settings file and the sync state as agreed, under the file's lock (`SyncWorker.locked`,
+		// `FileStore.withFileLocked`: the store takes it in after the file is written). This is the earliest a kill
+		// can come, with the engine's later passes and the write-behind flush (100 ms) cut off.
 		_exit(status)
 	},
 	// sync-write-and-exit <endpoint> <prefix> <name=value>…: writes the values and exits normally at once, awaiting
