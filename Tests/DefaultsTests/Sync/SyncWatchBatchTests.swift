@@ -41,7 +41,10 @@ import Testing
 		engine.add(["a"])
 		engine.start()
 		defer { engine.stop() }
-		let deadline = ContinuousClock.now + .seconds(30).scaledForSanitizer
+		// Each wait has a limit of its own, for a hang: with one for all, a connection that took 18 s under load (seen
+		// with two runs side by side, the test pool's threads held by other tests) left the next wait almost nothing.
+		func limit() -> ContinuousClock.Instant { ContinuousClock.now + .seconds(30).scaledForSanitizer }
+		var deadline = limit()
 		while !engine.status.isConnected, ContinuousClock.now < deadline {
 			try await Task.sleep(for: .milliseconds(20))
 		}
@@ -49,6 +52,7 @@ import Testing
 		store[Defaults.Key<String>("a", default: "", suite: store)] = "mine"
 		// The engine's own pass is in its write, which lasts until the gate opens: the two passes asked for now are
 		// asked for while it runs, however slowly the machine goes.
+		deadline = limit()
 		while remote.running.load(ordering: .relaxed) == 0, ContinuousClock.now < deadline {
 			try await Task.sleep(for: .milliseconds(10))
 		}
@@ -69,6 +73,7 @@ import Testing
 		#expect(remote.readsWhileGated.load(ordering: .relaxed) == 0, "no pass read beside the engine's write")
 		#expect(remote.writes.load(ordering: .relaxed) == 1, "no pass wrote beside the engine's write")
 		remote.openGate()
+		deadline = limit()
 		while !finished.withLock({ $0 }), ContinuousClock.now < deadline {
 			executor.runWaitingJobs()
 			try await Task.sleep(for: .milliseconds(5))
