@@ -29,9 +29,10 @@ struct CrossProcessObservationTests {
 		// The limits are for a hang (a child's start takes seconds on a busy machine); a passing test goes on as soon as
 		// the child has ended and the observer has heard it. How the change is heard (the file's watch, not a poll) is
 		// FileStoreTests' and SystemLayerTests' to check, not timed here.
-		let child = try ChildProcess.run(
-			["observation-write", url.path, "level=42", "aUnchanged=same"],
-			timeout: TimeInterval(30 * sanitizerSlowdown))
+		// Waited for as a task (the asynchronous `wait`), not by blocking one of the test pool's threads (two on CI),
+		// which other tests' tasks need meanwhile.
+		let child = try await ChildProcess(["observation-write", url.path, "level=42", "aUnchanged=same"])
+			.wait(timeout: TimeInterval(30 * sanitizerSlowdown))
 		#expect(child.status == 0, "\(child)")
 		#expect(await eventually(timeout: .seconds(30).scaledForSanitizer) { levels.count == 1 })
 		#expect(levels.values == [.init(oldValue: 2, newValue: 42)])
@@ -54,8 +55,8 @@ struct CrossProcessObservationTests {
 		} onChange: {
 			fired.append(1)
 		}
-		let child = try ChildProcess.run(
-			["observation-write", url.path, "level=7"], timeout: TimeInterval(30 * sanitizerSlowdown))
+		let child = try await ChildProcess(["observation-write", url.path, "level=7"])
+			.wait(timeout: TimeInterval(30 * sanitizerSlowdown))
 		#expect(child.status == 0, "\(child)")
 		#expect(await eventually(timeout: .seconds(30).scaledForSanitizer) { fired.count == 1 })
 		#expect(value.value == 7)
