@@ -432,8 +432,9 @@ extension SyncWorker {
 		locked { _ in
 			state.settle(push.name, upTo: push.sequence)
 			// Unless the watch delivered something newer while this read ran: then the key's next push settles it as
-			// a conflict.
-			if snapshot.revision >= state.revision {
+			// a conflict. A put-back's record is replaced all the same (a newer value of the key would have replaced
+			// it already): left, its older value would be put back over this one as if this were an outside edit.
+			if snapshot.revision >= state.revision || state.records[push.name]?.isPutBack == true {
 				state.records[push.name] = .init(
 					value: current?.value, modRevision: current?.modRevision ?? 0, keptLocalValue: push.bytes,
 					isHeldLocally: true, settledWithoutPush: push.sequence)

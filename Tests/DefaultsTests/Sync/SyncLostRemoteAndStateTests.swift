@@ -536,6 +536,48 @@ import Testing
 		}
 	}
 
+	/// A write too large for etcd over a held put-back, whose read of the key (made to hold the value against what
+	/// etcd has) answers at a revision below one the watch already delivered: the line is settled, and the key must
+	/// then be held with the new value, not left with the put-back's older one. Before, the record stayed the
+	/// put-back's, and the next run put "old" back over the newer value (locally and in etcd), reported as an edit
+	/// made outside Defaults.
+	@Test func aTooLargeWriteOverAHeldPutBackIsKeptWhenItsReadIsOlderThanTheWatch() async throws {
+		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("held-stale-read"))/"
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		try await Self.loseTheStateOfAFileHolding("k", "old", at: settings, remote: remote, prefix: prefix)
+		let large = String(repeating: "x", count: 8000)
+		do {
+			let failing = FailingPutBacks(remote, refused: false)
+			let store = try Edge.freshStore(at: settings)
+			let engine = Defaults.SyncEngine(
+				remote: StaleKeyRead(failing, key: prefix + "k"), prefix: prefix, store: store)
+			engine.add(["k"])
+			defer { engine.stop() }
+			_ = await engine.synchronize()
+			#expect(try await remote.read(prefix: prefix + "k").entries.isEmpty, "the put-back failed: held here")
+			failing.fails.store(false, ordering: .relaxed)
+			try store.write(large, forKey: "k")
+			#expect(store.flush())
+			#expect(await engine.synchronize() == false, "too large: kept on this machine only")
+		}
+		let store = try Edge.freshStore(at: settings)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add(["k"])
+		defer { engine.stop() }
+		_ = await engine.synchronize()
+		let failures = FailureRecorder.failures(mentioning: prefix).map(\.message)
+		let kept = store.storedValue(forKey: "k") as? String
+		let isKept = kept == large
+		#expect(isKept, "k holds \(kept.map { String($0.prefix(12)) } ?? "nothing"): \(failures)")
+		#expect(try await remote.read(prefix: prefix + "k").entries.isEmpty, "the older put-back did not go out")
+		#expect(!failures.contains { $0.contains("without Defaults") }, "no outside edit: \(failures)")
+	}
+
 	enum OutsideChange: String, CaseIterable {
 		case edited, fileDeleted
 	}
@@ -819,5 +861,26 @@ final class ReadThenMeanwhile: RemoteWrapper, Sendable {
 			try await meanwhile()
 		}
 		return snapshot
+	}
+}
+
+/// Answers the engine's read of one key (made when a value is refused as too large, to hold it against the key's
+/// record) at revision 1, below anything the engine saw: as if the watch had delivered newer events while the read
+/// was on its way.
+final class StaleKeyRead: RemoteWrapper {
+	let wrapped: any Defaults.RemoteKeyValueService
+	let key: String
+
+	init(_ wrapped: any Defaults.RemoteKeyValueService, key: String) {
+		self.wrapped = wrapped
+		self.key = key
+	}
+
+	func read(prefix: String) async throws -> Defaults.RemoteSnapshot {
+		let snapshot = try await wrapped.read(prefix: prefix)
+		guard prefix == key else {
+			return snapshot
+		}
+		return Defaults.RemoteSnapshot(entries: snapshot.entries, revision: 1, skipped: snapshot.skipped)
 	}
 }
