@@ -15,7 +15,10 @@ import Testing
 			case reply(String)
 			/// Never answers: the request waits out its timeout.
 			case silence
-			case after(Duration, String)
+			/// Answers once the member's state was read `count` times (the test's own read and the client's checks),
+			/// so that a slow answer lives through a known number of checks however slow the machine; a request that
+			/// gets no more checks runs out its timeout (`writesWaitedOut`).
+			case afterReads(Int, String)
 		}
 
 		let write: @Sendable (Int) -> Answer
@@ -46,8 +49,15 @@ import Testing
 			switch answer {
 			case .reply(let body):
 				return GatewayReply(status: 200, body: Data(body.utf8))
-			case .after(let delay, let body):
-				try await Task.sleep(for: delay)
+			case .afterReads(let reads, let body):
+				let deadline = ContinuousClock.now + .seconds(request.timeout ?? 60)
+				while count("/v3/kv/range") < reads {
+					guard ContinuousClock.now < deadline else {
+						writesWaitedOut.withLock { $0 += 1 }
+						throw Defaults.RemoteServiceError.unreachable("\(request.url.absoluteString): timed out")
+					}
+					try await Task.sleep(for: .milliseconds(10))
+				}
 				return GatewayReply(status: 200, body: Data(body.utf8))
 			case .silence:
 				try await Task.sleep(for: .seconds(request.timeout ?? 60))
@@ -112,10 +122,11 @@ import Testing
 	}
 
 	/// A slow write of a member that keeps its leader (and one in an election, answering "no leader") is waited for:
-	/// sent once, answered by its member.
+	/// sent once, answered by its member after two checks (the first answered "no leader", the second in the term the
+	/// client knew). The answer waits for the checks, not for a time: a loaded machine made only one check in 2.5 s.
 	@Test func aSlowWriteOfAMemberThatKeepsItsLeaderIsWaitedFor() async throws {
 		let noLeader = #"{"error":"etcdserver: no leader","message":"etcdserver: no leader","code":14}"#
-		let slow = ScriptedMember(write: .after(.milliseconds(2500), Self.written)) { checks in
+		let slow = ScriptedMember(write: .afterReads(3, Self.written)) { checks in
 			checks == 1 ? .reply(noLeader) : .reply(Self.header(term: 3) + "}")
 		}
 		let next = ScriptedMember(write: .reply(Self.written)) { _ in .reply(Self.header(term: 3) + "}") }
@@ -125,6 +136,7 @@ import Testing
 		let result = try await write(with: client)
 		#expect(result == .written(revision: 9))
 		#expect(slow.count("/v3/kv/range") >= 3)
+		#expect(slow.writesWaitedOut.withLock { $0 } == 0 && slow.count("/v3/kv/txn") == 1)
 		#expect(next.count("/v3/kv/txn") == 0)
 	}
 }
