@@ -119,16 +119,7 @@ import Testing
 		#expect(store.flush())
 		#expect(await engine.synchronize())
 		remote.arm()
-		do {
-			_ = try await Defaults.SyncEngine.atomicUpdate(forKey: "n", in: store) { $0 }
-			Issue.record("made through another prefix's state")
-		} catch let error as Defaults.SyncedUpdateError {
-			#expect(error.reason == .refused, "\(error)")
-			#expect(error.message.contains("one prefix only"), "\(error.message)")
-		} catch {
-			Issue.record("a raw error: \(error)")
-		}
-		#expect(SyncState.load(from: stateFile).state?.prefix == other, "the other prefix's state is left alone")
+		await Self.expectUpdateRefused(of: store, stateFile: stateFile, keptFor: other)
 	}
 
 	/// An atomic update of an engine that verified its remote and then finds the state taken by another prefix
@@ -152,6 +143,11 @@ import Testing
 		var json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: stateFile)) as? [String: Any])
 		json["prefix"] = other
 		try JSONSerialization.data(withJSONObject: json).write(to: stateFile)
+		await Self.expectUpdateRefused(of: store, stateFile: stateFile, keptFor: other)
+	}
+
+	/// An atomic update of `n` in `store`, whose state file is `other`'s, is refused, and leaves that state alone.
+	static func expectUpdateRefused(of store: Defaults.FileStore, stateFile: URL, keptFor other: String) async {
 		do {
 			_ = try await Defaults.SyncEngine.atomicUpdate(forKey: "n", in: store) { $0 }
 			Issue.record("made through another prefix's state")
