@@ -37,14 +37,20 @@ let syncCommands: [String: @Sendable ([String]) -> Int32] = [
 		_ = Defaults.standardStore.flush()
 		return status
 	},
-	// sync-await-then-synchronize <endpoint> <prefix> <name> <value> <give-up>: as sync-await, then, once it read
-	// <value>, prints `heard`, synchronises once (a push pass after any under way, a full read, another pass) and
-	// prints how that went, as sync-write does: every pass the change woke has ended by then.
+	// sync-await-then-synchronize <endpoint> <prefix> <name> <value> <give-up>: as sync-await, but it synchronises
+	// once before it observes (so `ready` comes after the engine's first read has ended: a change made after `ready`
+	// is not taken in by that read, which would put a synced value back before the store ever read the change); then,
+	// once it read <value>, prints `heard`, synchronises once (a push pass after any under way, a full read, another
+	// pass) and prints how that went, as sync-write does: every pass the change woke has ended by then.
 	"sync-await-then-synchronize": { arguments in
 		guard arguments.count == 5 else {
 			return ObservationCommand.usage("sync-await-then-synchronize <endpoint> <prefix> <name> <value> <give-up>")
 		}
 		let keys = SyncCommand.start(arguments[0], arguments[1], names: [arguments[2]])
+		guard SyncCommand.synchronizeOnce() == "synced" else {
+			FileHandle.standardError.write(Data("the first synchronisation did not end synced\n".utf8))
+			return 1
+		}
 		let expected = arguments[3] == "-" ? nil : arguments[3]
 		let status = ObservationCommand.awaitValue(
 			of: keys[arguments[2]]!, equalTo: expected, until: ObservationCommand.GiveUp(arguments[4]))

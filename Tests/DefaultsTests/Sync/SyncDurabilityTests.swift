@@ -59,9 +59,10 @@ import Testing
 		let second = try Machine(etcd: etcd, prefix: "/test/lost-running/")
 		#expect(try first.run("sync-write", ["theme=dark", "font=mono"]).lines == ["synced"])
 
-		// The running machine waits until it has taken in the file's loss (its key reads as removed), then synchronises
-		// once: every pass the loss woke has ended when that returns, and its full read puts the agreed values back.
-		// Any push of the removals would have gone out by then.
+		// The running machine says `ready` once its first read has ended (a loss that read takes in is put back before
+		// the store reads the key as removed: stop 40's CI saw that wait run out). It waits until it has taken in the
+		// file's loss (its key reads as removed), then synchronises once: every pass the loss woke has ended when that
+		// returns, and its full read puts the agreed values back. Any push of the removals would have gone out by then.
 		let giveUp = first.folder.file("give-up")
 		let running = try first.start("sync-await-then-synchronize", ["theme", "-", giveUp.path])
 		defer { running.stopIfRunning() }
