@@ -21,7 +21,9 @@ from collections import defaultdict
 
 # Operations per measured iteration of each benchmark target (its scaling factor): the harness exports raw values,
 # which cover that many operations. Keep in step with `scalingFactor` in Benchmarks/Benchmarks/*/*.swift.
-OPERATIONS_PER_ITERATION = {"Operations": 1_000, "Bulk": 1, "SyncOnOff": 1, "SyncOnOffBefore": 1}
+OPERATIONS_PER_ITERATION = {
+    "Operations": 1_000, "Bulk": 1, "Sync": 1, "SyncOnOff": 1, "SyncOnOffBefore": 1, "Update": 1,
+}
 
 TIME = "Time(wallclock)"
 MALLOCS = "Malloc(total)"

@@ -206,7 +206,9 @@ final class OneMemberEtcd: Sendable {
 	private init() {
 		members = try! EtcdMembers(count: 1, name: "onoff", folder: temporaryFolder("etcd"), ports: 30_000..<40_000)
 		// A minute: on two cores shared with builds (load averages of 60 were seen), etcd took more than 15 s.
-		precondition(members.waitForLeader(within: 60) != nil, "etcd did not start within a minute")
+		precondition(
+			members.waitForLeader(within: 60) != nil,
+			"etcd did not start within a minute; it wrote: \(members.logTail(0))")
 		client = try! EtcdClient(endpoints: members.endpoints)
 	}
 

@@ -58,10 +58,23 @@ public final class EtcdMembers: @unchecked Sendable {
 				"--initial-advertise-peer-urls", "http://127.0.0.1:\(peerPorts[index])",
 				"--initial-cluster", peers, "--initial-cluster-token", folder.lastPathComponent, "--log-level", "error",
 			] + arguments
-		process.standardError = FileHandle.nullDevice
+		// Errors only (`--log-level error`), kept beside the data folder so that a member that never led says why.
+		let log = logFile(index)
+		FileManager.default.createFile(atPath: log.path, contents: nil)
+		process.standardError = (try? FileHandle(forWritingTo: log)) ?? FileHandle.nullDevice
 		process.standardOutput = FileHandle.nullDevice
 		try process.run()
 		processes.withLock { $0[index] = process }
+	}
+
+	private func logFile(_ index: Int) -> URL {
+		folder.appending(path: "\(name)\(index).log")
+	}
+
+	/// The last lines member `index` wrote to standard error (errors only), for a failure message.
+	public func logTail(_ index: Int, lines: Int = 20) -> String {
+		let text = (try? String(contentsOf: logFile(index), encoding: .utf8)) ?? ""
+		return text.split(separator: "\n").suffix(lines).joined(separator: "\n")
 	}
 
 	/// The process id of member `index`, `nil` while it is killed.
