@@ -138,14 +138,13 @@ extension SyncWorker {
 	}
 
 	/// A synced key whose local value is not the agreed one, with no change recorded: not an edit of this machine
-	/// (a text editor, a restored or lost settings file). It is never pushed; it gets the agreed value back (also the
-	/// value of a put-back not known to be written), and a report says how to keep such a change.
+	/// (a text editor, a restored or lost settings file). It is never pushed; it gets the agreed value back (for a
+	/// value held on this machine, as too large or as a put-back not known to be written, the value held), and a
+	/// report says how to keep such a change.
 	private func putBackOutsideEdits(synced: Set<String>, local: inout LocalSide) {
 		var putBack: [String] = []
 		for (name, record) in state.records.sorted(by: { $0.key < $1.key })
-		where synced.contains(name) && !isPending(name, in: local)
-			&& (record.isHeldLocally != true || record.isPutBack) && !record.isUnreadable
-		{
+		where synced.contains(name) && !isPending(name, in: local) && !record.isUnreadable {
 			let value = local.value(of: name)
 			let agreed = state.agreedLocalValue(forKey: name)
 			guard !Defaults.PropertyList.isEqualOrBothAbsent(value, agreed) else {

@@ -628,6 +628,54 @@ import Testing
 		#expect(await engine.synchronize())
 	}
 
+	/// A push of `k` that etcd refused as too large (held on this machine, reported), then the settings file changed
+	/// outside the package before the next run (an editor sets `k`, or the file is deleted). Before the fix the held
+	/// record was passed over by the outside-edit check: the editor's value stayed here unreported, a change no journal
+	/// line records, while etcd and every other machine kept theirs. The held value is put back and the change
+	/// reported, as for any other synced key; nothing goes to etcd.
+	@Test(arguments: OutsideChange.allCases)
+	func aValueHeldAsTooLargeIsPutBackOverAnOutsideChange(_ change: OutsideChange) async throws {
+		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("held-large-outside"))/"
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		let large = String(repeating: "x", count: 8000)
+		do {
+			let store = try Edge.freshStore(at: settings)
+			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+			engine.add(["k"])
+			defer { engine.stop() }
+			try store.write(large, forKey: "k")
+			#expect(store.flush())
+			#expect(await engine.synchronize() == false, "too large: held here")
+		}
+		#expect(try await remote.read(prefix: prefix + "k").entries.isEmpty, "held here only")
+		switch change {
+		case .edited:
+			let data = try Data(contentsOf: settings)
+			var values = try #require(
+				try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])
+			values["k"] = "edited"
+			try PropertyListSerialization.data(fromPropertyList: values, format: .xml, options: 0).write(to: settings)
+		case .fileDeleted:
+			try FileManager.default.removeItem(at: settings)
+		}
+
+		let store = try Edge.freshStore(at: settings)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add(["k"])
+		defer { engine.stop() }
+		_ = await engine.synchronize()
+		let failures = FailureRecorder.failures(mentioning: prefix).map(\.message)
+		#expect(store.storedValue(forKey: "k") as? String == large, "put back: \(failures)")
+		#expect(try Edge.freshStore(at: settings).storedValue(forKey: "k") as? String == large, "written")
+		#expect(failures.contains { $0.contains("without Defaults") && $0.contains("k") }, "\(failures)")
+		#expect(try await remote.read(prefix: prefix + "k").entries.isEmpty, "nothing went out: \(failures)")
+	}
+
 	/// A rejoin (etcd wiped) finds `k` with an unpushed change and etcd without it, while the put-back of `x` is on its
 	/// way (held, the file's lock free) and another process of the settings file, which syncs only `b`, runs a push
 	/// pass, compacting the journal: `k` must keep a record, so that the compaction keeps its line and the change goes
