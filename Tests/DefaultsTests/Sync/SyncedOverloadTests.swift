@@ -75,22 +75,18 @@ import Testing
 	}
 
 	/// The synchronous form blocks the main thread while the update runs in a task: it must not need the main thread
-	/// (or the main actor) to finish. Were it to, the wait would end only at its limit
-	/// (`SyncEngine.waitingUpdateLimit`, 20 s) with an error; five updates each well within it show it never waited for
-	/// the main thread.
+	/// (or the main actor) to finish. Were it to, the wait could end only at its limit
+	/// (`SyncEngine.waitingUpdateLimit`, 20 s), with an error (the update it waited for never ran), which fails the
+	/// test: five updates that return their values show it never waited for the main thread. Not timed: the sanitizer
+	/// run saw one take 9.7 s on a loaded machine.
 	@Test @MainActor func theSynchronousFormOnTheMainActorWaitsWithoutDeadlock() async throws {
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }
 		let setup = SyncAtomicUpdateTests.Setup(
 			remote: try EtcdClient(endpoints: [etcd.endpoint]), prefix: "/test/main-thread/")
 		let counter = Counter(key: setup.key)
-		let clock = ContinuousClock()
 		for expected in stride(from: 2, through: 10, by: 2) {
-			let start = clock.now
-			let value = try counter.addWithoutAwait()
-			let took = clock.now - start
-			#expect(value == expected)
-			#expect(took < Defaults.SyncEngine.waitingUpdateLimit / 4, "took \(took)")
+			#expect(try counter.addWithoutAwait() == expected)
 		}
 		#expect(counter.ranOnMainActor.allSatisfy { $0 } && counter.ranOnMainActor.count == 5)
 		#expect(setup.store[setup.key] == 10)
