@@ -429,16 +429,19 @@ extension SyncWorker {
 		let key = prefix + push.name
 		let snapshot = try await remote.read(prefix: key)
 		let current = snapshot.entries.first { $0.key == key }
-		locked { _ in
+		let isOlderThanTheWatch = locked { _ in
 			state.settle(push.name, upTo: push.sequence)
-			// Unless the watch delivered something newer while this read ran: then the key's next push settles it as
-			// a conflict. A put-back's record is replaced all the same (a newer value of the key would have replaced
-			// it already): left, its older value would be put back over this one as if this were an outside edit.
-			if snapshot.revision >= state.revision || state.records[push.name]?.isPutBack == true {
-				state.records[push.name] = .init(
-					value: current?.value, modRevision: current?.modRevision ?? 0, keptLocalValue: push.bytes,
-					isHeldLocally: true, settledWithoutPush: push.sequence)
-			}
+			// Held even when the watch delivered something newer while this read ran: left with its record, the key's
+			// older agreed value would be put back over this one as if this were an outside edit.
+			state.records[push.name] = .init(
+				value: current?.value, modRevision: current?.modRevision ?? 0, keptLocalValue: push.bytes,
+				isHeldLocally: true, settledWithoutPush: push.sequence)
+			return snapshot.revision < state.revision
+		}
+		// A newer change of this key among what the watch delivered was passed over while the push was pending, and
+		// is not delivered again: the pass ends with a read of the key, which applies it over the value held.
+		if isOlderThanTheWatch == true {
+			toRefresh.insert(push.name)
 		}
 		reportTooLarge(push, reason: reason)
 	}

@@ -578,6 +578,47 @@ import Testing
 		#expect(!failures.contains { $0.contains("without Defaults") }, "no outside edit: \(failures)")
 	}
 
+	/// As above for a key agreed on as usual (etcd holds "old"): the read that holds a too-large write answers below a
+	/// revision the watch delivered (of any key of the prefix; another machine's write). Before, the line was settled
+	/// and the record left as it was, so the local value differed from the agreed one with no line: the next full read
+	/// put "old" back over the app's value and reported an edit made outside Defaults. The value is held; the key is
+	/// read again once the pass ends (a newer change of it, passed over while the push was pending, then replaces it).
+	@Test func aTooLargeWriteIsKeptWhenItsReadIsOlderThanTheWatch() async throws {
+		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("large-stale-read"))/"
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		let large = String(repeating: "x", count: 8000)
+		do {
+			let store = try Edge.freshStore(at: settings)
+			let engine = Defaults.SyncEngine(
+				remote: StaleKeyRead(remote, key: prefix + "k"), prefix: prefix, store: store)
+			engine.add(["k"])
+			defer { engine.stop() }
+			try store.write("old", forKey: "k")
+			#expect(store.flush())
+			#expect(await engine.synchronize())
+			#expect(try await Edge.value(of: prefix + "k", in: remote) == "old")
+			try store.write(large, forKey: "k")
+			#expect(store.flush())
+			#expect(await engine.synchronize() == false, "too large: kept on this machine only")
+			#expect(store.storedValue(forKey: "k") as? String == large, "the refresh kept it")
+		}
+		let store = try Edge.freshStore(at: settings)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add(["k"])
+		defer { engine.stop() }
+		_ = await engine.synchronize()
+		let failures = FailureRecorder.failures(mentioning: prefix).map(\.message)
+		let kept = store.storedValue(forKey: "k") as? String
+		#expect(kept == large, "k holds \(kept.map { String($0.prefix(12)) } ?? "nothing"): \(failures)")
+		#expect(try await Edge.value(of: prefix + "k", in: remote) == "old", "nothing went out")
+		#expect(!failures.contains { $0.contains("without Defaults") }, "no outside edit: \(failures)")
+	}
+
 	enum OutsideChange: String, CaseIterable {
 		case edited, fileDeleted
 	}
