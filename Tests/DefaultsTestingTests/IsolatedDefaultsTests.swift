@@ -22,7 +22,12 @@ private struct ThemeModel {
 	let visits = Defaults[.visits]
 }
 
-@Suite(.timeLimit(.minutes(1))) struct IsolatedDefaultsTests {
+/// Five times longer under the thread sanitizer (`.ci/tsan` sets the variable), as the package's tests' limits are: a
+/// whole-suite sanitizer run on a loaded machine kept these tests, started with every other, waiting for a thread
+/// past one minute.
+private let suiteTimeLimit = ProcessInfo.processInfo.environment["DEFAULTS_TESTS_UNDER_THREAD_SANITIZER"] == "1" ? 5 : 1
+
+@Suite(.timeLimit(.minutes(suiteTimeLimit))) struct IsolatedDefaultsTests {
 	/// Two scopes running at once, each writing its own value to one key of the standard store, each reading its own:
 	/// every write happens before either reads.
 	@Test func concurrentScopesReadTheirOwnValues() async throws {
