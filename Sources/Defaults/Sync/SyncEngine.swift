@@ -180,10 +180,11 @@ extension Defaults {
 		///
 		/// - Returns: whether the remote answered and every pending change went out (or lost its conflict). `false`
 		///   when the remote could not be reached or the settings file could not be written (the changes stay queued,
-		///   see ``status``; a failure to write is reported as a ``Defaults/Failure``), when a value is too large for
-		///   the remote (it stays on this machine only, and a ``Defaults/Failure`` says so), or when pushes kept
-		///   meeting this machine's own earlier ones, committed though their replies were lost (the value goes out
-		///   with the next pass).
+		///   see ``status``; a failure to write is reported as a ``Defaults/Failure``), while a synced key's value is
+		///   held on this machine only because the remote refused it as too large (a ``Defaults/Failure`` said so,
+		///   once, whichever sync found it; until the key changes again, here or on another machine), or when pushes
+		///   kept meeting this machine's own earlier ones, committed though their replies were lost (the value goes
+		///   out with the next pass).
 		@discardableResult
 		public func synchronize() async -> Bool {
 			await worker.synchronize()

@@ -301,8 +301,11 @@ actor SyncWorker {
 			}
 			didConnect()
 			isOutageReported = false
-			// Pushed, but not synchronized while a crash would lose what was agreed.
-			return !keptLocally && !outcome.waits && !outcome.goesOutAgain && !isStateUnsaved
+			// Pushed, but not synchronized while a crash would lose what was agreed. A value held here as too large
+			// counts whichever pass found it: the background loop's first read may have put it back (and reported it)
+			// before this call, and then none of the passes above meets it again.
+			return !keptLocally && !holdsValueTooLarge() && !outcome.waits && !outcome.goesOutAgain
+				&& !isStateUnsaved
 		} catch {
 			didDisconnect(error)
 			return false
@@ -310,6 +313,15 @@ actor SyncWorker {
 	}
 
 	// MARK: Helpers
+
+	/// Whether a synced key's local value is held on this machine only, against the remote's record, because the
+	/// remote refused it as too large (a push's, or a put-back's after a lost state or remote): until the key
+	/// changes again, here or elsewhere, it is not synced. A put-back not known to be written is held the same way;
+	/// after a full read that succeeded, each one it made was sent, and one still held was refused as too large.
+	func holdsValueTooLarge() -> Bool {
+		let synced = currentNames
+		return state.records.contains { name, record in synced.contains(name) && record.isHeldLocally == true }
+	}
 
 	/// Whether `local`, the local value of `name`, is the value this machine last agreed on with the remote: not a
 	/// local change to push.

@@ -488,6 +488,41 @@ import Testing
 		#expect(store.storedValue(forKey: big) as? String == value, "kept on this machine")
 	}
 
+	/// The engine's own first full read (its background loop, started before any `synchronize()`, as
+	/// `Defaults.iCloud` starts it) puts back a lost state's value too large for etcd and reports it. A
+	/// `synchronize()` after that read must still say that the value is on this machine only, and goes on saying so
+	/// until the key changes. Before, it returned `true`: the put-back was found by a pass it did not run, and none of
+	/// its own passes met it again.
+	@Test func synchronizeSaysAPutBackTheLoopKeptAsTooLargeIsNotSynced() async throws {
+		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("loop-put-back-large"))/"
+		let big = uniqueKeyName("big")
+		let value = String(repeating: "x", count: 8000)
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		try await Self.loseTheStateOfAFileHolding(big, value, at: settings, remote: remote, prefix: prefix)
+		let store = try Edge.freshStore(at: settings)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add([big])
+		engine.start()
+		defer { engine.stop() }
+		// The loop says it is connected only once its first full read (the rebuild and its put-back) has returned.
+		#expect(await eventually { engine.status.isConnected })
+		#expect(FailureRecorder.failures(forKey: big).count == 1, "the loop's put-back was refused and reported")
+
+		#expect(await engine.synchronize() == false, "the value is on this machine only")
+		#expect(await engine.synchronize() == false, "still, until the key changes")
+		#expect(try await remote.read(prefix: prefix + big).entries.isEmpty)
+		#expect(FailureRecorder.failures(forKey: big).count == 1, "reported once")
+		try store.write("small", forKey: big)
+		#expect(store.flush())
+		#expect(await engine.synchronize(), "a value that fits went out")
+		#expect(try await Edge.value(of: prefix + big, in: remote) == "small")
+	}
+
 	enum HeldValue: String, CaseIterable {
 		case putBackFailed, putBackTooLarge, pushTooLarge
 	}
