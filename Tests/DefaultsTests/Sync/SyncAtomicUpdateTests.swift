@@ -59,6 +59,74 @@ import Testing
 		try await setup.engine.waitUntilApplied(revision: revision)
 	}
 
+	/// Many atomic updates of many keys, on a settings file, leave bookkeeping bounded by the keys, not by the
+	/// updates: the state file keeps one record and one settled sequence per key, the journal its last line, and etcd
+	/// one update record per key this machine updated (`<key>/.defaults-update/<machine id>`, the first key an
+	/// update writes), listing at most ``AtomicUpdateLoop/Record/capacity`` sequences. After 40 rounds the state file
+	/// is as large as after the first but for the digits of the numbers that grew (values, revisions, sequences);
+	/// bookkeeping kept per update (a sequence per update, 40 per key) would pass that by far.
+	@Test func manyUpdatesOfManyKeysLeaveBookkeepingBoundedByTheKeys() async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("bounded-updates"))/"
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		let stateFile = folder.file("app.plist.sync.json")
+		let store = try SyncSettingsFileEdgeTests.freshStore(at: settings)
+		let names = (0..<8).map { "k\($0)" }
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add(names)
+		defer { engine.stop() }
+		let keys = names.map { Defaults.Key<Int>($0, default: 0, suite: store) }
+		// Each key on its own, then all in one transaction (its update record is the first key's).
+		func round() async throws {
+			for key in keys {
+				_ = try await Defaults.update(key) { $0 += 1 }
+			}
+			_ = try await Defaults.SyncEngine.atomicUpdate(forKeys: names, in: store) { values in
+				Dictionary(uniqueKeysWithValues: names.map { ($0, (values[$0] as? Int ?? 0) + 1) })
+			}
+		}
+		try await round()
+		let firstSize = try Data(contentsOf: stateFile).count
+		let rounds = 40
+		for _ in 2...rounds {
+			try await round()
+		}
+
+		for key in keys {
+			#expect(store[key] == 2 * rounds)
+		}
+		let state = try #require(SyncState.load(from: stateFile).state)
+		#expect(Set(state.records.keys) == Set(names))
+		#expect(Set((state.settled ?? [:]).keys) == Set(names))
+		let size = try Data(contentsOf: stateFile).count
+		#expect(
+			size <= firstSize + 16 * names.count,
+			"state file: \(firstSize) bytes after 1 round, \(size) after \(rounds)")
+		let journal = ChangeJournal(besideSettingsFile: SettingsFile(url: settings))
+		guard case .lines(let lines) = journal.read() else {
+			Issue.record("the journal does not read")
+			return
+		}
+		#expect(lines.count <= 1, "\(lines.count) lines")
+
+		let entries = try await remote.read(prefix: prefix).entries
+		let records = entries.filter { $0.key.contains(AtomicUpdateLoop.Record.infix) }
+		// Besides them, the keys and the prefix's epoch key.
+		#expect(entries.count - records.count == names.count + 1)
+		let machine = try #require(state.machine)
+		#expect(
+			Set(records.map(\.key))
+				== Set(names.map { AtomicUpdateLoop.Record.key(of: prefix + $0, machine: machine) }))
+		for record in records {
+			let read = try #require(AtomicUpdateLoop.Record(record.value))
+			#expect(read.committed.count == AtomicUpdateLoop.Record.capacity, "\(record.key)")
+			#expect(read.dropped > 0)
+		}
+	}
+
 	@Test func anUpdateCommitsOnTheRemoteAppliesLocallyOnceAndPushesNothingBack() async throws {
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }
