@@ -182,4 +182,110 @@ import Testing
 		}
 		#expect(cut == Self.pinnedLines)
 	}
+
+	// MARK: The first form
+
+	static let firstFormStateFile = "Sync/StateFileFirstForm.json"
+	static let firstFormQueue = "Sync/StateFileFirstForm.queue.json"
+
+	/// The first form of the state file, which versions before the journal of intent (issue 28) wrote and this one
+	/// migrates (`SyncState.migrate`, `migrateIfNeeded`): no `format`, `machine` nor `settled`, a record's pushes
+	/// whose replies were lost (`unconfirmedPushes`, which this version no longer reads), version-1 values, and the
+	/// keys waiting to be pushed in a queue file beside it (`<state>.queue.json`: the engine's `names`, and the
+	/// names `defaults` recorded, `recordedElsewhere`). The two fixtures were written by the first form's own code,
+	/// not by this one: its `SyncState`, `SyncQueue` and `BinaryPropertyList` as they were at 1377f84^ (the commit
+	/// before the journal), compiled on their own, the state encoded as its `save` did (`JSONEncoder` with its
+	/// default options, whose key order is not sorted) and the queue as its `changeLocked` did (sorted keys); its
+	/// version-1 bytes of "world" are those `WireForms.plist` pins.
+	@Test func thePinnedFirstFormStateFileReadsFieldByField() throws {
+		let folder = try TemporaryDirectory()
+		let url = folder.file("app.plist.sync.json")
+		try FileManager.default.copyItem(at: Fixtures.url(Self.firstFormStateFile), to: url)
+		var state = try #require(SyncState.load(from: url, hadState: true).state, "the first form reads")
+
+		#expect(state.format == nil && state.machine == nil && state.settled == nil)
+		#expect(state.epoch == nil && state.prefix == nil && state.sequencesReserved == nil)
+		#expect(state.revision == 4711)
+		#expect(Set(state.records.keys) == ["theme", "font", "token", "layout", "notes", "volume"])
+
+		// Version-1 values, byte for byte what this version writes for version 1, with no mark.
+		let theme = try #require(state.records["theme"])
+		#expect(theme.value == (try SyncedValueCoding.encode("dark")) && theme.modRevision == 4700)
+		#expect(SyncedValueCoding.mark(of: theme.value) == nil)
+		#expect(theme.keptLocalValue == nil && !theme.isUnreadable && theme.isHeldLocally == nil)
+		#expect(theme.settledWithoutPush == nil)
+
+		let font = try #require(state.records["font"])
+		#expect(
+			font.value == SyncedValueCoding.tombstone && font.modRevision == 4690 && font.expectedModRevision == 4690)
+
+		let token = try #require(state.records["token"])
+		#expect(token.value == nil && token.modRevision == 0 && token.expectedModRevision == 0)
+
+		let layout = try #require(state.records["layout"])
+		#expect(layout.value == Data("not a property list".utf8) && layout.modRevision == 4650)
+		#expect(layout.isUnreadable && layout.isHeldLocally == nil)
+		#expect(state.agreedLocalValue(forKey: "layout") as? String == "grid")
+
+		// Held locally as too large: not a put-back, which the first form did not make (no mark, no sequence 0).
+		let notes = try #require(state.records["notes"])
+		#expect(SyncedValueCoding.decode(try #require(notes.value)) as? String == "short")
+		#expect(notes.modRevision == 4600 && notes.isHeldLocally == true && !notes.isPutBack)
+		#expect(state.agreedLocalValue(forKey: "notes") as? String == "long")
+
+		// Its unconfirmed pushes are not read: the record is the agreed value and revision alone.
+		#expect(state.records["volume"] == .init(value: try SyncedValueCoding.encode(7), modRevision: 4705))
+
+		// Migrated: a machine id, nothing settled, and the names of the queue file (the engine's and those
+		// `defaults` recorded), which the engine records in the journal; the records stay as they were.
+		try FileManager.default.copyItem(
+			at: Fixtures.url(Self.firstFormQueue), to: folder.file("app.plist.sync.queue.json"))
+		let records = state.records
+		#expect(state.migrate(besideStateFile: url) == ["font", "theme", "volume"])
+		#expect(state.format == SyncState.currentFormat && state.machine?.count == 16 && state.settled == [:])
+		#expect(state.records == records && state.revision == 4711)
+	}
+
+	/// An engine finds the pinned first form beside a settings file and migrates it at its first step under the
+	/// file's lock, before anything reaches the remote (here, one that does not answer): the queue's names become
+	/// journal lines, pending to be pushed as this machine's changes, the queue file is removed, and the state is
+	/// written in the current form with a machine id, its prefix, and the records and revision it had.
+	@Test(.scaledTimeLimit(minutes: 1)) func anEngineMigratesThePinnedFirstForm() async throws {
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		let stateFile = folder.file("app.plist.sync.json")
+		let queueFile = folder.file("app.plist.sync.queue.json")
+		try FileManager.default.copyItem(at: Fixtures.url(Self.firstFormStateFile), to: stateFile)
+		try FileManager.default.copyItem(at: Fixtures.url(Self.firstFormQueue), to: queueFile)
+		let firstForm = try #require(SyncState.load(from: stateFile).state)
+		// What the first form left in the settings file: the queued changes made (`font` removed by `defaults`).
+		try PropertyListSerialization.data(
+			fromPropertyList: ["theme": "light", "volume": 9, "layout": "grid", "notes": "long"], format: .xml,
+			options: 0
+		).write(to: settings)
+
+		var failures: [Defaults.Failure] = []
+		let store = Defaults.FileStore(file: SettingsFile(url: settings), failures: &failures)
+		let remote = UnreachableRemote()
+		let engine = Defaults.SyncEngine(remote: remote, prefix: "/team/editor/", store: store)
+		engine.add(["theme", "font", "token", "layout", "notes", "volume"])
+		defer { engine.stop() }
+		#expect(await engine.synchronize() == false, "the remote does not answer")
+
+		#expect(!FileManager.default.fileExists(atPath: queueFile.path), "the queue file is removed")
+		let migrated = try #require(SyncState.load(from: stateFile).state)
+		#expect(migrated.format == SyncState.currentFormat && migrated.machine?.count == 16)
+		#expect(migrated.prefix == "/team/editor/" && migrated.revision == 4711)
+		#expect(migrated.records == firstForm.records)
+		let journal = ChangeJournal(besideSettingsFile: SettingsFile(url: settings))
+		guard case .lines(let lines) = journal.read() else {
+			Issue.record("no journal after the migration")
+			return
+		}
+		#expect(Set(lines.compactMap(\.k)) == ["font", "theme", "volume"], "\(lines)")
+		#expect(
+			migrated.pending(in: lines, among: engine.names).keys.sorted() == ["font", "theme", "volume"])
+		#expect(engine.status.pendingCount == 3)
+		#expect(remote.writes.load(ordering: .relaxed) == 0)
+	}
 }
