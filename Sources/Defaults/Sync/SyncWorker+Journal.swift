@@ -113,6 +113,11 @@ extension SyncWorker {
 	/// Runs `body` under the settings file's lock with the state as every process of the file left it, writes the
 	/// state when `body` changed it, then the values it received into the store.
 	///
+	/// The app's code runs once the locks are released (the settings file's, and the store's disk lock, which is not
+	/// reentrant), so that it may use the store: the store's reports and the observers of the values received (Storage
+	/// calls them after its lock), then the failures the step reported (held meanwhile, ``failuresToReport``), then
+	/// its lost conflicts (once their winners are in the store).
+	///
 	/// - Returns: `nil` when the settings file could not be locked or written (Storage reported it), or its journal
 	///   not read (reported); nothing of `body` is kept then.
 	@discardableResult
@@ -121,6 +126,8 @@ extension SyncWorker {
 		// The store's reports and the observers of the values received run on this thread.
 		let previousMark = markCallingTheApp()
 		defer { threadCallingTheApp.withLock { $0 = previousMark } }
+		// No step runs inside another (the disk lock is not reentrant): this one's failures are its own.
+		failuresToReport = []
 		// One step, with the file's values and its journal, or (no settings file) the store's and the in-memory one.
 		func step(fileValues: [String: Any]?, journal: ChangeJournal?) -> (received: [String: Any?], result: T?) {
 			let before = state
@@ -184,6 +191,10 @@ extension SyncWorker {
 	}
 
 	private func sendReportsAfterApplying() {
+		let failures = failuresToReport ?? []
+		failuresToReport = nil
+		// On the thread `locked` marked as calling the app.
+		failures.forEach(Defaults.report)
 		let reports = lostConflictsToReport
 		lostConflictsToReport = []
 		for report in reports {

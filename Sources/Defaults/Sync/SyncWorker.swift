@@ -56,6 +56,11 @@ actor SyncWorker {
 	var lostAwaitingWinner: [String: Any?] = [:]
 	/// Reports a locked step makes once the values it received are in the store (a lost conflict's winner).
 	var lostConflictsToReport: [(name: String, discarded: Any?, winner: Defaults.RemoteEntry?)] = []
+	/// The failures a locked step reported, while it runs (`nil` outside one): they reach the failure handler once
+	/// the step has released the settings file's lock and the store's disk lock (``locked(_:)``), in the order made.
+	/// A handler may use the store (flush it, make an engine of it, as `Defaults.iCloud.configure` does), which takes
+	/// the disk lock, and that lock is not reentrant: with it held, the handler's thread would wait for itself.
+	var failuresToReport: [Defaults.Failure]?
 	/// The watch's events heard and not yet applied, and whether their application is scheduled.
 	var receivedEvents: [Defaults.RemoteEvent] = []
 	var isApplyScheduled = false
@@ -63,10 +68,10 @@ actor SyncWorker {
 	var wake: WakeSignal?
 	/// The background loop's steps under way, which the engine's `stop()` waits for.
 	nonisolated let backgroundSteps = BackgroundSteps()
-	/// The thread on which this worker calls the app, while it does: its failure handler with a report, or, in a
-	/// locked step, the store's reports and the observers of the values it applies. That is on this actor, often in a
-	/// step, so that the steps go on only once the app's code returns, and a `stop()` it calls does not wait for them
-	/// (see ``Defaults/SyncEngine/stop()``).
+	/// The thread on which this worker calls the app, while it does: its failure handler with a report, or, at the
+	/// end of a locked step (its locks released), the store's reports and the observers of the values it applies.
+	/// That is on this actor, often in a step, so that the steps go on only once the app's code returns, and a
+	/// `stop()` it calls does not wait for them (see ``Defaults/SyncEngine/stop()``).
 	nonisolated let threadCallingTheApp = LockedState<ObjectIdentifier?>(nil)
 
 	struct Names {
@@ -385,6 +390,11 @@ actor SyncWorker {
 		of keyName: String? = nil, reason: Defaults.Failure.Reason = .storage, _ message: String
 	) {
 		let failure = Defaults.Failure(keyName: keyName ?? prefix, reason: reason, message: message)
+		// In a locked step: sent once its locks are released.
+		if failuresToReport != nil {
+			failuresToReport?.append(failure)
+			return
+		}
 		let previous = markCallingTheApp()
 		defer { threadCallingTheApp.withLock { $0 = previous } }
 		Defaults.report(failure)
