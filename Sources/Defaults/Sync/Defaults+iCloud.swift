@@ -35,7 +35,8 @@ extension Defaults {
 		/// Names the remote and starts syncing the keys added so far (and later ones): the seam behind the public
 		/// `configure(remote:prefix:store:stateFile:)` that the `DefaultsEtcd` library adds for an `EtcdClient`.
 		///
-		/// A second call stops the first engine and replaces it.
+		/// A second call stops the first engine and replaces it; also from a failure handler or an observer the first
+		/// engine runs, whose `stop()` then does not wait for the step that called (see ``SyncEngine/stop()``).
 		@discardableResult
 		package static func configure(
 			remote: any RemoteKeyValueService, prefix: String, store: any Store = Defaults.standardStore,
