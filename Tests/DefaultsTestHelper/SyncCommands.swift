@@ -1,6 +1,7 @@
 import Defaults
 import DefaultsEtcd
 import Foundation
+import Synchronization
 
 /// Commands for the sync tests: each process is one machine, whose settings live in the standard store of its own
 /// `XDG_CONFIG_HOME`, synced through etcd at `<endpoint>` under `<prefix>`.
@@ -205,6 +206,34 @@ let syncCommands: [String: @Sendable ([String]) -> Int32] = [
 				remote: try! EtcdClient(endpoints: ["http://127.0.0.1:9"]), prefix: "/reconfigured/", store: store,
 				stateFile: folder.appending(path: "\(name).sync.json"))
 		}
+		print("done")
+		return 0
+	},
+	// sync-configure-in-handler <folder>: configures `Defaults.iCloud` for `<folder>/app.plist`, whose sync journal the
+	// test made unreadable (etcd is never reached), and synchronises once: its first step reports the journal, and
+	// the failure handler configures `Defaults.iCloud` again for the same store, then prints `configured`. Prints
+	// `done` at the end.
+	"sync-configure-in-handler": { arguments in
+		guard arguments.count == 1 else {
+			return ObservationCommand.usage("sync-configure-in-handler <folder>")
+		}
+		let store = Defaults.FileStore.at(URL(filePath: arguments[0]).appending(path: "app.plist"))
+		let configure: @Sendable () -> Void = {
+			Defaults.iCloud.configure(
+				remote: try! EtcdClient(endpoints: ["http://127.0.0.1:9"]), prefix: "/in-handler/", store: store)
+		}
+		let isConfiguredAgain = Mutex(false)
+		Defaults.failureHandler = { failure in
+			guard failure.message.contains("sync journal"), isConfiguredAgain.withLock({ !$0 }) else {
+				return
+			}
+			isConfiguredAgain.withLock { $0 = true }
+			configure()
+			print("configured")
+		}
+		Defaults.iCloud.isSyncingAutomatically = false
+		configure()
+		_ = SyncCommand.synchronizeOnce()
 		print("done")
 		return 0
 	},

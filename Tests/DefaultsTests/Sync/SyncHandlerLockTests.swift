@@ -38,6 +38,19 @@ import Testing
 		#expect(outcome.madeAnEngine, "an engine made in the handler waited for the lock its report was made under")
 	}
 
+	/// The same report's handler calls `Defaults.iCloud.configure` again for the store (in a child process:
+	/// `Defaults.iCloud` is the process's). Before, the new engine waited for the disk lock the handler's thread held,
+	/// for ever: the child was killed when the wait ran out.
+	@Test func aFailureHandlerOfALockedStepsReportCanConfigureSyncAgain() async throws {
+		let folder = try TemporaryDirectory()
+		try FileManager.default.createDirectory(
+			at: folder.file("app.plist.sync.intents"), withIntermediateDirectories: false)
+		let child = try ChildProcess(["sync-configure-in-handler", folder.url.path])
+		defer { child.stopIfRunning() }
+		let result = try await child.wait(timeout: 20 * Double(sanitizerSlowdown))
+		#expect(result.status == 0 && result.lines.suffix(2) == ["configured", "done"], "\(result)")
+	}
+
 	/// An observer of a value an engine applies (its full read at start takes the remote's value of a key the store
 	/// lacks) runs once the step has released the locks: its flush of the store returns.
 	@Test func anObserverOfAReceivedValueCanFlushTheStore() async throws {
