@@ -294,8 +294,13 @@ extension SyncWorker {
 	/// Takes the push lock of the settings file (`.<name>.plist.sync.push.lock`), waiting for another process's
 	/// push pass to end (at most ``pushLockWait``): two passes of one file pushing one change would each take the
 	/// other's commit for another machine's. `nil` for a store without a file, or when the lock cannot be used.
-	func takePushLock() async -> Int32? {
+	///
+	/// - Throws: `CancellationError` when the pass is cancelled (the engine stops) while the lock is taken: the pass
+	///   ends without pushing, at once, rather than push alongside the pass that holds it (which may be one whose
+	///   failure handler called the `stop()`).
+	func takePushLock() async throws -> Int32? {
 		let deadline = ContinuousClock.now + Self.pushLockWait
+		var isCounted = false
 		while true {
 			switch Defaults.SyncEngine.tryPushLock(of: store.store) {
 			case .locked(let descriptor):
@@ -303,8 +308,13 @@ extension SyncWorker {
 			case .unavailable:
 				return nil
 			case .busy:
-				guard ContinuousClock.now < deadline, !Task.isCancelled else {
+				try Task.checkCancellation()
+				guard ContinuousClock.now < deadline else {
 					return nil
+				}
+				if !isCounted {
+					isCounted = true
+					pushLockWaits.withLock { $0 += 1 }
 				}
 				try? await Task.sleep(for: .milliseconds(5))
 			}

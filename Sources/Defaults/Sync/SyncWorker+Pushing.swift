@@ -105,7 +105,7 @@ extension SyncWorker {
 			updatePendingCount(locked { local in state.pending(in: local.lines, among: currentNames).count })
 			putBackKeptLocally = try await readEverything(wakesPusher: false)
 		}
-		let pushLock = await takePushLock()
+		let pushLock = try await takePushLock()
 		defer { Defaults.SyncEngine.releasePushLock(pushLock) }
 		// Nothing goes out before a lost state is rebuilt from the remote: the revisions to compare against are gone.
 		guard stateLoss == nil else {

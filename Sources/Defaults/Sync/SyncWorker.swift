@@ -68,6 +68,8 @@ actor SyncWorker {
 	var wake: WakeSignal?
 	/// The background loop's steps under way, which the engine's `stop()` waits for.
 	nonisolated let backgroundSteps = BackgroundSteps()
+	/// How many push passes found the settings file's push lock taken and waited for it (a test waits for one).
+	nonisolated let pushLockWaits = LockedState(0)
 	/// The thread on which this worker calls the app, while it does: its failure handler with a report, or, at the
 	/// end of a locked step (its locks released), the store's reports and the observers of the values it applies.
 	/// That is on this actor, often in a step, so that the steps go on only once the app's code returns, and a

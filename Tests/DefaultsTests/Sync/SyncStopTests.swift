@@ -146,6 +146,40 @@ import Testing
 		#expect(!engine.isRunning)
 	}
 
+	/// A push pass waiting for the settings file's push lock, which another engine's pass holds (one of the same store,
+	/// its push on its way), ends at once without pushing when its engine stops: `stop()` does not wait for it, and
+	/// nothing goes out beside the pass that holds the lock (whose failure handler may be the caller of `stop()`).
+	/// Before, the cancelled pass stopped waiting and pushed without the lock: its request, never answered here, held
+	/// `stop()` for its 2 s (the wait ran out), and the remote got its push while the other pass's was on its way.
+	@Test func stopEndsAPassWaitingForThePushLockWithoutPushing() async throws {
+		let folder = try TemporaryDirectory()
+		let store = try SyncSettingsFileEdgeTests.freshStore(at: folder.file("settings.plist"))
+		let prefix = "/\(uniqueKeyName("pushLockStop"))/"
+		let remote = ChoreographedRemote(entries: [], revision: 1)
+		let holding = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		holding.add(["a"])
+		let stopped = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		defer { stopped.stop() }
+		stopped.add(["b"])
+		stopped.start()
+		try await remote.waitUntilWatching(sessions: 1)
+
+		try store.write("one", forKey: "a")
+		let holdingPass = Task { await holding.pushPendingNow() }
+		let push = try await remote.nextWrite()
+		#expect(push.key == prefix + "a")
+		try store.write("two", forKey: "b")
+		#expect(
+			await eventually { stopped.worker.pushLockWaits.withLock { $0 } == 1 },
+			"the stopped engine's pass did not wait for the push lock")
+
+		await Self.stop(stopped) {}
+		#expect(stopped.worker.backgroundSteps.waitsRunOut == 0, "stop() waited out its bound for the pass")
+		#expect(remote.writeCount == 1, "the stopped engine's pass pushed while another pass held the push lock")
+		push.reply(.success(.written(revision: 2)))
+		await holdingPass.value
+	}
+
 	/// Calls `engine.stop()`, which blocks, on a thread of its own, and returns what `then` gives the moment it
 	/// returned. Not on a thread of Swift's concurrency pool: the step it waits for needs one, and the pool has as
 	/// many as cores (two on CI), which two tests blocking them at once would leave without any.
