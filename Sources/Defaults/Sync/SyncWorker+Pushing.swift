@@ -292,8 +292,7 @@ extension SyncWorker {
 			result = try await remote.compareAndSwap(
 				key: prefix + push.name, value: push.bytes, expectedModRevision: push.expectedModRevision)
 		} catch Defaults.RemoteServiceError.valueTooLarge(let reason) {
-			try await holdLocally(push, reason: reason)
-			outcome.keptLocally = true
+			try await holdLocally(push, reason: reason, outcome: &outcome)
 			return
 		}
 		switch result {
@@ -424,25 +423,52 @@ extension SyncWorker {
 
 	/// This value will never fit: say so and let the others through. The local value stays as it is, held against
 	/// the remote's current record, so that the key syncs again as soon as either side changes it (a later remote
-	/// change replaces it, like any later change; a later local change is pushed).
-	private func holdLocally(_ push: Push, reason: String) async throws {
+	/// change replaces it, like any later change; a later local change is pushed). Unless the remote's record is not
+	/// the one the value was written over: its compare-and-swap would have failed too, and it is a conflict like any
+	/// other (``settleConflict(of:current:local:)``). Unless another pass of this settings file decided the line
+	/// meanwhile: its record stands.
+	private func holdLocally(_ push: Push, reason: String, outcome: inout PushPassOutcome) async throws {
 		let key = prefix + push.name
 		let snapshot = try await remote.read(prefix: key)
 		let current = snapshot.entries.first { $0.key == key }
-		let isOlderThanTheWatch = locked { _ in
+		enum Decision {
+			case held(isOlderThanTheWatch: Bool)
+			case conflict(isDecided: Bool)
+			case decidedMeanwhile
+		}
+		let decision = locked { local -> Decision in
+			if state.settledSequence(of: push.name) >= push.sequence {
+				return .decidedMeanwhile
+			}
+			if (current?.modRevision ?? 0) != push.expectedModRevision {
+				return .conflict(isDecided: settleConflict(of: push, current: current, local: &local))
+			}
 			state.settle(push.name, upTo: push.sequence)
-			// Held even when the watch delivered something newer while this read ran: left with its record, the key's
-			// older agreed value would be put back over this one as if this were an outside edit.
+			// Held even when the watch delivered something newer while this read ran (another key's, or one of this
+			// key passed over while its line was pending): left with its record, the key's older agreed value would
+			// be put back over this one as if this were an outside edit.
 			state.records[push.name] = .init(
 				value: current?.value, modRevision: current?.modRevision ?? 0, keptLocalValue: push.bytes,
 				isHeldLocally: true, settledWithoutPush: push.sequence)
-			return snapshot.revision < state.revision
+			return .held(isOlderThanTheWatch: snapshot.revision < state.revision)
 		}
-		// A newer change of this key among what the watch delivered was passed over while the push was pending, and
-		// is not delivered again: the pass ends with a read of the key, which applies it over the value held.
-		if isOlderThanTheWatch == true {
-			toRefresh.insert(push.name)
+		switch decision {
+		case .decidedMeanwhile:
+			return
+		case .conflict(let isDecided):
+			outcome.goesOutAgain = outcome.goesOutAgain || !isDecided
+			return
+		case .held(let isOlderThanTheWatch):
+			// A newer change of this key, passed over while the push was pending, is not delivered again: the pass
+			// ends with a read of the key, which applies it over the value held.
+			if isOlderThanTheWatch {
+				toRefresh.insert(push.name)
+			}
+		case nil:
+			// The step was not kept (reported): the line stays pending and goes out again at the next pass.
+			break
 		}
+		outcome.keptLocally = true
 		reportTooLarge(push, reason: reason)
 	}
 

@@ -654,6 +654,54 @@ import Testing
 		#expect(!failures.contains { $0.contains("without Defaults") }, "no outside edit: \(failures)")
 	}
 
+	/// A value too large for etcd written over "old" while etcd already holds another machine's "new", which this
+	/// machine has not applied (its line was pending when it read): the compare-and-swap would have failed, so the
+	/// write loses as any conflict does, and "new" is applied and the loss reported. Before, the value was held against
+	/// "new" whatever the base it was written over: this machine kept it, unreported, while every other kept "new".
+	@Test func aTooLargeWriteOverAnOlderBaseLosesTheConflict() async throws {
+		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("large-older-base"))/"
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		do {
+			let store = try Edge.freshStore(at: settings)
+			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+			engine.add(["k"])
+			defer { engine.stop() }
+			try store.write("old", forKey: "k")
+			#expect(store.flush())
+			#expect(await engine.synchronize())
+		}
+		let agreed = try #require(try await remote.read(prefix: prefix + "k").entries.first)
+		let result = try await remote.compareAndSwap(
+			key: prefix + "k", value: try SyncedValueCoding.encode("new"), expectedModRevision: agreed.modRevision)
+		guard case .written = result else {
+			Issue.record("another machine's write did not go in: \(result)")
+			return
+		}
+
+		let store = try Edge.freshStore(at: settings)
+		try store.write(String(repeating: "x", count: 8000), forKey: "k")
+		#expect(store.flush())
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add(["k"])
+		defer { engine.stop() }
+		_ = await engine.synchronize()
+		let failures = FailureRecorder.failures(mentioning: prefix).map(\.message)
+		let value = store.storedValue(forKey: "k") as? String
+		#expect(value == "new", "k holds \(value.map { String($0.prefix(12)) } ?? "nothing"): \(failures)")
+		#expect(try await Edge.value(of: prefix + "k", in: remote) == "new")
+		// The conflict's report names the key, not the prefix: found by both of its values.
+		let lost = FailureRecorder.failures(mentioning: "lost to the remote value new").filter {
+			$0.message.contains(String(repeating: "x", count: 8000))
+		}
+		#expect(lost.count == 1, "\(failures)")
+		#expect(await engine.synchronize(), "nothing held: the key agrees with etcd")
+	}
+
 	enum OutsideChange: String, CaseIterable {
 		case edited, fileDeleted
 	}
