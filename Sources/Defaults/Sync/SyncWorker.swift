@@ -288,8 +288,10 @@ actor SyncWorker {
 	func pushOnce() async {
 		do {
 			try await pushPending()
-		} catch {
+		} catch  where !(error is CancellationError || Task.isCancelled) {
 			didDisconnect(error)
+		} catch {
+			// Cancelled (the engine stops): not an outage.
 		}
 	}
 
@@ -314,7 +316,10 @@ actor SyncWorker {
 			return !keptLocally && !holdsValueTooLarge() && !outcome.waits && !outcome.goesOutAgain
 				&& !isStateUnsaved
 		} catch {
-			didDisconnect(error)
+			// The caller gave up (its task was cancelled), which says nothing of the remote.
+			if !(error is CancellationError || Task.isCancelled) {
+				didDisconnect(error)
+			}
 			return false
 		}
 	}

@@ -180,6 +180,40 @@ import Testing
 		await holdingPass.value
 	}
 
+	/// `synchronize()` called from a task that is cancelled while its pass waits for the push lock another engine's
+	/// pass holds: it returns false, and says nothing of an outage (the remote was never in question) nor marks the
+	/// engine disconnected. Before, the cancellation was taken for the remote's failure: "Syncing … stopped:
+	/// CancellationError()" reported, the status disconnected.
+	@Test func aSynchronizeCancelledWhileItWaitsReportsNoOutage() async throws {
+		FailureRecorder.start()
+		let folder = try TemporaryDirectory()
+		let store = try SyncSettingsFileEdgeTests.freshStore(at: folder.file("settings.plist"))
+		let prefix = "/\(uniqueKeyName("cancelledSynchronize"))/"
+		let remote = ChoreographedRemote(entries: [], revision: 1)
+		let holding = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		holding.add(["a"])
+		let cancelled = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		defer { cancelled.stop() }
+		cancelled.add(["b"])
+
+		try store.write("one", forKey: "a")
+		let holdingPass = Task { await holding.pushPendingNow() }
+		let push = try await remote.nextWrite()
+		try store.write("two", forKey: "b")
+		let synchronizing = Task { await cancelled.synchronize() }
+		#expect(
+			await eventually { cancelled.worker.pushLockWaits.withLock { $0 } == 1 },
+			"the pass did not wait for the push lock")
+		synchronizing.cancel()
+		#expect(await synchronizing.value == false)
+		let outages = FailureRecorder.failures(mentioning: "Syncing '\(prefix)' stopped").map(\.message)
+		#expect(outages.isEmpty, "\(outages)")
+		#expect(cancelled.status.lastError == nil, "\(cancelled.status)")
+		push.reply(.success(.written(revision: 2)))
+		await holdingPass.value
+		holding.stop()
+	}
+
 	/// Calls `engine.stop()`, which blocks, on a thread of its own, and returns what `then` gives the moment it
 	/// returned. Not on a thread of Swift's concurrency pool: the step it waits for needs one, and the pool has as
 	/// many as cores (two on CI), which two tests blocking them at once would leave without any.
