@@ -288,10 +288,11 @@ actor SyncWorker {
 	func pushOnce() async {
 		do {
 			try await pushPending()
-		} catch  where !(error is CancellationError || Task.isCancelled) {
-			didDisconnect(error)
 		} catch {
 			// Cancelled (the engine stops): not an outage.
+			if !(error is CancellationError || Task.isCancelled) {
+				didDisconnect(error)
+			}
 		}
 	}
 
