@@ -704,6 +704,22 @@ import Testing
 
 	enum OutsideChange: String, CaseIterable {
 		case edited, fileDeleted
+
+		/// Makes this change to the settings file at `settings` as a program other than Defaults would: an editor
+		/// sets `k` to "edited", or the file is deleted (its journal and state stay).
+		func make(to settings: URL) throws {
+			switch self {
+			case .edited:
+				let data = try Data(contentsOf: settings)
+				var values = try #require(
+					try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])
+				values["k"] = "edited"
+				try PropertyListSerialization.data(fromPropertyList: values, format: .xml, options: 0).write(
+					to: settings)
+			case .fileDeleted:
+				try FileManager.default.removeItem(at: settings)
+			}
+		}
 	}
 
 	/// A lost state's put-back of `k` failed (`k` held with it), and the settings file is changed outside the package
@@ -729,16 +745,7 @@ import Testing
 			#expect(await engine.synchronize() == false, "the put-back failed")
 			engine.stop()
 		}
-		switch change {
-		case .edited:
-			let data = try Data(contentsOf: settings)
-			var values = try #require(
-				try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])
-			values["k"] = "edited"
-			try PropertyListSerialization.data(fromPropertyList: values, format: .xml, options: 0).write(to: settings)
-		case .fileDeleted:
-			try FileManager.default.removeItem(at: settings)
-		}
+		try change.make(to: settings)
 
 		let store = try Edge.freshStore(at: settings)
 		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
@@ -777,16 +784,7 @@ import Testing
 			#expect(await engine.synchronize() == false, "too large: held here")
 		}
 		#expect(try await remote.read(prefix: prefix + "k").entries.isEmpty, "held here only")
-		switch change {
-		case .edited:
-			let data = try Data(contentsOf: settings)
-			var values = try #require(
-				try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])
-			values["k"] = "edited"
-			try PropertyListSerialization.data(fromPropertyList: values, format: .xml, options: 0).write(to: settings)
-		case .fileDeleted:
-			try FileManager.default.removeItem(at: settings)
-		}
+		try change.make(to: settings)
 
 		let store = try Edge.freshStore(at: settings)
 		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
