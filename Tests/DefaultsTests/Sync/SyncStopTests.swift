@@ -152,32 +152,20 @@ import Testing
 	/// Before, the cancelled pass stopped waiting and pushed without the lock: its request, never answered here, held
 	/// `stop()` for its 2 s (the wait ran out), and the remote got its push while the other pass's was on its way.
 	@Test func stopEndsAPassWaitingForThePushLockWithoutPushing() async throws {
-		let folder = try TemporaryDirectory()
-		let store = try SyncSettingsFileEdgeTests.freshStore(at: folder.file("settings.plist"))
-		let prefix = "/\(uniqueKeyName("pushLockStop"))/"
-		let remote = ChoreographedRemote(entries: [], revision: 1)
-		let holding = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
-		holding.add(["a"])
-		let stopped = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		let held = try await HeldPushLock(prefix: "pushLockStop")
+		let stopped = held.waiting
 		defer { stopped.stop() }
-		stopped.add(["b"])
 		stopped.start()
-		try await remote.waitUntilWatching(sessions: 1)
-
-		try store.write("one", forKey: "a")
-		let holdingPass = Task { await holding.pushPendingNow() }
-		let push = try await remote.nextWrite()
-		#expect(push.key == prefix + "a")
-		try store.write("two", forKey: "b")
+		try await held.remote.waitUntilWatching(sessions: 1)
+		try held.store.write("two", forKey: "b")
 		#expect(
 			await eventually { stopped.worker.pushLockWaits.withLock { $0 } == 1 },
 			"the stopped engine's pass did not wait for the push lock")
 
 		await Self.stop(stopped) {}
 		#expect(stopped.worker.backgroundSteps.waitsRunOut == 0, "stop() waited out its bound for the pass")
-		#expect(remote.writeCount == 1, "the stopped engine's pass pushed while another pass held the push lock")
-		push.reply(.success(.written(revision: 2)))
-		await holdingPass.value
+		#expect(held.remote.writeCount == 1, "the stopped engine's pass pushed while another pass held the push lock")
+		await held.release()
 	}
 
 	/// `synchronize()` called from a task that is cancelled while its pass waits for the push lock another engine's
@@ -186,32 +174,56 @@ import Testing
 	/// CancellationError()" reported, the status disconnected.
 	@Test func aSynchronizeCancelledWhileItWaitsReportsNoOutage() async throws {
 		FailureRecorder.start()
-		let folder = try TemporaryDirectory()
-		let store = try SyncSettingsFileEdgeTests.freshStore(at: folder.file("settings.plist"))
-		let prefix = "/\(uniqueKeyName("cancelledSynchronize"))/"
-		let remote = ChoreographedRemote(entries: [], revision: 1)
-		let holding = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
-		holding.add(["a"])
-		let cancelled = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		let held = try await HeldPushLock(prefix: "cancelledSynchronize")
+		let cancelled = held.waiting
 		defer { cancelled.stop() }
-		cancelled.add(["b"])
-
-		try store.write("one", forKey: "a")
-		let holdingPass = Task { await holding.pushPendingNow() }
-		let push = try await remote.nextWrite()
-		try store.write("two", forKey: "b")
+		try held.store.write("two", forKey: "b")
 		let synchronizing = Task { await cancelled.synchronize() }
 		#expect(
 			await eventually { cancelled.worker.pushLockWaits.withLock { $0 } == 1 },
 			"the pass did not wait for the push lock")
 		synchronizing.cancel()
 		#expect(await synchronizing.value == false)
-		let outages = FailureRecorder.failures(mentioning: "Syncing '\(prefix)' stopped").map(\.message)
+		let outages = FailureRecorder.failures(mentioning: "Syncing '\(held.prefix)' stopped").map(\.message)
 		#expect(outages.isEmpty, "\(outages)")
 		#expect(cancelled.status.lastError == nil, "\(cancelled.status)")
-		push.reply(.success(.written(revision: 2)))
-		await holdingPass.value
-		holding.stop()
+		await held.release()
+	}
+
+	/// Two engines of one settings file and one ``ChoreographedRemote``: `holding` (it syncs `a`) has a pass under way
+	/// that holds the file's push lock, its push of `a` held by the remote until ``release()``; `waiting` (it syncs
+	/// `b`, not started) is the engine under test, which the caller stops.
+	private struct HeldPushLock {
+		let store: any Defaults.Store
+		let prefix: String
+		let remote = ChoreographedRemote(entries: [], revision: 1)
+		let waiting: Defaults.SyncEngine
+		private let folder: TemporaryDirectory
+		private let holding: Defaults.SyncEngine
+		private let holdingPass: Task<Void, Never>
+		private let push: ChoreographedRemote.Write
+
+		init(prefix name: String) async throws {
+			folder = try TemporaryDirectory()
+			store = try SyncSettingsFileEdgeTests.freshStore(at: folder.file("settings.plist"))
+			prefix = "/\(uniqueKeyName(name))/"
+			holding = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+			holding.add(["a"])
+			waiting = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+			waiting.add(["b"])
+			try store.write("one", forKey: "a")
+			let holding = holding
+			holdingPass = Task { _ = await holding.pushPendingNow() }
+			push = try await remote.nextWrite()
+			#expect(push.key == prefix + "a")
+		}
+
+		/// Answers the held push, waits for its pass to end and stops `holding`.
+		func release() async {
+			push.reply(.success(.written(revision: 2)))
+			await holdingPass.value
+			holding.stop()
+		}
 	}
 
 	/// Calls `engine.stop()`, which blocks, on a thread of its own, and returns what `then` gives the moment it
