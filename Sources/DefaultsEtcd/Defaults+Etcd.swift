@@ -8,8 +8,8 @@ extension Defaults.iCloud {
 	/// Call it once at start-up; a second call stops the first engine (``/Defaults/Defaults/SyncEngine/stop()``,
 	/// which waits at most 2 seconds for a step under way) and replaces it. A second call may come from a
 	/// ``/Defaults/Defaults/failureHandler`` or an observer, also one running for the engine it replaces: engines
-	/// call them with no lock of their store held, and that engine's `stop()` returns without waiting for the step
-	/// that called (the step ends once the handler returns).
+	/// call them without the settings file's lock or the store's, and that engine's `stop()` returns without waiting
+	/// for the step that called (the step ends once the handler returns).
 	///
 	/// ```swift
 	/// let etcd = try EtcdClient(endpoints: ["http://127.0.0.1:2379"])

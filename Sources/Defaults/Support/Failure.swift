@@ -57,9 +57,9 @@ extension Defaults {
 	/// Defaults.failureHandler = { failure in logger.warning("\(failure)") }
 	/// ```
 	///
-	/// It is called on the thread that met the failure, before that thread goes on. A sync engine calls it with no
-	/// lock of its store held (a failure met in a step under the settings file's lock is reported once the step has
-	/// released it): the handler may read, write and flush the store, configure sync again, and stop engines (see
+	/// It is called on the thread that met the failure, before that thread goes on. A sync engine calls it without
+	/// the settings file's lock or the store's (a failure met in a step under them is reported once the step has
+	/// released them): the handler may read, write and flush the store, configure sync again, and stop engines (see
 	/// ``SyncEngine/stop()``).
 	public static var failureHandler: @Sendable (Failure) -> Void {
 		get { failureHandlerStorage.withLock { $0 } }

@@ -28,8 +28,9 @@ extension Defaults {
 	/// }
 	/// ```
 	///
-	/// - Throws: what `transform` throws, ``UpdateError``, or for a synced key ``SyncedUpdateError``; nothing was
-	///   stored then (see ``SyncedUpdateError/Reason-swift.enum/outcomeUnknown`` for the one exception).
+	/// - Throws: what `transform` throws, ``UpdateError``, for a synced key ``SyncedUpdateError``, or
+	///   `CancellationError` when the calling task is cancelled first; nothing was stored then (see
+	///   ``SyncedUpdateError/Reason-swift.enum/outcomeUnknown`` for the one exception).
 	@discardableResult
 	nonisolated(nonsending) public static func update<Value: Serializable>(
 		_ key: Key<Value>, _ transform: (inout Value) throws -> Void
@@ -60,8 +61,8 @@ extension Defaults {
 	/// }
 	/// ```
 	///
-	/// - Throws: what `transform` throws, ``UpdateError``, or for synced keys ``SyncedUpdateError``; nothing was
-	///   stored then.
+	/// - Throws: what `transform` throws, ``UpdateError``, for synced keys ``SyncedUpdateError``, or
+	///   `CancellationError` when the calling task is cancelled first; nothing was stored then.
 	@discardableResult
 	nonisolated(nonsending) public static func update<Result>(
 		_ keys: [Keys], _ transform: (inout Transaction) throws -> Result

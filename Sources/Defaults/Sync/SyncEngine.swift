@@ -156,13 +156,14 @@ extension Defaults {
 		///
 		/// Called from code the engine runs on its own thread (a failure handler with one of the engine's reports, or
 		/// an observer of a value it applies, often in a step), it returns without waiting: the engine's steps go on
-		/// only once that code returns, and no new one starts after them. The engine runs that code with no lock of
-		/// the store held (each step's reports and observers come once it has released the settings file's lock), so
-		/// the code may also read, write and flush the store, make an engine of it or call
+		/// only once that code returns, and no new one starts after them. The engine runs that code without the
+		/// settings file's lock or the store's own (each step's reports and observers come once it has released them),
+		/// so the code may also read, write and flush the store, make an engine of it or call
 		/// `Defaults.iCloud.configure` again, and stop another engine: that `stop()` waits for the other engine's step
-		/// as it would anywhere else, and the step, needing no lock the caller holds, goes on meanwhile. Two engines'
-		/// handlers that stop each other at the same moment wait for each other's step, each until its 2 seconds
-		/// run out.
+		/// as it would anywhere else, at most 2 seconds. A report of a push pass comes while the pass holds the
+		/// file's push lock, which the other engine's step may be waiting for: it then waits out those 2 seconds.
+		/// Two engines' handlers that stop each other at the same moment wait for each other's step, each until its
+		/// 2 seconds run out.
 		public func stop() {
 			let task = loop.withLock { loop in
 				// Closed under the lock that `start()` opens them under: a second caller finds them closed.

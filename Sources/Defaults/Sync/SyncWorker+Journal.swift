@@ -123,6 +123,9 @@ extension SyncWorker {
 	@discardableResult
 	func locked<T>(_ body: (inout LocalSide) -> T) -> T? {
 		let saved = state
+		// What a conflict settled in the step adds besides the state (`settleConflict`): not kept either when the step
+		// is not, or a push that decided nothing would be reported as lost.
+		let savedConflicts = (lostConflictsToReport, lostAwaitingWinner, toRefresh)
 		// The store's reports and the observers of the values received run on this thread.
 		let previousMark = markCallingTheApp()
 		defer { threadCallingTheApp.withLock { $0 = previousMark } }
@@ -178,6 +181,7 @@ extension SyncWorker {
 			return result
 		case .done(nil), .failed:
 			state = saved
+			(lostConflictsToReport, lostAwaitingWinner, toRefresh) = savedConflicts
 			return nil
 		case .noFile:
 			let (received, result) = step(fileValues: nil, journal: nil)
@@ -295,9 +299,10 @@ extension SyncWorker {
 	/// push pass to end (at most ``pushLockWait``): two passes of one file pushing one change would each take the
 	/// other's commit for another machine's. `nil` for a store without a file, or when the lock cannot be used.
 	///
-	/// - Throws: `CancellationError` when the pass is cancelled (the engine stops) while the lock is taken: the pass
-	///   ends without pushing, at once, rather than push alongside the pass that holds it (which may be one whose
-	///   failure handler called the `stop()`).
+	/// - Throws: `CancellationError` when the pass is cancelled while the lock is taken (the engine stops, its
+	///   session ends, or the task of a `synchronize()` or an update that runs it is cancelled): the pass ends without
+	///   pushing rather than push alongside the pass that holds it (which may be one whose failure handler called
+	///   the `stop()`).
 	func takePushLock() async throws -> Int32? {
 		let deadline = ContinuousClock.now + Self.pushLockWait
 		var isCounted = false

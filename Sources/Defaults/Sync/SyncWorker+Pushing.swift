@@ -465,8 +465,10 @@ extension SyncWorker {
 				toRefresh.insert(push.name)
 			}
 		case nil:
-			// The step was not kept (reported): the line stays pending and goes out again at the next pass.
-			break
+			// The step was not kept (reported): the line stays pending and goes out again at the next pass, which
+			// decides it; nothing is held yet.
+			outcome.waits = true
+			return
 		}
 		outcome.keptLocally = true
 		reportTooLarge(push, reason: reason)

@@ -288,11 +288,10 @@ actor SyncWorker {
 	func pushOnce() async {
 		do {
 			try await pushPending()
-		} catch {
+		} catch is CancellationError {
 			// Cancelled (the engine stops): not an outage.
-			if !(error is CancellationError || Task.isCancelled) {
-				didDisconnect(error)
-			}
+		} catch {
+			didDisconnect(error, reports: !Task.isCancelled)
 		}
 	}
 
@@ -316,11 +315,13 @@ actor SyncWorker {
 			// before this call, and then none of the passes above meets it again.
 			return !keptLocally && !holdsValueTooLarge() && !outcome.waits && !outcome.goesOutAgain
 				&& !isStateUnsaved
+		} catch is CancellationError {
+			// The caller gave up, which says nothing of the remote.
+			return false
 		} catch {
-			// The caller gave up (its task was cancelled), which says nothing of the remote.
-			if !(error is CancellationError || Task.isCancelled) {
-				didDisconnect(error)
-			}
+			// Not reported when the caller gave up meanwhile (a request cut short by the cancellation looks like an
+			// outage), but not taken for connected either.
+			didDisconnect(error, reports: !Task.isCancelled)
 			return false
 		}
 	}
@@ -370,12 +371,15 @@ actor SyncWorker {
 		publish()
 	}
 
-	func didDisconnect(_ error: any Error) {
+	/// - Parameter reports: whether an outage not reported yet is reported now (not for a caller that gave up).
+	func didDisconnect(_ error: any Error, reports: Bool = true) {
 		isConnected = false
 		isRemoteVerified = false
 		isMissingKeyChecked = false
 		lastError = "\(error)"
-		if error is StateOfAnotherPrefix {
+		if !reports {
+			// Left for a later failure to report.
+		} else if error is StateOfAnotherPrefix {
 			// Under a flag of its own: an outage reported before (the remote was down before this engine read
 			// anything, and another prefix's engine took the state meanwhile) promised a push that never comes.
 			if !isPrefixRefusalReported {
