@@ -92,6 +92,26 @@ struct ChildProcess {
 		try ChildProcess(arguments, executable: executable, environment: environment).wait(timeout: timeout)
 	}
 
+	/// The same run for asynchronous tests, which Swift picks there (`try await ChildProcess.run(…)`): it waits with
+	/// ``wait(timeout:)``'s asynchronous form, so the child's run holds none of the concurrency pool's threads (as
+	/// many as cores). The synchronous run held one for the child's whole run; in CI's first pass, where the sync
+	/// suites run at once, a few such runs left the other tests' sync engines without a thread for seconds. A wait
+	/// that ends early (its task cancelled by a time limit) kills the child first, by its process id.
+	static func run(
+		_ arguments: [String], executable: String = "DefaultsTestHelper", environment: [String: String] = [:],
+		timeout: TimeInterval = 20
+	) async throws
+		-> Result
+	{
+		let child = try ChildProcess(arguments, executable: executable, environment: environment)
+		do {
+			return try await child.wait(timeout: timeout)
+		} catch {
+			child.stopIfRunning()
+			throw error
+		}
+	}
+
 	var processIdentifier: Int32 { process.processIdentifier }
 	var isRunning: Bool { process.isRunning }
 

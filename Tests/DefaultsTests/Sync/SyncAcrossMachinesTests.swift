@@ -38,14 +38,14 @@ import Testing
 		try locks.write(to: system.file("DefaultsTestHelper.locks.plist"))
 		#expect(try first.run("sync-write", ["theme=dark"]).lines == ["synced"])
 
-		let locked = try ChildProcess.run(
+		let locked = try await ChildProcess.run(
 			["sync-dump", etcd.endpoint, second.prefix, "theme"],
 			environment: second.environment.merging(["XDG_CONFIG_DIRS": system.url.path]) { _, new in new })
 		#expect(locked.lines == ["synced", "theme=locked"], "\(locked)")
 		#expect(
 			try FileContents.values(of: second.folder.file("DefaultsTestHelper.plist"))["theme"] as? String == "dark")
 		let empty = try TemporaryDirectory()
-		let unlocked = try ChildProcess.run(
+		let unlocked = try await ChildProcess.run(
 			["sync-dump", etcd.endpoint, second.prefix, "theme"],
 			environment: second.environment.merging(["XDG_CONFIG_DIRS": empty.url.path]) { _, new in new })
 		#expect(unlocked.lines == ["synced", "theme=dark"], "\(unlocked)")

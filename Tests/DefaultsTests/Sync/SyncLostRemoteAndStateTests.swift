@@ -911,7 +911,7 @@ import Testing
 		engine.start()
 		defer { engine.stop() }
 
-		#expect(try ChildProcess.run(["+i", stateFile.path], executable: "/usr/bin/chattr").status == 0)
+		#expect(try await ChildProcess.run(["+i", stateFile.path], executable: "/usr/bin/chattr").status == 0)
 		defer { _ = try? ChildProcess.run(["-i", stateFile.path], executable: "/usr/bin/chattr") }
 		try store.write("2", forKey: "level")
 		#expect(store.flush())
@@ -923,7 +923,7 @@ import Testing
 		#expect(await engine.synchronize() == false)
 		#expect(FailureRecorder.failures(mentioning: stateFile.path).count == 1, "said once")
 
-		#expect(try ChildProcess.run(["-i", stateFile.path], executable: "/usr/bin/chattr").status == 0)
+		#expect(try await ChildProcess.run(["-i", stateFile.path], executable: "/usr/bin/chattr").status == 0)
 		#expect(await engine.synchronize())
 		#expect(engine.status.lastError == nil)
 		guard case .state(let onDisk) = SyncState.load(from: stateFile) else {
@@ -967,7 +967,7 @@ import Testing
 		engine.start()
 		defer { engine.stop() }
 
-		#expect(try ChildProcess.run(["+i", stateFile.path], executable: "/usr/bin/chattr").status == 0)
+		#expect(try await ChildProcess.run(["+i", stateFile.path], executable: "/usr/bin/chattr").status == 0)
 		defer { _ = try? ChildProcess.run(["-i", stateFile.path], executable: "/usr/bin/chattr") }
 		try store.write("2", forKey: "level")
 		#expect(store.flush())
@@ -986,7 +986,7 @@ import Testing
 		#expect(try await remote.read(prefix: prefix + "count").entries.isEmpty, "the update waits too")
 
 		// Nothing else wakes the running engine: it tries again by itself.
-		#expect(try ChildProcess.run(["-i", stateFile.path], executable: "/usr/bin/chattr").status == 0)
+		#expect(try await ChildProcess.run(["-i", stateFile.path], executable: "/usr/bin/chattr").status == 0)
 		let pushDeadline = ContinuousClock.now + .seconds(10)
 		while try await Edge.value(of: prefix + "level", in: remote) != "2", ContinuousClock.now < pushDeadline {
 			try await Task.sleep(for: .milliseconds(20))

@@ -104,7 +104,7 @@ import Testing
 		#expect(try first.run("sync-write", ["a=1", "b=2", "c=3", "kept=4"]).lines == ["synced"])
 		#expect(try second.values(["a", "b", "c", "kept"]).values.count == 4)
 		for key in ["a", "b", "c"] {
-			let deleted = try ChildProcess.run(
+			let deleted = try await ChildProcess.run(
 				["delete", first.settingsFile.path, key], executable: "defaults", environment: first.environment)
 			#expect(deleted.status == 0, "\(deleted)")
 		}

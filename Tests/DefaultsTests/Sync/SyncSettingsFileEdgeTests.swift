@@ -18,7 +18,7 @@ import Testing
 		#expect(try second.values(["k*4"]).values.count == 4)
 
 		for name in ["k0", "k1", "k2"] {
-			let deleted = try ChildProcess.run(
+			let deleted = try await ChildProcess.run(
 				["delete", first.settingsFile.path, name], executable: "defaults", environment: first.environment)
 			#expect(deleted.status == 0, "\(deleted)")
 		}
@@ -49,7 +49,7 @@ import Testing
 		engine.start()
 		defer { engine.stop() }
 
-		let deleted = try ChildProcess.run(
+		let deleted = try await ChildProcess.run(
 			["delete", settings.path], executable: "defaults", environment: folder.configEnvironment)
 		#expect(deleted.status == 0, "\(deleted)")
 		let deadline = ContinuousClock.now + .seconds(10)
