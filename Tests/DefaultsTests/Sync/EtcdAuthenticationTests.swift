@@ -123,9 +123,9 @@ import Testing
 		let reader = try Machine(etcd: etcd, prefix: "/team/", credentials: Self.editor)
 
 		// Three writes 1.5 s apart: etcd forgets the writer's token before each of the last two.
-		let result = try writer.run("sync-keep-writing", ["k", "3", "1500", "15"], timeout: 30)
+		let result = try await writer.run("sync-keep-writing", ["k", "3", "1500", "15"], timeout: 30)
 		#expect(result.lines.last == "synced", "\(result)")
-		let (isSynced, values) = try reader.values(["k0", "k1", "k2"])
+		let (isSynced, values) = try await reader.values(["k0", "k1", "k2"])
 		#expect(isSynced)
 		#expect(values.keys.sorted() == ["k0", "k1", "k2"], "\(values)")
 		// A role granting the prefix, as the article sets it up, lets the engines make the prefix's epoch key.

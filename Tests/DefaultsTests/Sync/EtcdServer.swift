@@ -341,8 +341,15 @@ struct Machine {
 		return environment
 	}
 
-	func run(_ command: String, _ arguments: [String], timeout: TimeInterval = 20) throws -> ChildProcess.Result {
-		try ChildProcess.run(
+	/// Runs the helper's `command` against this machine's etcd and prefix, at most `timeout` seconds. Asynchronous,
+	/// so that the helper's run holds no thread of Swift's concurrency pool
+	/// (``ChildProcess/run(_:executable:environment:timeout:)``).
+	func run(
+		_ command: String, _ arguments: [String], timeout: TimeInterval = 20
+	) async throws
+		-> ChildProcess.Result
+	{
+		try await ChildProcess.run(
 			[command, etcd.endpoint, prefix] + arguments, environment: environment, timeout: timeout)
 	}
 
@@ -351,8 +358,8 @@ struct Machine {
 	}
 
 	/// `name=value` lines of `sync-dump`, and whether it reached etcd.
-	func values(_ names: [String]) throws -> (isSynced: Bool, values: [String: String]) {
-		let result = try run("sync-dump", names)
+	func values(_ names: [String]) async throws -> (isSynced: Bool, values: [String: String]) {
+		let result = try await run("sync-dump", names)
 		var values: [String: String] = [:]
 		for line in result.lines.dropFirst() {
 			let parts = line.split(separator: "=", maxSplits: 1).map(String.init)

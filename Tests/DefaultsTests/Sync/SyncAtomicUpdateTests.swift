@@ -615,6 +615,6 @@ import Testing
 		let remote = try EtcdClient(endpoints: [etcd.endpoint])
 		#expect(try await Self.remoteValue(remote, "/test/counter/count").value == 1000)
 		#expect(lasts.max() == 1000)
-		#expect(try machines[0].run("sync-dump", ["count"]).lines.first == "synced")
+		#expect(try await machines[0].run("sync-dump", ["count"]).lines.first == "synced")
 	}
 }

@@ -12,26 +12,26 @@ import Testing
 		defer { etcd.stop() }
 		let first = try Machine(etcd: etcd, prefix: "/test/killed/")
 		let second = try Machine(etcd: etcd, prefix: "/test/killed/")
-		#expect(try first.run("sync-write", ["theme=light"]).lines == ["synced"])
-		#expect(try second.values(["theme"]).values == ["theme": "light"])
+		#expect(try await first.run("sync-write", ["theme=light"]).lines == ["synced"])
+		#expect(try await second.values(["theme"]).values == ["theme": "light"])
 
 		// The listener keeps no clock: it waits for the value, or for `giveUp`, which the wait creates at its limit.
 		let giveUp = first.folder.file("give-up")
 		let listener = try first.start("sync-await-and-die", ["theme", "dark", giveUp.path])
 		defer { listener.stopIfRunning() }
 		try #require(try await listener.waitForOutput("ready", timeout: 20), "\(listener.standardErrorSoFar)")
-		#expect(try second.run("sync-write", ["theme=dark"]).lines == ["synced"])
+		#expect(try await second.run("sync-write", ["theme=dark"]).lines == ["synced"])
 		#expect(try await listener.wait(timeout: 20, givingUpBy: giveUp).status == 0)
 
-		#expect(try first.values(["theme"]) == (true, ["theme": "dark"]))
-		#expect(try second.values(["theme"]).values == ["theme": "dark"])
+		#expect(try await first.values(["theme"]) == (true, ["theme": "dark"]))
+		#expect(try await second.values(["theme"]).values == ["theme": "dark"])
 	}
 
 	@Test func theStateFilesAreReadableByTheirOwnerOnly() async throws {
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }
 		let machine = try Machine(etcd: etcd, prefix: "/test/mode/")
-		#expect(try machine.run("sync-write", ["secret=value"]).lines == ["synced"])
+		#expect(try await machine.run("sync-write", ["secret=value"]).lines == ["synced"])
 		let journal = URL(
 			filePath: machine.stateFile.path.replacingOccurrences(of: ".sync.json", with: ".sync.intents"))
 		for file in [machine.stateFile, journal] {
@@ -48,8 +48,8 @@ import Testing
 		// The exit's wait is bounded (`SyncEngine.exitWait`, 2 s); one without a bound would run into the child's
 		// time limit, which fails the test. How soon the value goes out is not timed here: process start-up on a busy
 		// machine is most of it.
-		#expect(try tool.run("sync-write-and-exit", ["level=high"], timeout: 30).lines == ["written"])
-		#expect(try other.values(["level"]).values == ["level": "high"])
+		#expect(try await tool.run("sync-write-and-exit", ["level=high"], timeout: 30).lines == ["written"])
+		#expect(try await other.values(["level"]).values == ["level": "high"])
 	}
 
 	@Test func aSettingsFileLostWhileTheMachineRunsDeletesNothingElsewhere() async throws {
@@ -57,7 +57,7 @@ import Testing
 		defer { etcd.stop() }
 		let first = try Machine(etcd: etcd, prefix: "/test/lost-running/")
 		let second = try Machine(etcd: etcd, prefix: "/test/lost-running/")
-		#expect(try first.run("sync-write", ["theme=dark", "font=mono"]).lines == ["synced"])
+		#expect(try await first.run("sync-write", ["theme=dark", "font=mono"]).lines == ["synced"])
 
 		// The running machine says `ready` once its first read has ended (a loss that read takes in is put back before
 		// the store reads the key as removed: stop 40's CI saw that wait run out). It waits until it has taken in the
@@ -80,6 +80,6 @@ import Testing
 			entries.map(\.key).sorted() == [
 				"/test/lost-running/.defaults-epoch", "/test/lost-running/font", "/test/lost-running/theme",
 			])
-		#expect(try second.values(["theme", "font"]).values == ["theme": "dark", "font": "mono"])
+		#expect(try await second.values(["theme", "font"]).values == ["theme": "dark", "font": "mono"])
 	}
 }

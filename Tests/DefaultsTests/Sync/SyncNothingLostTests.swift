@@ -33,13 +33,14 @@ import Testing
 		defer { etcd.stop() }
 		let first = try Machine(etcd: etcd, prefix: "/test/lost/")
 		let second = try Machine(etcd: etcd, prefix: "/test/lost/")
-		#expect(try first.run("sync-write", ["theme=dark", "font=mono", "size=12"]).lines == ["synced"])
-		#expect(try second.values(["theme", "font", "size"]).values.count == 3)
+		#expect(try await first.run("sync-write", ["theme=dark", "font=mono", "size=12"]).lines == ["synced"])
+		#expect(try await second.values(["theme", "font", "size"]).values.count == 3)
 
 		try loss.apply(to: first.settingsFile)
 		#expect(
-			try first.values(["theme", "font", "size"]) == (true, ["theme": "dark", "font": "mono", "size": "12"]))
-		#expect(try second.values(["theme", "font", "size"]).values.count == 3)
+			try await first.values(["theme", "font", "size"])
+				== (true, ["theme": "dark", "font": "mono", "size": "12"]))
+		#expect(try await second.values(["theme", "font", "size"]).values.count == 3)
 	}
 
 	/// Removals made through the API still propagate, many at once too.
@@ -48,13 +49,13 @@ import Testing
 		defer { etcd.stop() }
 		let first = try Machine(etcd: etcd, prefix: "/test/reset/")
 		let second = try Machine(etcd: etcd, prefix: "/test/reset/")
-		#expect(try first.run("sync-write", ["k*4=v"]).lines == ["synced"])
-		#expect(try second.values(["k*4"]).values.count == 4)
+		#expect(try await first.run("sync-write", ["k*4=v"]).lines == ["synced"])
+		#expect(try await second.values(["k*4"]).values.count == 4)
 		etcd.kill()
-		#expect(try first.run("sync-write", ["k*4=-"]).lines == ["offline"])
+		#expect(try await first.run("sync-write", ["k*4=-"]).lines == ["offline"])
 		try await etcd.restart()
-		#expect(try first.values(["k*4"]) == (true, [:]))
-		#expect(try second.values(["k*4"]) == (true, [:]))
+		#expect(try await first.values(["k*4"]) == (true, [:]))
+		#expect(try await second.values(["k*4"]) == (true, [:]))
 	}
 
 	/// A start-up that would delete many synced keys at once (the settings file lost them while the app was not
@@ -64,15 +65,15 @@ import Testing
 		defer { etcd.stop() }
 		let first = try Machine(etcd: etcd, prefix: "/test/many-lost/")
 		let second = try Machine(etcd: etcd, prefix: "/test/many-lost/")
-		#expect(try first.run("sync-write", ["k*4=v", "other=x"]).lines == ["synced"])
+		#expect(try await first.run("sync-write", ["k*4=v", "other=x"]).lines == ["synced"])
 		// What remains of the file: a readable property list holding one unsynced key.
 		let remaining = try PropertyListSerialization.data(
 			fromPropertyList: ["unrelated": "kept"], format: .xml, options: 0)
 		try remaining.write(to: first.settingsFile)
-		let result = try first.run("sync-dump", ["k*4"])
+		let result = try await first.run("sync-dump", ["k*4"])
 		#expect(result.lines.first == "synced", "\(result)")
 		#expect(result.standardError.contains("k0"), "\(result)")
-		#expect(try second.values(["k*4"]).values.count == 4)
+		#expect(try await second.values(["k*4"]).values.count == 4)
 	}
 
 	/// One key removed from a readable settings file while the app did not run, by a program that does not record
@@ -84,14 +85,14 @@ import Testing
 		defer { etcd.stop() }
 		let first = try Machine(etcd: etcd, prefix: "/test/one-removed/")
 		let second = try Machine(etcd: etcd, prefix: "/test/one-removed/")
-		#expect(try first.run("sync-write", ["gone=1", "kept=2"]).lines == ["synced"])
-		#expect(try second.values(["gone", "kept"]).values.count == 2)
+		#expect(try await first.run("sync-write", ["gone=1", "kept=2"]).lines == ["synced"])
+		#expect(try await second.values(["gone", "kept"]).values.count == 2)
 		let remaining = try PropertyListSerialization.data(fromPropertyList: ["kept": "2"], format: .xml, options: 0)
 		try remaining.write(to: first.settingsFile)
-		let result = try first.run("sync-dump", ["gone", "kept"])
+		let result = try await first.run("sync-dump", ["gone", "kept"])
 		#expect(result.lines == ["synced", "gone=1", "kept=2"], "\(result)")
 		#expect(result.standardError.contains("gone"), "\(result)")
-		#expect(try second.values(["gone", "kept"]).values == ["gone": "1", "kept": "2"])
+		#expect(try await second.values(["gone", "kept"]).values == ["gone": "1", "kept": "2"])
 	}
 
 	/// Three keys removed with `defaults delete` while the app did not run: the command records them in the journal,
@@ -101,15 +102,15 @@ import Testing
 		defer { etcd.stop() }
 		let first = try Machine(etcd: etcd, prefix: "/test/tool-removed/")
 		let second = try Machine(etcd: etcd, prefix: "/test/tool-removed/")
-		#expect(try first.run("sync-write", ["a=1", "b=2", "c=3", "kept=4"]).lines == ["synced"])
-		#expect(try second.values(["a", "b", "c", "kept"]).values.count == 4)
+		#expect(try await first.run("sync-write", ["a=1", "b=2", "c=3", "kept=4"]).lines == ["synced"])
+		#expect(try await second.values(["a", "b", "c", "kept"]).values.count == 4)
 		for key in ["a", "b", "c"] {
 			let deleted = try await ChildProcess.run(
 				["delete", first.settingsFile.path, key], executable: "defaults", environment: first.environment)
 			#expect(deleted.status == 0, "\(deleted)")
 		}
-		#expect(try first.values(["a", "b", "c", "kept"]) == (true, ["kept": "4"]))
-		#expect(try second.values(["a", "b", "c", "kept"]).values == ["kept": "4"])
+		#expect(try await first.values(["a", "b", "c", "kept"]) == (true, ["kept": "4"]))
+		#expect(try await second.values(["a", "b", "c", "kept"]).values == ["kept": "4"])
 	}
 
 	/// The state file is lost: a key another machine deleted meanwhile is not created again, and an edit made
@@ -119,18 +120,18 @@ import Testing
 		defer { etcd.stop() }
 		let first = try Machine(etcd: etcd, prefix: "/test/state/")
 		let second = try Machine(etcd: etcd, prefix: "/test/state/")
-		#expect(try first.run("sync-write", ["gone=1", "mode=base"]).lines == ["synced"])
-		#expect(try second.values(["gone", "mode"]).values.count == 2)
-		#expect(try second.run("sync-write", ["gone=-"]).lines == ["synced"])
+		#expect(try await first.run("sync-write", ["gone=1", "mode=base"]).lines == ["synced"])
+		#expect(try await second.values(["gone", "mode"]).values.count == 2)
+		#expect(try await second.run("sync-write", ["gone=-"]).lines == ["synced"])
 		etcd.kill()
-		#expect(try first.run("sync-write", ["mode=offline"]).lines == ["offline"])
+		#expect(try await first.run("sync-write", ["mode=offline"]).lines == ["offline"])
 		try FileManager.default.removeItem(at: first.stateFile)
 		try await etcd.restart()
 
-		let result = try first.run("sync-dump", ["gone", "mode"])
+		let result = try await first.run("sync-dump", ["gone", "mode"])
 		#expect(result.lines == ["synced", "mode=offline"], "\(result)")
 		#expect(result.standardError.contains("state"), "\(result)")
-		#expect(try second.values(["gone", "mode"]).values == ["mode": "offline"])
+		#expect(try await second.values(["gone", "mode"]).values == ["mode": "offline"])
 	}
 
 	/// etcd committed a push whose reply never came: the machine recognises its own write and its newer local

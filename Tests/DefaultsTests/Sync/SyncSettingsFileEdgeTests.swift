@@ -14,18 +14,18 @@ import Testing
 		defer { etcd.stop() }
 		let first = try Machine(etcd: etcd, prefix: "/test/command-delete/")
 		let second = try Machine(etcd: etcd, prefix: "/test/command-delete/")
-		#expect(try first.run("sync-write", ["k*4=v"]).lines == ["synced"])
-		#expect(try second.values(["k*4"]).values.count == 4)
+		#expect(try await first.run("sync-write", ["k*4=v"]).lines == ["synced"])
+		#expect(try await second.values(["k*4"]).values.count == 4)
 
 		for name in ["k0", "k1", "k2"] {
 			let deleted = try await ChildProcess.run(
 				["delete", first.settingsFile.path, name], executable: "defaults", environment: first.environment)
 			#expect(deleted.status == 0, "\(deleted)")
 		}
-		let restarted = try first.run("sync-dump", ["k*4"])
+		let restarted = try await first.run("sync-dump", ["k*4"])
 		#expect(restarted.lines == ["synced", "k3=v"], "\(restarted)")
 		#expect(!restarted.standardError.contains("put back"), "\(restarted)")
-		#expect(try second.values(["k*4"]).values == ["k3": "v"])
+		#expect(try await second.values(["k*4"]).values == ["k3": "v"])
 	}
 
 	/// The same while the app runs: the engine hears the keys go and finds them in the queue file.
