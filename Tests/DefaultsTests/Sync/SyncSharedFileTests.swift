@@ -85,7 +85,7 @@ import Testing
 		}
 
 		let current = try await remote.read(prefix: Self.prefix)
-		let history = try EtcdHistory.read(etcd.endpoint, prefix: Self.prefix, upTo: current.revision)
+		let history = try await EtcdHistory.read(etcd.endpoint, prefix: Self.prefix, upTo: current.revision)
 		let finalCounter = current.entries.first { $0.key == Self.prefix + "counter" }.flatMap {
 			SyncedValueCoding.decode($0.value) as? Int
 		}

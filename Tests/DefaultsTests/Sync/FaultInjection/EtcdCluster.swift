@@ -164,8 +164,9 @@ final class EtcdCluster: @unchecked Sendable {
 	}
 
 	/// `/v3/maintenance/status` of one member: its id and the leader it follows (`nil` without one).
-	func status(_ index: Int) -> (member: String, leader: String?)? {
-		guard let answer = EtcdGateway.call(members[index].clientURL, "/v3/maintenance/status", [:], timeout: 0.5),
+	func status(_ index: Int) async -> (member: String, leader: String?)? {
+		guard
+			let answer = await EtcdGateway.call(members[index].clientURL, "/v3/maintenance/status", [:], timeout: 0.5),
 			let header = answer["header"] as? [String: Any], let member = header["member_id"] as? String
 		else {
 			return nil
@@ -175,14 +176,19 @@ final class EtcdCluster: @unchecked Sendable {
 	}
 
 	/// The raft term member `index` is in (`nil` when it does not answer): it grows with every election.
-	func term(_ index: Int) -> Int64? {
-		let answer = EtcdGateway.call(members[index].clientURL, "/v3/maintenance/status", [:], timeout: 0.5)
+	func term(_ index: Int) async -> Int64? {
+		let answer = await EtcdGateway.call(members[index].clientURL, "/v3/maintenance/status", [:], timeout: 0.5)
 		return ((answer?["header"] as? [String: Any])?["raft_term"] as? String).flatMap { Int64($0) }
 	}
 
 	/// The index of the member every answering member names as leader, if they agree.
-	func leader() -> Int? {
-		let statuses = members.indices.compactMap { index in status(index).map { (index, $0) } }
+	func leader() async -> Int? {
+		var statuses: [(Int, (member: String, leader: String?))] = []
+		for index in members.indices {
+			if let status = await status(index) {
+				statuses.append((index, status))
+			}
+		}
 		guard let leader = statuses.first?.1.leader, statuses.allSatisfy({ $0.1.leader == leader }) else {
 			return nil
 		}
@@ -194,7 +200,10 @@ final class EtcdCluster: @unchecked Sendable {
 		let indices = indices ?? Array(members.indices)
 		let deadline = Date().addingTimeInterval(timeout)
 		while Date() < deadline {
-			let statuses = indices.map(status)
+			var statuses: [(member: String, leader: String?)?] = []
+			for index in indices {
+				statuses.append(await status(index))
+			}
 			if statuses.allSatisfy({ $0?.leader != nil }) {
 				return
 			}
@@ -210,7 +219,7 @@ final class EtcdCluster: @unchecked Sendable {
 	func waitUntilLeaderless(_ index: Int, timeout: TimeInterval) async throws {
 		let deadline = Date().addingTimeInterval(timeout)
 		while Date() < deadline {
-			if let status = status(index), status.leader == nil {
+			if let status = await status(index), status.leader == nil {
 				return
 			}
 			try await Task.sleep(for: .milliseconds(100))

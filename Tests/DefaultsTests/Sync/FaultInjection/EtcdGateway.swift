@@ -22,9 +22,11 @@ enum EtcdGateway {
 
 	/// One request; `nil` when the member does not answer within `timeout` seconds or answers with something else
 	/// than a JSON object.
-	static func call(_ endpoint: String, _ path: String, _ body: [String: Any], timeout: Double = 1) -> [String: Any]? {
+	static func call(
+		_ endpoint: String, _ path: String, _ body: [String: Any], timeout: Double = 1
+	) async -> [String: Any]? {
 		guard let data = try? JSONSerialization.data(withJSONObject: body), let curl = try? curl,
-			let result = try? ChildProcess.run(
+			let result = try? await ChildProcess.run(
 				[
 					"-s", "--max-time", "\(timeout)", "-X", "POST", endpoint + path, "-d",
 					String(decoding: data, as: UTF8.self),
@@ -81,9 +83,9 @@ enum EtcdGateway {
 	}
 
 	/// The current values under `prefix` (names without the prefix) and the revision they were read at.
-	static func state(_ endpoint: String, prefix: String) -> (values: [String: String], revision: Int64)? {
+	static func state(_ endpoint: String, prefix: String) async -> (values: [String: String], revision: Int64)? {
 		guard
-			let answer = call(
+			let answer = await call(
 				endpoint, "/v3/kv/range", ["key": base64(prefix), "range_end": rangeEnd(of: prefix)], timeout: 2),
 			let header = answer["header"] as? [String: Any], let revision = integer(header["revision"])
 		else {
@@ -96,13 +98,13 @@ enum EtcdGateway {
 	/// answers holds the same. The members of one cluster always agree on a revision, unless etcd itself lost an
 	/// applied write on a crash: etcd 3.5.0 to 3.5.2 do (the consistent index was not saved atomically with the data,
 	/// etcd-io/etcd#13766, fixed in 3.5.3), and a machine that watches such a member sees another history.
-	static func memberDisagreement(_ endpoints: [String], prefix: String, at revision: Int64) -> String? {
+	static func memberDisagreement(_ endpoints: [String], prefix: String, at revision: Int64) async -> String? {
 		var views: [(endpoint: String, values: [String: String])] = []
 		for endpoint in endpoints {
 			let request: [String: Any] = [
 				"key": base64(prefix), "range_end": rangeEnd(of: prefix), "revision": String(revision),
 			]
-			guard let answer = call(endpoint, "/v3/kv/range", request, timeout: 2), answer["header"] != nil else {
+			guard let answer = await call(endpoint, "/v3/kv/range", request, timeout: 2), answer["header"] != nil else {
 				continue
 			}
 			views.append((endpoint, values(in: answer, prefix: prefix)))
@@ -142,9 +144,9 @@ enum EtcdGateway {
 
 	/// ``state(_:prefix:)`` from the first of `endpoints` that answers. (A loop: a lazy `compactMap(…).first` calls
 	/// its closure twice, and a member that answers once and not the second time would trap it.)
-	static func state(anyOf endpoints: [String], prefix: String) -> (values: [String: String], revision: Int64)? {
+	static func state(anyOf endpoints: [String], prefix: String) async -> (values: [String: String], revision: Int64)? {
 		for endpoint in endpoints {
-			if let state = state(endpoint, prefix: prefix) {
+			if let state = await state(endpoint, prefix: prefix) {
 				return state
 			}
 		}

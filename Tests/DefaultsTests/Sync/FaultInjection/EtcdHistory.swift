@@ -35,11 +35,11 @@ struct EtcdHistory {
 
 	/// Reads the history up to `revision` from the first of `endpoints` that serves it (a member restarted a moment
 	/// ago may still be catching up).
-	static func read(anyOf endpoints: [String], prefix: String, upTo revision: Int64) throws -> EtcdHistory {
+	static func read(anyOf endpoints: [String], prefix: String, upTo revision: Int64) async throws -> EtcdHistory {
 		var failures: [String] = []
 		for endpoint in endpoints {
 			do {
-				return try read(endpoint, prefix: prefix, upTo: revision)
+				return try await read(endpoint, prefix: prefix, upTo: revision)
 			} catch {
 				failures.append("\(endpoint): \(error)")
 			}
@@ -49,13 +49,13 @@ struct EtcdHistory {
 
 	/// Reads the prefix at every revision from 1 to `revision` (a range per revision, a hundred per `curl`, over one
 	/// connection) and makes the events from the differences: exact, and with no stream to wait on.
-	static func read(_ endpoint: String, prefix: String, upTo revision: Int64) throws -> EtcdHistory {
+	static func read(_ endpoint: String, prefix: String, upTo revision: Int64) async throws -> EtcdHistory {
 		var events: [Event] = []
 		var previous: [String: (value: String?, modRevision: Int64)] = [:]
 		var first: Int64 = 1
 		while first <= revision {
 			let last = min(first + 99, revision)
-			let states = try ranges(endpoint, prefix: prefix, revisions: first...last)
+			let states = try await ranges(endpoint, prefix: prefix, revisions: first...last)
 			for (offset, state) in states.enumerated() {
 				let at = first + Int64(offset)
 				for (name, entry) in state.sorted(by: { $0.key < $1.key })
@@ -75,7 +75,7 @@ struct EtcdHistory {
 
 	private static func ranges(
 		_ endpoint: String, prefix: String, revisions: ClosedRange<Int64>
-	) throws
+	) async throws
 		-> [[String: (value: String?, modRevision: Int64)]]
 	{
 		var arguments = ["-s", "--max-time", "20"]
@@ -90,7 +90,7 @@ struct EtcdHistory {
 					"-w", "\\n", "-X", "POST", endpoint + "/v3/kv/range", "-d", body,
 				]
 		}
-		let result = try ChildProcess.run(arguments, executable: try EtcdGateway.curl, timeout: 30)
+		let result = try await ChildProcess.run(arguments, executable: try EtcdGateway.curl, timeout: 30)
 		let lines = result.standardOutput.split(separator: "\n")
 		guard lines.count == revisions.count else {
 			throw Unreadable(

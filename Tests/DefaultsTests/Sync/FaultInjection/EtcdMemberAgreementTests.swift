@@ -16,16 +16,18 @@ import Testing
 		for endpoint in endpoints {
 			try await Self.put("same", at: "/agree/x", on: endpoint)
 		}
-		let agreed = try #require(EtcdGateway.state(first.endpoint, prefix: "/agree/")).revision
-		#expect(EtcdGateway.memberDisagreement(endpoints, prefix: "/agree/", at: agreed) == nil)
+		let agreed = try #require(await EtcdGateway.state(first.endpoint, prefix: "/agree/")).revision
+		#expect(await EtcdGateway.memberDisagreement(endpoints, prefix: "/agree/", at: agreed) == nil)
 
 		try await Self.put("mine", at: "/agree/y", on: first.endpoint)
 		try await Self.put("theirs", at: "/agree/y", on: second.endpoint)
-		let revision = try #require(EtcdGateway.state(first.endpoint, prefix: "/agree/")).revision
-		let disagreement = try #require(EtcdGateway.memberDisagreement(endpoints, prefix: "/agree/", at: revision))
+		let revision = try #require(await EtcdGateway.state(first.endpoint, prefix: "/agree/")).revision
+		let disagreement = try #require(
+			await EtcdGateway.memberDisagreement(endpoints, prefix: "/agree/", at: revision))
 		#expect(disagreement.contains("y: mine / theirs"), "\(disagreement)")
 		#expect(!disagreement.contains("x:"), "\(disagreement)")
-		#expect(EtcdGateway.memberDisagreement(endpoints, prefix: "/agree/", at: agreed) == nil, "the past agrees")
+		#expect(
+			await EtcdGateway.memberDisagreement(endpoints, prefix: "/agree/", at: agreed) == nil, "the past agrees")
 	}
 
 	/// A run whose etcd members disagree is excused only on the versions known to lose applied writes, which needs the

@@ -64,7 +64,7 @@ enum Fault: String, CaseIterable, Sendable {
 			try await cluster.waitUntilServing(timeout: 15)
 		case .machineKill:
 			let machine = pick % fleet.schedule.machines
-			try fleet.kill(machine)
+			try await fleet.kill(machine)
 			try await Task.sleep(for: .seconds(seconds))
 			healed = Date()
 			try fleet.launch(machine)
@@ -75,14 +75,14 @@ enum Fault: String, CaseIterable, Sendable {
 			let process =
 				try await fleet.waitUntilIncrementInFlight(anyOf: candidates, timeout: 5)
 				?? candidates[pick % candidates.count]
-			try fleet.kill(process)
+			try await fleet.kill(process)
 			try await Task.sleep(for: .seconds(seconds))
 			healed = Date()
 			try fleet.launch(process)
 		case .settingsFileLoss:
 			let machine = pick % fleet.schedule.machines
 			try await fleet.waitUntilIdle(machine, timeout: 15)
-			try fleet.kill(machine)
+			try await fleet.kill(machine)
 			try fleet.emptySettingsFile(of: machine)
 			healed = Date()
 			try fleet.launch(machine)
@@ -116,7 +116,7 @@ enum Fault: String, CaseIterable, Sendable {
 	static func waitForLeader(_ cluster: EtcdCluster) async throws -> Int {
 		let deadline = Date().addingTimeInterval(20)
 		while Date() < deadline {
-			if let leader = cluster.leader() {
+			if let leader = await cluster.leader() {
 				return leader
 			}
 			try await Task.sleep(for: .milliseconds(100))

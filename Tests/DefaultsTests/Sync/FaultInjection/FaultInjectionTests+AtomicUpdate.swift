@@ -67,7 +67,7 @@ extension FaultInjectionTests {
 			#expect(result.standardOutput.hasPrefix("incremented \(AtomicCounter.increments) "), "\(result)")
 			reports.append(result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))
 		}
-		let final = Self.atomicCounter(anyOf: endpoints, prefix: prefix)
+		let final = await Self.atomicCounter(anyOf: endpoints, prefix: prefix)
 		print(
 			"atomic updates under a leader kill: \(atKill) at the kill, \(final.map(String.init) ?? "-") at the end; \(reports)"
 		)
@@ -105,7 +105,7 @@ extension FaultInjectionTests {
 		var lastMove = ContinuousClock.now
 		var stalledAt: Int?
 		while processes.contains(where: \.isRunning) {
-			if let value = atomicCounter(anyOf: endpoints, prefix: prefix), value != last {
+			if let value = await atomicCounter(anyOf: endpoints, prefix: prefix), value != last {
 				last = value
 				lastMove = .now
 			}
@@ -149,7 +149,7 @@ extension FaultInjectionTests {
 		atLeast count: Int, anyOf endpoints: [String], prefix: String, while isGoingOn: () -> Bool
 	) async throws -> Int {
 		while true {
-			guard let value = atomicCounter(anyOf: endpoints, prefix: prefix) else {
+			guard let value = await atomicCounter(anyOf: endpoints, prefix: prefix) else {
 				throw EtcdCluster.NotReady(description: "no member answered a read of the counter")
 			}
 			if value >= count {
@@ -163,11 +163,11 @@ extension FaultInjectionTests {
 	}
 
 	/// The counter's value in etcd, read with `curl` (independently of `DefaultsEtcd`); `nil` when no member answers.
-	static func atomicCounter(anyOf endpoints: [String], prefix: String) -> Int? {
+	static func atomicCounter(anyOf endpoints: [String], prefix: String) async -> Int? {
 		let key = prefix + "count"
 		for endpoint in endpoints {
 			// An answer without a header is an error (a member without a leader): the next member may know.
-			guard let answer = EtcdGateway.call(endpoint, "/v3/kv/range", ["key": EtcdGateway.base64(key)]),
+			guard let answer = await EtcdGateway.call(endpoint, "/v3/kv/range", ["key": EtcdGateway.base64(key)]),
 				answer["header"] != nil
 			else {
 				continue

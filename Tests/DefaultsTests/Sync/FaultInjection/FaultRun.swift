@@ -116,7 +116,7 @@ struct FaultRun {
 		}
 		let converged = try await fleet.waitUntilConverged(on: cluster.endpoints, timeout: convergenceTimeout)
 		let unfinished = converged ? [] : fleet.unfinished
-		try fleet.stop()
+		try await fleet.stop()
 		var violations =
 			converged
 			? []
@@ -124,13 +124,14 @@ struct FaultRun {
 				"the machines did not converge within \(convergenceTimeout) s of the heal"
 					+ (unfinished.isEmpty ? "" : " (\(unfinished.joined(separator: ", ")))")
 			]
-		guard let state = EtcdGateway.state(anyOf: cluster.endpoints, prefix: fleet.prefix)
+		guard let state = await EtcdGateway.state(anyOf: cluster.endpoints, prefix: fleet.prefix)
 		else {
 			return Outcome(
 				faults: faults, schedule: schedule, etcd: etcd, violations: violations + ["etcd did not answer a read"],
 				echoAttempts: [], healToConvergence: nil, revisions: 0)
 		}
-		let disagreement = EtcdGateway.memberDisagreement(cluster.endpoints, prefix: fleet.prefix, at: state.revision)
+		let disagreement = await EtcdGateway.memberDisagreement(
+			cluster.endpoints, prefix: fleet.prefix, at: state.revision)
 		if let disagreement {
 			violations.append(disagreement)
 		}
@@ -138,7 +139,8 @@ struct FaultRun {
 		let machines = (0..<schedule.machines).map(schedule.machine(of:))
 		var arrivals: (all: TimeInterval?, outsideFaults: TimeInterval?) = (nil, nil)
 		do {
-			let history = try EtcdHistory.read(anyOf: cluster.endpoints, prefix: fleet.prefix, upTo: state.revision)
+			let history = try await EtcdHistory.read(
+				anyOf: cluster.endpoints, prefix: fleet.prefix, upTo: state.revision)
 			violations +=
 				FaultChecker(
 					history: history, finalState: state.values, logs: logs,

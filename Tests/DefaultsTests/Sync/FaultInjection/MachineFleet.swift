@@ -14,7 +14,7 @@ import Foundation
 ///
 /// ```swift
 /// let fleet = try MachineFleet(endpoints: cluster.endpoints, schedule: .init(seed: 7))
-/// try fleet.kill(2); try fleet.launch(2)
+/// try await fleet.kill(2); try fleet.launch(2)
 /// ```
 final class MachineFleet: @unchecked Sendable {
 	/// What every machine writes.
@@ -105,13 +105,13 @@ final class MachineFleet: @unchecked Sendable {
 	}
 
 	/// `kill -9` of machine `index`.
-	func kill(_ index: Int) throws {
+	func kill(_ index: Int) async throws {
 		guard let process = processes[index] else {
 			return
 		}
 		processes[index] = nil
 		process.kill(SIGKILL)
-		exits[index, default: []].append(try process.wait(timeout: 5))
+		exits[index, default: []].append(try await process.wait(timeout: 5))
 	}
 
 	/// Empties machine `index`'s settings file (the helper's standard store), keeping its sync state beside it.
@@ -212,7 +212,7 @@ final class MachineFleet: @unchecked Sendable {
 		var agreedSince: Date?
 		var lastState: [String: String]?
 		while Date() < deadline {
-			let state = EtcdGateway.state(anyOf: endpoints, prefix: prefix)?.values
+			let state = await EtcdGateway.state(anyOf: endpoints, prefix: prefix)?.values
 			let logs = self.logs
 			let isAgreed =
 				state != nil
@@ -232,14 +232,14 @@ final class MachineFleet: @unchecked Sendable {
 	}
 
 	/// Tells every machine to log its final values and exit, and waits for them (at most 10 s each).
-	func stop() throws {
+	func stop() async throws {
 		_ = FileManager.default.createFile(atPath: folder.file("stop").path, contents: nil)
 		for index in processes.indices {
 			guard let process = processes[index] else {
 				continue
 			}
 			processes[index] = nil
-			exits[index, default: []].append(try process.wait(timeout: 10))
+			exits[index, default: []].append(try await process.wait(timeout: 10))
 		}
 	}
 
