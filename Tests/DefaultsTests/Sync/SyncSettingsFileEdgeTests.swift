@@ -71,7 +71,7 @@ import Testing
 	/// and says why, leaving the settings file as it was: a change of a synced key not recorded there would never be
 	/// pushed, and nothing is written on a record not understood. (The first form recorded the command's changes in
 	/// a queue file; an unreadable one was left alone with a warning and the change went ahead unrecorded.)
-	@Test func anUnusableJournalIsLeftAloneAndTheCommandSaysSo() throws {
+	@Test func anUnusableJournalIsLeftAloneAndTheCommandSaysSo() async throws {
 		let folder = try TemporaryDirectory()
 		let settings = folder.file("app.plist")
 		let journal = folder.file("app.plist.sync.intents")
@@ -80,7 +80,7 @@ import Testing
 		try original.write(to: settings)
 		try FileManager.default.createDirectory(at: journal, withIntermediateDirectories: false)
 
-		let deleted = try ChildProcess.run(
+		let deleted = try await ChildProcess.run(
 			["delete", settings.path, "a"], executable: "defaults", environment: folder.configEnvironment)
 		#expect(deleted.status != 0, "\(deleted)")
 		#expect(deleted.standardError.contains("journal"), "\(deleted)")
