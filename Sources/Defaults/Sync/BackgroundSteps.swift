@@ -13,6 +13,22 @@ final class BackgroundSteps: @unchecked Sendable {
 	/// for a further limit of its own.
 	private var waitDeadline = Date.distantPast
 	private var runOut = 0
+	private var limit = Defaults.SyncEngine.stopWait
+
+	/// How long a wait for the steps under way at a close goes on (``Defaults/SyncEngine/stopWait``). A test that
+	/// must tell a wait that ran out from a step that a loaded machine gave a thread late lengthens it.
+	var waitLimit: Duration {
+		get {
+			condition.lock()
+			defer { condition.unlock() }
+			return limit
+		}
+		set {
+			condition.lock()
+			limit = newValue
+			condition.unlock()
+		}
+	}
 
 	/// Lets steps begin (the engine starts).
 	func open() {
@@ -22,8 +38,8 @@ final class BackgroundSteps: @unchecked Sendable {
 	}
 
 	/// Lets no step begin any more (the engine stops); those under way go on. The first close after an open sets
-	/// the deadline of ``waitUntilNoneUnderWay()``: `limit` from now.
-	func close(waitingAtMost limit: Duration) {
+	/// the deadline of ``waitUntilNoneUnderWay()``: ``waitLimit`` from now.
+	func close() {
 		condition.lock()
 		if !isClosed {
 			isClosed = true

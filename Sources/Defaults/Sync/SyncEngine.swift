@@ -167,7 +167,7 @@ extension Defaults {
 		public func stop() {
 			let task = loop.withLock { loop in
 				// Closed under the lock that `start()` opens them under: a second caller finds them closed.
-				worker.backgroundSteps.close(waitingAtMost: Self.stopWait)
+				worker.backgroundSteps.close()
 				defer { loop = nil }
 				return loop
 			}

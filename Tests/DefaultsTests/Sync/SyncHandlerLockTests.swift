@@ -80,13 +80,17 @@ import Testing
 
 	/// A handler of one engine's report made in a locked step stops another engine of the same store, whose step
 	/// under way (a full read, let go by the handler) needs the disk lock: `stop()` waits for that step, which runs,
-	/// since the handler holds no lock. Before, the handler held the lock, and the wait ran out (after 2 s).
+	/// since the handler holds no lock. Before, the handler held the lock, and the wait ran out (after 2 s; 30 s with
+	/// the limit this test sets).
 	@Test func aHandlerStoppingAnotherEngineOfTheStoreDoesNotWaitForItsOwnLock() async throws {
 		let folder = try TemporaryDirectory()
 		let (store, prefix) = try Self.storeWithAnUnreadableJournal(in: folder)
 		let other = HeldReadsRemote(ChoreographedRemote(entries: [], revision: 1))
 		let stopped = Defaults.SyncEngine(remote: other, prefix: prefix, store: store)
 		defer { stopped.stop() }
+		// Long enough that only a step waiting for the handler's lock runs it out, not one a loaded machine (every
+		// time-sensitive suite at once in CI) gives a thread late.
+		stopped.worker.backgroundSteps.waitLimit = .seconds(30)
 		stopped.add(["j"])
 		stopped.start()
 		// Its first step, the full read, is under way and waits for the remote.
