@@ -67,6 +67,13 @@ final class BackgroundSteps: @unchecked Sendable {
 		condition.unlock()
 	}
 
+	/// How many steps are under way (a test waits for one to begin).
+	var underWayCount: Int {
+		condition.lock()
+		defer { condition.unlock() }
+		return underWay
+	}
+
 	/// How many waits blocked until the deadline and ran out with a step still under way (a test tells a bounded wait
 	/// from none by it).
 	var waitsRunOut: Int {

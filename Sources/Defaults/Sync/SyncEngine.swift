@@ -160,8 +160,9 @@ extension Defaults {
 		/// settings file's lock or the store's own (each step's reports and observers come once it has released them),
 		/// so the code may also read, write and flush the store, make an engine of it or call
 		/// `Defaults.iCloud.configure` again, and stop another engine: that `stop()` waits for the other engine's step
-		/// as it would anywhere else, at most 2 seconds. A report of a push pass comes while the pass holds the
-		/// file's push lock, which the other engine's step may be waiting for: it then waits out those 2 seconds.
+		/// as it would anywhere else, at most 2 seconds (a push pass reports while it holds the file's push lock: a
+		/// background pass of the other engine waiting for that lock ends with the stop, and `stop()` never waits for
+		/// a pass that a `synchronize()` or an update runs).
 		/// Two engines' handlers that stop each other at the same moment wait for each other's step, each until its
 		/// 2 seconds run out.
 		public func stop() {

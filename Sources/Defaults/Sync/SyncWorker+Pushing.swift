@@ -70,7 +70,7 @@ extension SyncWorker {
 		// large for the remote): the caller's outcome says so too.
 		var keptLocallyMeanwhile = false
 		while let running = pushPassInFlight {
-			if let outcome = try? await running.value, outcome.keptLocally {
+			if let outcome = try await outcome(of: running), outcome.keptLocally {
 				keptLocallyMeanwhile = true
 			}
 			if pushPassInFlight == running {
@@ -91,6 +91,25 @@ extension SyncWorker {
 		}
 		outcome.keptLocally = outcome.keptLocally || keptLocallyMeanwhile
 		return outcome
+	}
+
+	/// What the pass `running` left undone once it ends (`nil` when it failed), waited for until the caller is
+	/// cancelled, which ends the wait at once and leaves the pass alone: its own caller may still want it. Awaiting the
+	/// pass's value directly would not end on cancellation, and `stop()` would wait out its bound for a pusher waiting
+	/// for a pass of `synchronize()` that waits for the push lock.
+	///
+	/// - Throws: `CancellationError` when the caller is cancelled first.
+	private func outcome(of running: Task<PushPassOutcome, any Error>) async throws -> PushPassOutcome? {
+		let (ended, continuation) = AsyncStream.makeStream(of: PushPassOutcome?.self)
+		Task {
+			continuation.yield(try? await running.value)
+			continuation.finish()
+		}
+		// The stream's iteration ends (with nothing) when the waiting task is cancelled.
+		for await outcome in ended {
+			return outcome
+		}
+		throw CancellationError()
 	}
 
 	/// One pass: the keys with a line in the journal that is not settled, each pushed against the revision this

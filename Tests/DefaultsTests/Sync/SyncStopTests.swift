@@ -190,6 +190,40 @@ import Testing
 		await held.release()
 	}
 
+	/// `stop()` of an engine whose pusher waits for a pass already in flight, one its own `synchronize()` runs (which
+	/// the stop does not cancel) and which waits for the push lock another engine's pass holds (review `review41b`):
+	/// the pusher's wait ends with the stop, and `stop()` does not wait for the pass. Before, the pusher waited for
+	/// that pass whatever happened: `stop()` waited out its bound (30 s here) while the pass waited for the lock and
+	/// then pushed without it.
+	@Test func stopDoesNotWaitForAPassItsPusherWaitsFor() async throws {
+		let held = try await HeldPushLock(prefix: "pusherWaits", startsWaitingFirst: true)
+		let stopped = held.waiting
+		defer { stopped.stop() }
+		stopped.worker.backgroundSteps.waitLimit = .seconds(30)
+		// The pass of `synchronize()` comes first, and waits for the push lock (with nothing to push, it takes it
+		// all the same).
+		let synchronizing = Task { await stopped.synchronize() }
+		#expect(
+			await eventually { stopped.worker.pushLockWaits.withLock { $0 } == 1 },
+			"the pass of synchronize() did not wait for the push lock")
+		// The pusher, woken by a write, waits for that pass: a background step under way.
+		try held.store.write("two", forKey: "b")
+		#expect(
+			await eventually { stopped.worker.backgroundSteps.underWayCount == 1 },
+			"the pusher did not begin a step")
+
+		await Self.stop(stopped) {}
+		#expect(stopped.worker.backgroundSteps.waitsRunOut == 0, "stop() waited for the pass its pusher waited for")
+		#expect(held.remote.writeCount == 1, "a pass pushed while another held the push lock")
+		synchronizing.cancel()
+		await held.release()
+		// Before the fix, the pass of `synchronize()` gave up on the lock and pushed: answered, so that it ends.
+		if held.remote.writeCount > 1 {
+			try await held.remote.nextWrite().reply(.success(.written(revision: 3)))
+		}
+		#expect(await synchronizing.value == false)
+	}
+
 	/// Two engines of one settings file and one ``ChoreographedRemote``: `holding` (it syncs `a`) has a pass under way
 	/// that holds the file's push lock, its push of `a` held by the remote until ``release()``; `waiting` (it syncs
 	/// `b`; started and watching first when `startsWaitingFirst`) is the engine under test, which the caller stops.
