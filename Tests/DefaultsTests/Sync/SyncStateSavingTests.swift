@@ -42,7 +42,11 @@ import Testing
 			}
 			#expect(onDisk == 50, "the state on disk has the last message's revision")
 			let writes = renames.count(of: "app.plist.sync.json")
-			#expect(writes >= 1 && writes <= 6, "\(writes) writes of the state file for 40 watch messages")
+			// Under the sanitizer, which slows the engine's steps more than the messages, fewer messages share a step:
+			// a whole-suite run saw 7; still far from one write per message.
+			#expect(
+				writes >= 1 && writes <= 6 * sanitizerSlowdown,
+				"\(writes) writes of the state file for 40 watch messages")
 		}
 	#endif
 }
