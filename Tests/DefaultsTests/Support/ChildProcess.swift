@@ -103,13 +103,7 @@ struct ChildProcess {
 	) async throws
 		-> Result
 	{
-		let child = try ChildProcess(arguments, executable: executable, environment: environment)
-		do {
-			return try await child.wait(timeout: timeout)
-		} catch {
-			child.stopIfRunning()
-			throw error
-		}
+		try await ChildProcess(arguments, executable: executable, environment: environment).wait(timeout: timeout)
 	}
 
 	var processIdentifier: Int32 { process.processIdentifier }
@@ -153,14 +147,15 @@ struct ChildProcess {
 
 	/// The same wait for asynchronous tests, which Swift picks there: it sleeps as a task instead of blocking a
 	/// thread. Swift's concurrency pool has as many threads as cores (two on CI), and a blocking wait of 50 s for a
-	/// fleet of machines held one of them while other tests' sync engines needed it.
+	/// fleet of machines held one of them while other tests' sync engines needed it. A wait cancelled (a test's time
+	/// limit) kills the child first, by its process id.
 	func wait(timeout: TimeInterval = 20) async throws -> Result {
 		let deadline = Date().addingTimeInterval(timeout)
 		while process.isRunning {
 			if Date() > deadline {
 				throw killForTimeout()
 			}
-			try await Task.sleep(for: .milliseconds(5))
+			try await pauseOrStop()
 		}
 		return finished()
 	}
@@ -189,11 +184,11 @@ struct ChildProcess {
 	/// Waits for a child that waits for an event (a helper command with a `<give-up>` file: it keeps no clock of its
 	/// own) to end, at most `timeout` seconds. After that it creates `giveUp`, on which the child stops waiting and
 	/// says on standard error what it saw, and throws ``TimedOut`` carrying that; a child that does not end within
-	/// 10 s more is killed.
+	/// 10 s more is killed, as one whose wait is cancelled is at once.
 	func wait(timeout: TimeInterval, givingUpBy giveUp: URL) async throws -> Result {
 		let deadline = Date().addingTimeInterval(timeout)
 		while process.isRunning, Date() < deadline {
-			try await Task.sleep(for: .milliseconds(5))
+			try await pauseOrStop()
 		}
 		guard process.isRunning else {
 			return finished()
@@ -204,9 +199,21 @@ struct ChildProcess {
 			if Date() > told {
 				throw killForTimeout()
 			}
-			try await Task.sleep(for: .milliseconds(5))
+			try await pauseOrStop()
 		}
 		throw TimedOut(arguments: arguments, executable: executable, report: finished())
+	}
+
+	/// A pause of the waits above; cancelled (a test's time limit, a failing task group), it kills the child by its
+	/// process id before it throws, so that no caller's path leaves it running (a fleet forgets a machine before it
+	/// waits for it).
+	private func pauseOrStop() async throws {
+		do {
+			try await Task.sleep(for: .milliseconds(5))
+		} catch {
+			stopIfRunning()
+			throw error
+		}
 	}
 
 	private func killForTimeout() -> TimedOut {

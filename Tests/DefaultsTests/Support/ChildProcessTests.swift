@@ -41,6 +41,25 @@ import Testing
 		#expect(results.count == count)
 		#expect(results.allSatisfy { $0.status == 0 && !$0.wasSignaled }, "\(results)")
 	}
+
+	/// A wait cancelled (as a test's time limit cancels it) kills its child, by its process id, before it throws:
+	/// also a direct wait of a child the caller no longer keeps (a fleet forgets a machine before it waits for it).
+	/// Before, only `run` killed it, and such a child went on running after its test.
+	@Test(arguments: [false, true]) func aCancelledWaitKillsItsChild(givingUp: Bool) async throws {
+		let folder = try TemporaryDirectory()
+		let child = try ChildProcess(
+			["-c", #"touch "$1"; exec sleep 60"#, "sh", folder.file("started").path], executable: "/bin/sh")
+		defer { child.stopIfRunning() }
+		#expect(await eventually { FileManager.default.fileExists(atPath: folder.file("started").path) })
+		let waiting = Task {
+			givingUp
+				? try await child.wait(timeout: 60, givingUpBy: folder.file("give-up"))
+				: try await child.wait(timeout: 60)
+		}
+		waiting.cancel()
+		await #expect(throws: CancellationError.self) { try await waiting.value }
+		#expect(!child.isRunning, "the child outlived its cancelled wait")
+	}
 }
 
 /// A task executor with one thread of its own, which runs its jobs in order until ``stop()``.
