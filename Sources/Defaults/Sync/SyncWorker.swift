@@ -288,10 +288,8 @@ actor SyncWorker {
 	func pushOnce() async {
 		do {
 			try await pushPending()
-		} catch is CancellationError {
-			// Cancelled (the engine stops): not an outage.
 		} catch {
-			didDisconnect(error, reports: !Task.isCancelled)
+			didFail(error)
 		}
 	}
 
@@ -315,15 +313,20 @@ actor SyncWorker {
 			// before this call, and then none of the passes above meets it again.
 			return !keptLocally && !holdsValueTooLarge() && !outcome.waits && !outcome.goesOutAgain
 				&& !isStateUnsaved
-		} catch is CancellationError {
-			// The caller gave up, which says nothing of the remote.
-			return false
 		} catch {
-			// Not reported when the caller gave up meanwhile (a request cut short by the cancellation looks like an
-			// outage), but not taken for connected either.
-			didDisconnect(error, reports: !Task.isCancelled)
+			didFail(error)
 			return false
 		}
+	}
+
+	/// A pass run for a caller (`synchronize()`, the exit's push) failed. A cancellation (the caller gave up, or the
+	/// engine stops) says nothing of the remote; another error met once the caller gave up is not reported (a request
+	/// cut short by the cancellation looks like an outage), but not taken for connected either.
+	private func didFail(_ error: any Error) {
+		guard !(error is CancellationError) else {
+			return
+		}
+		didDisconnect(error, reports: !Task.isCancelled)
 	}
 
 	// MARK: Helpers
