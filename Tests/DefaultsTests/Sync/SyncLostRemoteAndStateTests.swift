@@ -600,12 +600,8 @@ import Testing
 			#expect(store.flush())
 			#expect(await engine.synchronize() == false, "too large: kept on this machine only")
 		}
-		let store = try Edge.freshStore(at: settings)
-		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
-		engine.add(["k"])
+		let (store, engine, failures) = try await Self.nextRun(at: settings, remote: remote, prefix: prefix)
 		defer { engine.stop() }
-		_ = await engine.synchronize()
-		let failures = FailureRecorder.failures(mentioning: prefix).map(\.message)
 		let kept = store.storedValue(forKey: "k") as? String
 		let isKept = kept == large
 		#expect(isKept, "k holds \(kept.map { String($0.prefix(12)) } ?? "nothing"): \(failures)")
@@ -642,12 +638,8 @@ import Testing
 			#expect(await engine.synchronize() == false, "too large: kept on this machine only")
 			#expect(store.storedValue(forKey: "k") as? String == large, "the refresh kept it")
 		}
-		let store = try Edge.freshStore(at: settings)
-		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
-		engine.add(["k"])
+		let (store, engine, failures) = try await Self.nextRun(at: settings, remote: remote, prefix: prefix)
 		defer { engine.stop() }
-		_ = await engine.synchronize()
-		let failures = FailureRecorder.failures(mentioning: prefix).map(\.message)
 		let kept = store.storedValue(forKey: "k") as? String
 		#expect(kept == large, "k holds \(kept.map { String($0.prefix(12)) } ?? "nothing"): \(failures)")
 		#expect(try await Edge.value(of: prefix + "k", in: remote) == "old", "nothing went out")
@@ -702,6 +694,18 @@ import Testing
 		#expect(await engine.synchronize(), "nothing held: the key agrees with etcd")
 	}
 
+	/// The app's next run on `settings`: the store read afresh and an engine syncing `k`, synchronised once, with the
+	/// failures recorded for `prefix` by then. The caller stops the engine.
+	static func nextRun(
+		at settings: URL, remote: any Defaults.RemoteKeyValueService, prefix: String
+	) async throws -> (store: Defaults.FileStore, engine: Defaults.SyncEngine, failures: [String]) {
+		let store = try Edge.freshStore(at: settings)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add(["k"])
+		_ = await engine.synchronize()
+		return (store, engine, FailureRecorder.failures(mentioning: prefix).map(\.message))
+	}
+
 	enum OutsideChange: String, CaseIterable {
 		case edited, fileDeleted
 
@@ -747,12 +751,8 @@ import Testing
 		}
 		try change.make(to: settings)
 
-		let store = try Edge.freshStore(at: settings)
-		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
-		engine.add(["k"])
+		let (store, engine, failures) = try await Self.nextRun(at: settings, remote: remote, prefix: prefix)
 		defer { engine.stop() }
-		_ = await engine.synchronize()
-		let failures = FailureRecorder.failures(mentioning: prefix).map(\.message)
 		#expect(try await Edge.value(of: prefix + "k", in: remote) == "old", "the held value went out: \(failures)")
 		#expect(store.storedValue(forKey: "k") as? String == "old", "\(failures)")
 		#expect(failures.contains { $0.contains("without Defaults") && $0.contains("k") }, "\(failures)")
@@ -786,12 +786,8 @@ import Testing
 		#expect(try await remote.read(prefix: prefix + "k").entries.isEmpty, "held here only")
 		try change.make(to: settings)
 
-		let store = try Edge.freshStore(at: settings)
-		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
-		engine.add(["k"])
+		let (store, engine, failures) = try await Self.nextRun(at: settings, remote: remote, prefix: prefix)
 		defer { engine.stop() }
-		_ = await engine.synchronize()
-		let failures = FailureRecorder.failures(mentioning: prefix).map(\.message)
 		#expect(store.storedValue(forKey: "k") as? String == large, "put back: \(failures)")
 		#expect(try Edge.freshStore(at: settings).storedValue(forKey: "k") as? String == large, "written")
 		#expect(failures.contains { $0.contains("without Defaults") && $0.contains("k") }, "\(failures)")
