@@ -309,6 +309,12 @@ extension SyncWorker {
 		while true {
 			switch Defaults.SyncEngine.tryPushLock(of: store.store) {
 			case .locked(let descriptor):
+				// The lock can come free in the moment between a cancellation and the check below (the sleep ends
+				// at once when cancelled): a pass cancelled while it waited still does not go on.
+				if isCounted && Task.isCancelled {
+					Defaults.SyncEngine.releasePushLock(descriptor)
+					throw CancellationError()
+				}
 				return descriptor
 			case .unavailable:
 				return nil
