@@ -2,6 +2,7 @@ import Defaults
 import DefaultsEtcd
 import DefaultsTestIsolation
 import Foundation
+import Testing
 
 #if canImport(Glibc)
 	import Glibc
@@ -275,8 +276,13 @@ final class EtcdServer: @unchecked Sendable {
 		try freePorts(1)[0]
 	}
 
-	/// `count` different loopback ports nobody listens on now. Picked while the sockets are all open: one picked and
-	/// closed at a time, the kernel may hand out the same port twice (a cluster's members then share a peer URL).
+	/// `count` different loopback ports nobody listens on now, for a server a test starts later, maybe more than once.
+	///
+	/// Taken below the kernel's range of ports for outgoing connections (`ip_local_port_range`) where it leaves room:
+	/// a port from that range can be handed to a client's connection in the moment between the pick and the server's
+	/// start, or while a test has stopped the server to start it again, and the server then cannot listen ("bind:
+	/// address already in use", seen in a run of the suite with its hundreds of connections). No port is handed out
+	/// twice in one run, and each is checked free when picked (the sockets all open at once).
 	static func freePorts(_ count: Int) throws -> [Int] {
 		var sockets: [(descriptor: Int32, port: Int)] = []
 		defer {
@@ -284,15 +290,44 @@ final class EtcdServer: @unchecked Sendable {
 				close(socket.descriptor)
 			}
 		}
-		for _ in 0..<count {
-			sockets.append(try loopbackSocket(listening: false))
+		guard let range = portsOutsideTheEphemeralRange else {
+			for _ in 0..<count {
+				sockets.append(try loopbackSocket(listening: false))
+			}
+			return sockets.map(\.port)
+		}
+		for _ in 0..<(count * 1000) where sockets.count < count {
+			let port = Int.random(in: range)
+			guard handedOutPorts.withLock({ $0.insert(port).inserted }),
+				let socket = try? loopbackSocket(port: port, listening: false)
+			else {
+				continue
+			}
+			sockets.append(socket)
+		}
+		guard sockets.count == count else {
+			throw POSIXError(.EADDRINUSE)
 		}
 		return sockets.map(\.port)
 	}
 
-	/// A TCP socket bound to a loopback port the kernel picks, listening when asked, and that port; the caller closes
-	/// the socket.
-	static func loopbackSocket(listening: Bool) throws -> (descriptor: Int32, port: Int) {
+	/// Ports ``freePorts(_:)`` handed out in this run.
+	private static let handedOutPorts = LockedState<Set<Int>>([])
+
+	/// 20000 up to the first port of `ip_local_port_range`; `nil` when that leaves fewer than 4,096 ports (the kernel
+	/// then picks).
+	static let portsOutsideTheEphemeralRange: ClosedRange<Int>? = {
+		let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)
+		guard let first = text?.split(whereSeparator: \.isWhitespace).first.flatMap({ Int($0) }), first - 20000 > 4096
+		else {
+			return nil
+		}
+		return 20000...(first - 1)
+	}()
+
+	/// A TCP socket bound to loopback `port` (0: one the kernel picks), listening when asked, and that port; the caller
+	/// closes the socket.
+	static func loopbackSocket(port: Int = 0, listening: Bool) throws -> (descriptor: Int32, port: Int) {
 		#if canImport(Glibc)
 			let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
 		#else
@@ -300,7 +335,7 @@ final class EtcdServer: @unchecked Sendable {
 		#endif
 		var address = sockaddr_in()
 		address.sin_family = sa_family_t(AF_INET)
-		address.sin_port = 0
+		address.sin_port = in_port_t(UInt16(port)).bigEndian
 		address.sin_addr.s_addr = inet_addr("127.0.0.1")
 		var length = socklen_t(MemoryLayout<sockaddr_in>.size)
 		let isBound = withUnsafeMutablePointer(to: &address) { pointer in
@@ -368,5 +403,19 @@ struct Machine {
 			}
 		}
 		return (result.lines.first == "synced", values)
+	}
+}
+
+@Suite struct EtcdServerPortTests {
+	/// The ports servers are started on are not ones the kernel hands to outgoing connections, and never the same
+	/// twice in a run: a connection given one between its pick and the server's (re)start made etcd fail to listen.
+	@Test(.enabled(if: EtcdServer.portsOutsideTheEphemeralRange != nil, "the kernel's range leaves no room below it"))
+	func aServersPortsAreOutsideTheRangeOfOutgoingConnectionsAndNeverRepeated() throws {
+		let text = try String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)
+		let ephemeral = try #require(text.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) })
+		let first = try EtcdServer.freePorts(50)
+		let second = try EtcdServer.freePorts(50)
+		#expect(Set(first + second).count == 100)
+		#expect((first + second).allSatisfy { (20000..<ephemeral).contains($0) }, "\(first + second)")
 	}
 }
