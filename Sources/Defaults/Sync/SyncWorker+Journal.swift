@@ -309,9 +309,9 @@ extension SyncWorker {
 		while true {
 			switch Defaults.SyncEngine.tryPushLock(of: store.store) {
 			case .locked(let descriptor):
-				// The lock can come free in the moment between a cancellation and the check below (the sleep ends
-				// at once when cancelled): a pass cancelled while it waited still does not go on.
-				if isCounted && Task.isCancelled {
+				// A cancelled pass does not begin, also when the lock came free in the moment between the
+				// cancellation and the check below (the sleep ends at once when cancelled).
+				if Task.isCancelled {
 					Defaults.SyncEngine.releasePushLock(descriptor)
 					throw CancellationError()
 				}

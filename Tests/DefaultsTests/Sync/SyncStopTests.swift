@@ -12,6 +12,9 @@ import Testing
 		let store = Defaults.FileStore.at(folder.file("settings.plist"))
 		let (remote, engine) = try await Self.engineWatchingAgreedKey(of: store)
 		defer { engine.stop() }
+		// The reply comes; what is tested is that `stop()` waits for it, not how soon a pool thread takes the step
+		// on (three times, one with a write of the state file): CI's pool of two threads ran out the 2 s bound so.
+		engine.worker.backgroundSteps.waitLimit = .seconds(30)
 		let key = Defaults.Key<String>("k", default: "", suite: store)
 		store[key] = "one"
 		let push = try await remote.nextWrite()
@@ -64,6 +67,9 @@ import Testing
 		store[key] = "one"
 		let push = try await remote.nextWrite()
 		defer { push.reply(.failure(Defaults.RemoteServiceError.unreachable("the test is over"))) }
+		// Both waits run out. The second stop() counts its own only if it begins before the first's bound ends, after
+		// the test task has seen the watch end (a pool thread, late on a loaded machine): 2 s was short for that.
+		engine.worker.backgroundSteps.waitLimit = .seconds(10)
 
 		let first = Task { await Self.stop(engine) {} }
 		// The first `stop()` has taken the loop and cancelled it, and waits for the push's step.
@@ -248,6 +254,9 @@ import Testing
 			if startsWaitingFirst {
 				waiting.start()
 				try await remote.waitUntilWatching(sessions: 1)
+				// Its first pass (nothing to push) has ended: else a `synchronize()` of the test may wait for that
+				// pass rather than run one of its own.
+				_ = await waiting.pushPendingNow()
 			}
 			try store.write("one", forKey: "a")
 			let holding = holding
