@@ -299,7 +299,7 @@ extension SyncWorker {
 	/// push pass to end (at most ``pushLockWait``): two passes of one file pushing one change would each take the
 	/// other's commit for another machine's. `nil` for a store without a file, or when the lock cannot be used.
 	///
-	/// - Throws: `CancellationError` when the pass is cancelled while the lock is taken (the engine stops, its
+	/// - Throws: `CancellationError` when the pass is cancelled before it has the lock (the engine stops, its
 	///   session ends, or the task of a `synchronize()` or an update that runs it is cancelled): the pass ends without
 	///   pushing rather than push alongside the pass that holds it (which may be one whose failure handler called
 	///   the `stop()`).
