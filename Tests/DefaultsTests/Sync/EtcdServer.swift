@@ -38,8 +38,9 @@ final class EtcdServer: @unchecked Sendable {
 	let folder: TemporaryDirectory
 	let clientPort: Int
 	let peerPort: Int
-	/// Options added to etcd's command line, such as `--auth-token-ttl`.
-	let extraArguments: [String]
+	/// Options added to etcd's command line, such as `--auth-token-ttl`; changed between a ``stop()`` and a
+	/// ``restart()``, etcd runs again on its data with others (a larger `--max-request-bytes`).
+	var extraArguments: [String]
 	private var process: ChildProcess?
 
 	/// Serves clients over TLS with a certificate etcd makes itself (`--auto-tls`), which nothing trusts.
