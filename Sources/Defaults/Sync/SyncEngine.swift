@@ -190,9 +190,9 @@ extension Defaults {
 		///   when the remote could not be reached or the settings file could not be written (the changes stay queued,
 		///   see ``status``; a failure to write is reported as a ``Defaults/Failure``), while a synced key's value is
 		///   held on this machine only because the remote refused it as too large (a ``Defaults/Failure`` said so,
-		///   once, whichever sync found it; until the key changes again, here or on another machine), or when pushes
-		///   kept meeting this machine's own earlier ones, committed though their replies were lost (the value goes
-		///   out with the next pass).
+		///   once, whichever sync found it; each call offers it again, until the remote takes it or the key changes
+		///   again, here or on another machine), or when pushes kept meeting this machine's own earlier ones,
+		///   committed though their replies were lost (the value goes out with the next pass).
 		@discardableResult
 		public func synchronize() async -> Bool {
 			await worker.synchronize()

@@ -23,6 +23,7 @@ extension SyncWorker {
 		let (known, knownEpoch) = (known ?? before.revision, before.epoch)
 		// Forgotten only once read and applied: a read that fails leaves them for the next try.
 		let reading = names.withLock { $0.unread }
+		let offering = heldToOffer
 		let snapshot = try await remote.read(prefix: prefix)
 		for description in snapshot.skipped where reportedUnreadable.insert("skipped: \(description)").inserted {
 			reportFailure(
@@ -47,10 +48,19 @@ extension SyncWorker {
 				lostRevision = state.revision
 				putBacks = rejoin(current, reason: reason, synced: synced, local: &local)
 			} else {
-				// Held as put back by a read whose put-back failed, or whose process ended before it was written.
-				putBacks = reading.sorted().filter { name in
-					current[name] == nil && state.records[name]?.isPutBack == true && !isPending(name, in: local)
-				}.flatMap { putBackPush(of: $0, local: local) }
+				// Values held here offered again, each as the write it was, against the record it is held against:
+				// of the keys read for the first time (a put-back that failed, or whose process ended before it was
+				// written; a push too large for the remote an earlier run held) and of those a `synchronize()` offers
+				// (`heldToOffer`). Not one whose record etcd moved on from: this read applies etcd's newer value.
+				putBacks = reading.union(offering).intersection(synced).sorted().compactMap { name in
+					guard let record = state.records[name], record.isHeldLocally == true,
+						let bytes = record.keptLocalValue, (current[name]?.modRevision ?? 0) == record.modRevision,
+						!isPending(name, in: local)
+					else {
+						return nil
+					}
+					return Push(name: name, sequence: 0, bytes: bytes, expectedModRevision: record.expectedModRevision)
+				}
 			}
 			// From here on the step's state is one to keep (`locked` saves and compacts only then).
 			stateLoss = nil
@@ -103,6 +113,7 @@ extension SyncWorker {
 		isRejoinReported = false
 		isRemoteVerified = true
 		names.withLock { $0.unread.subtract(reading) }
+		heldToOffer.subtract(offering)
 		// Keys newly synced may have gone into the journal, and lines of other processes may wait.
 		if wakesPusher {
 			wakeToPushAgain()

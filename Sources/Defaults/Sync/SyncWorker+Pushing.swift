@@ -399,9 +399,11 @@ extension SyncWorker {
 		return true
 	}
 
-	/// Writes `pushes` (values of keys a remote that lost its data lacks, see `rejoin`) where the key is still
-	/// absent. A key another machine put back or changed first keeps that value, which is applied here: both held
-	/// the same agreement, or it is an edit made on the new remote. A value too large stays held locally (reported).
+	/// Writes `pushes` (values of keys a remote that lost its data lacks, see `rejoin`; or values held here, offered
+	/// again, see `readEverything`) where the key's record is still the one each names: absent, for a put-back. A key
+	/// another machine put back or changed first keeps that value, which is applied here: both held the same
+	/// agreement, or it is an edit made on the new remote; over a value held, a later change, which replaces it like
+	/// any later change. A value too large stays held locally (reported once per value held).
 	///
 	/// - Returns: whether a value was too large.
 	func putBack(_ pushes: [Push]) async throws -> Bool {
@@ -419,10 +421,16 @@ extension SyncWorker {
 				let result: Defaults.RemoteWriteResult
 				do {
 					result = try await remote.compareAndSwap(
-						key: prefix + push.name, value: push.bytes, expectedModRevision: 0)
+						key: prefix + push.name, value: push.bytes, expectedModRevision: push.expectedModRevision)
 				} catch Defaults.RemoteServiceError.valueTooLarge(let reason) {
-					reportTooLarge(push, reason: reason)
 					keptLocally = true
+					// A push's value held was reported when it was held; a put-back's at its first refusal here.
+					let record = state.records[push.name]
+					if record?.isHeldLocally != true || record?.isPutBack == true,
+						reportedTooLarge.updateValue(push.bytes, forKey: push.name) != push.bytes
+					{
+						reportTooLarge(push, reason: reason)
+					}
 					continue
 				}
 				locked { local in
@@ -496,7 +504,7 @@ extension SyncWorker {
 	private func reportTooLarge(_ push: Push, reason: String) {
 		reportFailure(
 			of: push.name,
-			"The value of '\(push.name)' (\(push.bytes.count) bytes stored) was not synced: the remote will not store a value this large (\(reason)). It is kept on this machine until the key changes again, here or on another machine."
+			"The value of '\(push.name)' (\(push.bytes.count) bytes stored) was not synced: the remote will not store a value this large (\(reason)). It is kept on this machine, and offered again at each synchronize() and the next start, until the remote takes it or the key changes again, here or on another machine."
 		)
 	}
 }

@@ -29,6 +29,14 @@ actor SyncWorker {
 	/// written): the reads that find the same lost remote again, after a put-back failed, are the same outage, reported
 	/// once, whatever revision the failed try moved the state to. Cleared by the next full read that completes.
 	var isRejoinReported = false
+	/// The keys whose value held on this machine (too large for the remote, or a put-back not known to be written)
+	/// the next full read offers again, as the write it was (`readEverything`): those held when a `synchronize()`
+	/// began. Offered once, so that a value a call's own push holds is not sent again at once.
+	var heldToOffer: Set<String> = []
+	/// The put-backs the remote refused as too large and that were reported, by key name: a put-back held is offered
+	/// again (at each `synchronize()`), and its refusal is reported once per value (one held since an earlier run may
+	/// have failed otherwise, unreported). A push's was reported when it was held (`holdLocally`).
+	var reportedTooLarge: [String: Data] = [:]
 	/// Whether the remote refused to store the prefix's epoch key (see `settleEpoch`).
 	var isEpochRefused = false
 	var lastError: String?
@@ -294,6 +302,10 @@ actor SyncWorker {
 	}
 
 	func synchronize() async -> Bool {
+		// Every value held here is offered again, once, by the first full read from here on (this call's, or the one
+		// its first pass makes to verify the remote): the remote may take it now (its limit raised, or the value the
+		// same size under another limit).
+		heldToOffer.formUnion(state.records.filter { $0.value.isHeldLocally == true }.keys)
 		do {
 			var keptLocally = try await pushPending().keptLocally
 			keptLocally = try await readEverything() || keptLocally
@@ -332,9 +344,10 @@ actor SyncWorker {
 	// MARK: Helpers
 
 	/// Whether a synced key's local value is held on this machine only, against the remote's record, because the
-	/// remote refused it as too large (a push's, or a put-back's after a lost state or remote): until the key
-	/// changes again, here or elsewhere, it is not synced. A put-back not known to be written is held the same way;
-	/// after a full read that succeeded, each one it made was sent, and one still held was refused as too large.
+	/// remote refused it as too large (a push's, or a put-back's after a lost state or remote): until the remote
+	/// takes it (offered again at each `synchronize()`, see ``heldToOffer``) or the key changes again, here or
+	/// elsewhere, it is not synced. A put-back not known to be written is held the same way; after a full read that
+	/// succeeded, each one it made was sent, and one still held was refused as too large.
 	func holdsValueTooLarge() -> Bool {
 		let synced = currentNames
 		return state.records.contains { name, record in synced.contains(name) && record.isHeldLocally == true }

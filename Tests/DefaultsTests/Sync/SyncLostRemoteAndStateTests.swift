@@ -523,6 +523,108 @@ import Testing
 		#expect(try await Edge.value(of: prefix + big, in: remote) == "small")
 	}
 
+	/// A value etcd refused as too large, held on this machine (a push's, or a lost state's put-back), then etcd
+	/// restarted on its data with a larger `--max-request-bytes`: the next `synchronize()` offers the value again, as
+	/// the write it was, etcd takes it, the call returns `true`, and another machine gets the value. Offered again and
+	/// refused again before the restart, it is not reported a second time. Before, a held push was offered again only
+	/// once its key changed, and a held put-back only at a rejoin or the next run's first read: `synchronize()` stayed
+	/// `false`, and the other machines never got the value.
+	@Test(arguments: [HeldValue.pushTooLarge, .putBackTooLarge])
+	func synchronizeOffersAValueHeldAsTooLargeAgain(_ held: HeldValue) async throws {
+		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("held-large-again"))/"
+		let big = uniqueKeyName("big")
+		let value = String(repeating: "x", count: 8000)
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		if held == .putBackTooLarge {
+			try await Self.loseTheStateOfAFileHolding(big, value, at: settings, remote: remote, prefix: prefix)
+		}
+		let store = try Edge.freshStore(at: settings)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add([big])
+		defer { engine.stop() }
+		if held == .pushTooLarge {
+			try store.write(value, forKey: big)
+			#expect(store.flush())
+		}
+		#expect(await engine.synchronize() == false, "too large: held here")
+		#expect(await engine.synchronize() == false, "offered again, and refused again")
+		#expect(try await remote.read(prefix: prefix + big).entries.isEmpty, "held here only")
+		let reports = FailureRecorder.failures(forKey: big).map(\.message)
+		#expect(reports.count == 1, "one report per value held: \(reports)")
+		#expect(reports.first?.contains("will not store a value this large") == true, "\(reports)")
+
+		etcd.stop()
+		etcd.extraArguments = ["--max-request-bytes", "65536"]
+		try await etcd.restart()
+		#expect(await engine.synchronize(), "etcd takes it now")
+		let inEtcd = try await Edge.value(of: prefix + big, in: remote) == value
+		#expect(inEtcd)
+		let otherFolder = try TemporaryDirectory()
+		let other = try Edge.freshStore(at: otherFolder.file("app.plist"))
+		let otherEngine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: other)
+		otherEngine.add([big])
+		defer { otherEngine.stop() }
+		#expect(await otherEngine.synchronize())
+		let (otherHasIt, keptHere) = (
+			other.storedValue(forKey: big) as? String == value, store.storedValue(forKey: big) as? String == value
+		)
+		#expect(otherHasIt, "another machine has it")
+		#expect(keptHere)
+		#expect(FailureRecorder.failures(forKey: big).count == 1, "\(FailureRecorder.failures(forKey: big))")
+	}
+
+	/// A push etcd refused as too large, held on this machine; the app's next run, etcd's limit unchanged, offers it
+	/// again at its first read, refused again and not reported again. Then etcd is restarted on its data with a larger
+	/// `--max-request-bytes`, and the run after, with its background loop only (no `synchronize()`), offers it at its
+	/// first read: etcd takes it, and another machine, watching, gets it. Before, a held push went out only once its
+	/// key changed again.
+	@Test func theNextRunsFirstReadOffersAPushHeldAsTooLargeAgain() async throws {
+		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("held-large-next-run"))/"
+		let big = uniqueKeyName("big")
+		let value = String(repeating: "x", count: 8000)
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		for run in 0..<2 {
+			let store = try Edge.freshStore(at: settings)
+			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+			engine.add([big])
+			defer { engine.stop() }
+			if run == 0 {
+				try store.write(value, forKey: big)
+				#expect(store.flush())
+			}
+			#expect(await engine.synchronize() == false, "run \(run): too large, held here")
+		}
+		#expect(try await remote.read(prefix: prefix + big).entries.isEmpty, "held here only")
+		#expect(FailureRecorder.failures(forKey: big).count == 1, "\(FailureRecorder.failures(forKey: big))")
+
+		etcd.stop()
+		etcd.extraArguments = ["--max-request-bytes", "65536"]
+		try await etcd.restart()
+		let otherFolder = try TemporaryDirectory()
+		let other = try Edge.freshStore(at: otherFolder.file("app.plist"))
+		let otherEngine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: other)
+		otherEngine.add([big])
+		otherEngine.start()
+		defer { otherEngine.stop() }
+		let store = try Edge.freshStore(at: settings)
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add([big])
+		engine.start()
+		defer { engine.stop() }
+		#expect(await eventually { other.storedValue(forKey: big) as? String == value }, "another machine got it")
+		#expect(FailureRecorder.failures(forKey: big).count == 1, "\(FailureRecorder.failures(forKey: big))")
+	}
+
 	enum HeldValue: String, CaseIterable {
 		case putBackFailed, putBackTooLarge, pushTooLarge
 	}
