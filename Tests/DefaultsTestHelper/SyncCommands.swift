@@ -264,7 +264,9 @@ enum SyncCommand {
 		return (0..<count).map { ("\(base)\($0)", written) }
 	}
 
-	/// Configures sync of the string keys `names` with etcd, in the background as an app would.
+	/// Configures sync of the string keys `names` with etcd, in the background as an app would. Its requests time out
+	/// after 2 s, or after `DEFAULTS_TEST_REQUEST_TIMEOUT` seconds when set (a test of a silent endpoint sets it past
+	/// the child's time limit, so that only a wait of the package's own can end what waits for an answer).
 	static func start(_ endpoint: String, _ prefix: String, names: [String]) -> [String: Defaults.Key<String?>] {
 		var keys: [String: Defaults.Key<String?>] = [:]
 		for name in names {
@@ -276,8 +278,10 @@ enum SyncCommand {
 		let credentials = environment["DEFAULTS_TEST_ETCD_USER"].map {
 			EtcdClient.Credentials(user: $0, password: environment["DEFAULTS_TEST_ETCD_PASSWORD"] ?? "")
 		}
+		let requestTimeout = environment["DEFAULTS_TEST_REQUEST_TIMEOUT"].flatMap(TimeInterval.init) ?? 2
 		Defaults.iCloud.configure(
-			remote: try! EtcdClient(endpoints: [endpoint], credentials: credentials, requestTimeout: 2), prefix: prefix)
+			remote: try! EtcdClient(endpoints: [endpoint], credentials: credentials, requestTimeout: requestTimeout),
+			prefix: prefix)
 		return keys
 	}
 

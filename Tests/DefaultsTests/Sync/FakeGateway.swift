@@ -14,6 +14,8 @@ final class FakeGateway: Sendable {
 	let port: Int
 	private let listener: Int32
 	private let log = HeadLog()
+	/// The connections of requests held without an answer, closed by ``stop()``.
+	private let held = LockedState<[Int32]>([])
 
 	private final class HeadLog: Sendable {
 		let heads = LockedState<[String]>([])
@@ -27,11 +29,17 @@ final class FakeGateway: Sendable {
 	/// The bodies of the requests received so far.
 	var requestBodies: [String] { log.bodies.withLock { $0 } }
 
-	init(reply: @escaping @Sendable (_ path: String) -> String) throws {
+	convenience init(reply: @escaping @Sendable (_ path: String) -> String) throws {
+		try self.init { path, _ in reply(path) }
+	}
+
+	/// A gateway that answers a request with what `reply` returns for its path and body, or, when it returns `nil`,
+	/// never: the connection stays open, the request read and nothing sent, until ``stop()``.
+	init(replyOrHold reply: @escaping @Sendable (_ path: String, _ body: String) -> String?) throws {
 		let (descriptor, port) = try EtcdServer.loopbackSocket(listening: true)
 		self.listener = descriptor
 		self.port = port
-		Thread.detachNewThread { [log] in
+		Thread.detachNewThread { [log, held] in
 			while true {
 				let connection = accept(descriptor, nil, nil)
 				guard connection >= 0 else {
@@ -41,17 +49,28 @@ final class FakeGateway: Sendable {
 				log.heads.withLock { $0.append(head) }
 				log.bodies.withLock { $0.append(body) }
 				let path = head.split(separator: " ").dropFirst().first.map(String.init) ?? "/"
-				let bytes = Array(reply(path).utf8)
+				guard let answer = reply(path, body) else {
+					held.withLock { $0.append(connection) }
+					continue
+				}
+				let bytes = Array(answer.utf8)
 				_ = bytes.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, 0) }
 				close(connection)
 			}
 		}
 	}
 
-	/// Stops listening; the thread ends at its next accept.
+	/// Stops listening, and closes the connections of requests held; the thread ends at its next accept.
 	func stop() {
 		shutdown(listener, Int32(SHUT_RDWR))
 		close(listener)
+		let connections = held.withLock { held in
+			defer { held = [] }
+			return held
+		}
+		for connection in connections {
+			close(connection)
+		}
 	}
 
 	deinit {

@@ -52,6 +52,74 @@ import Testing
 		#expect(try await other.values(["level"]).values == ["level": "high"])
 	}
 
+	/// Three ways etcd cannot be reached at exit. A port that refuses connections (a socket bound and not listening,
+	/// held so that nobody else takes the port) ends a request at once. A member that accepts the connection and
+	/// never answers (an etcd stopped with SIGSTOP; here a listening socket nobody accepts from, whose connections the
+	/// kernel completes) ends it within about 2 s, whatever the request's timeout: the client checks a member that
+	/// keeps a request waiting 1 s with a read of its own (`EtcdClient.answerCheckDelay`) and gives up on one that
+	/// does not answer that read within 1 s. A member that answers the check and never the write (its disk stalled:
+	/// serializable reads come from memory, a write waits for the disk) holds the push for as long as the request's
+	/// timeout: there only the exit's bound ends the wait.
+	enum UnreachableEndpoint: String, CaseIterable, CustomTestStringConvertible {
+		case silent
+		case refusing
+		case stalledDisk
+
+		var testDescription: String { rawValue }
+
+		/// The endpoint, and what ends it.
+		func open() throws -> (endpoint: String, close: () -> Void) {
+			guard self == .stalledDisk else {
+				let (socket, port) = try EtcdServer.loopbackSocket(listening: self == .silent)
+				return ("http://127.0.0.1:\(port)", { _ = Foundation.close(socket) })
+			}
+			let header = #"{"header":{"cluster_id":"1","member_id":"1","revision":"1","raft_term":"2"}}"#
+			let gateway = try FakeGateway { path, body in
+				guard path == "/v3/kv/range", body.contains("serializable") else {
+					return nil
+				}
+				return EtcdErrorMessageTests.reply("200 OK", header)
+			}
+			return (gateway.endpoint, gateway.stop)
+		}
+	}
+
+	/// The exit's push is bounded (`SyncEngine.exitWait`) whatever etcd does: the program exits normally, its file
+	/// written, the change kept in the journal with no temporary file of the sync state left, and the next run pushes
+	/// it. The child's requests time out after an hour, so a push waiting for the stalled member's answer outlasts
+	/// the child's time limit by far: only the exit's own bound ends it (without it, `stalledDisk` runs into the
+	/// time limit; the other two end by the client's own checks, see ``UnreachableEndpoint``).
+	@Test(arguments: UnreachableEndpoint.allCases)
+	func aProgramExitingWhileEtcdCannotBeReachedEndsAndItsChangeGoesOutAtTheNextRun(
+		_ unreachable: UnreachableEndpoint
+	) async throws {
+		let etcd = try await EtcdServer.start()
+		defer { etcd.stop() }
+		let machine = try Machine(etcd: etcd, prefix: "/test/exit-\(unreachable.rawValue)/")
+		let (endpoint, close) = try unreachable.open()
+		defer { close() }
+		var environment = machine.environment
+		environment["DEFAULTS_TEST_REQUEST_TIMEOUT"] = "3600"
+		let result = try await ChildProcess.run(
+			["sync-write-and-exit", endpoint, machine.prefix, "level=high"], environment: environment, timeout: 30)
+		#expect(result.status == 0, "\(result)")
+		#expect(result.lines == ["written"], "\(result)")
+		#expect((try? FileContents.values(of: machine.settingsFile))?["level"] as? String == "high")
+		guard case .lines(let lines) = ChangeJournal(besideSettingsFile: SettingsFile(url: machine.settingsFile)).read()
+		else {
+			Issue.record("no journal beside the settings file")
+			return
+		}
+		#expect(lines.contains { $0.k == "level" }, "\(lines)")
+		let temporary = try FileManager.default.contentsOfDirectory(atPath: machine.folder.url.path)
+			.filter { $0.contains(".tmp") }
+		#expect(temporary.isEmpty, "\(temporary)")
+
+		#expect(try await machine.values(["level"]) == (true, ["level": "high"]))
+		let other = try Machine(etcd: etcd, prefix: machine.prefix)
+		#expect(try await other.values(["level"]).values == ["level": "high"])
+	}
+
 	@Test func aSettingsFileLostWhileTheMachineRunsDeletesNothingElsewhere() async throws {
 		let etcd = try await EtcdServer.start()
 		defer { etcd.stop() }
