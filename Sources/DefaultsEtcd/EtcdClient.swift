@@ -503,7 +503,16 @@ public final class EtcdClient: Defaults.RemoteKeyValueService {
 				"name": credentials.user, "password": credentials.password,
 			]),
 			token: nil, timeout: requestTimeout)
-		let reply = try await send(request, endpoint: index)
+		// Checked and given up as every request is (a member that stopped answering is left within about 2 s, and a
+		// cancelled caller, such as a session that restarts, is not held until the timeout: the transport's own wait
+		// cannot be cancelled).
+		let reply: GatewayReply
+		do {
+			reply = try await sendCheckingMember(request, endpoint: index, unanswered: nil)
+		} catch let error as LeaderChanged {
+			// Unreachable, as the member's other failures: `call` then asks the next member, a watch moves on.
+			throw Defaults.RemoteServiceError.unreachable(error.reason)
+		}
 		let object = (try? JSONSerialization.jsonObject(with: reply.body)) as? [String: Any]
 		guard reply.status == 200, let fresh = object?["token"] as? String else {
 			let failure = failure(

@@ -23,18 +23,28 @@ import Testing
 
 		let write: @Sendable (Int) -> Answer
 		let read: @Sendable (Int) -> Answer
+		/// How it answers a client with credentials asking for a token (`/v3/auth/authenticate`).
+		let authentication: Answer
 		let counts = Mutex<[String: Int]>([:])
 		/// Silent writes that ran their whole timeout, rather than being given up (cancelled) by the client. (The
 		/// check's own read to a silent member is meant to run out: its timeout is the check's.)
 		let writesWaitedOut = Mutex(0)
+		/// Silent token fetches that ran their whole timeout.
+		let authenticationsWaitedOut = Mutex(0)
 
-		init(write: @escaping @Sendable (Int) -> Answer, read: @escaping @Sendable (Int) -> Answer) {
+		init(
+			write: @escaping @Sendable (Int) -> Answer, authentication: Answer = .reply(#"{"token":"t"}"#),
+			read: @escaping @Sendable (Int) -> Answer
+		) {
 			self.write = write
+			self.authentication = authentication
 			self.read = read
 		}
 
-		convenience init(write: Answer, read: @escaping @Sendable (Int) -> Answer) {
-			self.init(write: { _ in write }, read: read)
+		convenience init(
+			write: Answer, authentication: Answer = .reply(#"{"token":"t"}"#), read: @escaping @Sendable (Int) -> Answer
+		) {
+			self.init(write: { _ in write }, authentication: authentication, read: read)
 		}
 
 		func count(_ path: String) -> Int { counts.withLock { $0[path, default: 0] } }
@@ -45,7 +55,9 @@ import Testing
 				defer { counts[path, default: 0] += 1 }
 				return counts[path, default: 0]
 			}
-			let answer = path.hasSuffix("/v3/kv/txn") ? write(earlier) : read(earlier)
+			let answer =
+				path.hasSuffix("/v3/kv/txn")
+				? write(earlier) : path.hasSuffix("/v3/auth/authenticate") ? authentication : read(earlier)
 			switch answer {
 			case .reply(let body):
 				return GatewayReply(status: 200, body: Data(body.utf8))
@@ -62,6 +74,7 @@ import Testing
 			case .silence:
 				try await Task.sleep(for: .seconds(request.timeout ?? 60))
 				if path.hasSuffix("/v3/kv/txn") { writesWaitedOut.withLock { $0 += 1 } }
+				if path.hasSuffix("/v3/auth/authenticate") { authenticationsWaitedOut.withLock { $0 += 1 } }
 				throw Defaults.RemoteServiceError.unreachable("\(request.url.absoluteString): timed out")
 			}
 		}
@@ -86,10 +99,10 @@ import Testing
 	/// `writesWaitedOut`, not as a slow run.
 	static let requestTimeout: TimeInterval = 30
 
-	func client(_ members: [ScriptedMember]) throws -> EtcdClient {
+	func client(_ members: [ScriptedMember], credentials: EtcdClient.Credentials? = nil) throws -> EtcdClient {
 		try EtcdClient(
-			endpoints: members.indices.map { "http://127.0.0.1:\(40000 + $0)" }, requestTimeout: Self.requestTimeout,
-			transport: { url in members[(url.port ?? 40000) - 40000] })
+			endpoints: members.indices.map { "http://127.0.0.1:\(40000 + $0)" }, credentials: credentials,
+			requestTimeout: Self.requestTimeout, transport: { url in members[(url.port ?? 40000) - 40000] })
 	}
 
 	func write(with client: EtcdClient) async throws -> Defaults.RemoteWriteResult {
@@ -139,4 +152,41 @@ import Testing
 		#expect(slow.writesWaitedOut.withLock { $0 } == 0 && slow.count("/v3/kv/txn") == 1)
 		#expect(next.count("/v3/kv/txn") == 0)
 	}
+
+	/// A client with credentials fetches its token from the member it asks first: one that stopped answers neither
+	/// the fetch nor the check, and the fetch goes to the next member, as any other request does. Before, the fetch
+	/// alone went to the transport directly and waited out its whole timeout.
+	@Test func aTokenFetchFromAMemberThatStoppedGoesToTheNextMember() async throws {
+		let stopped = ScriptedMember(write: .silence, authentication: .silence) { _ in .silence }
+		let next = ScriptedMember(write: .reply(Self.written)) { _ in .reply(Self.header(term: 3) + "}") }
+		let client = try client([stopped, next], credentials: .init(user: "u", password: "p"))
+		let result = try await write(with: client)
+		#expect(result == .written(revision: 9))
+		#expect(stopped.authenticationsWaitedOut.withLock { $0 } == 0)
+		#expect(stopped.count("/v3/auth/authenticate") == 1 && next.count("/v3/auth/authenticate") == 1)
+		#expect(stopped.count("/v3/kv/txn") == 0 && next.count("/v3/kv/txn") == 1)
+	}
+
+	#if canImport(Glibc)
+		/// A caller cancelled while its token is fetched from a member that answers the check and never the fetch
+		/// ends at once, as with any other request (a session restart, `stop()`, a cancelled `synchronize()`): the
+		/// socket transport's own wait cannot be cancelled. Before, the fetch went to the transport directly and its
+		/// caller waited out the request's timeout, then failed as unreachable.
+		@Test func aCallerCancelledWhileItsTokenIsFetchedEndsAtOnce() async throws {
+			let gateway = try FakeGateway { path, _ in
+				path == "/v3/kv/range" ? EtcdErrorMessageTests.reply("200 OK", Self.header(term: 3) + "}") : nil
+			}
+			defer { gateway.stop() }
+			let client = try EtcdClient(
+				endpoints: [gateway.endpoint], credentials: .init(user: "u", password: "p"),
+				requestTimeout: Self.requestTimeout)
+			let writing = Task { try await write(with: client) }
+			while !gateway.requestHeads.contains(where: { $0.hasPrefix("POST /v3/auth/authenticate") }) {
+				try await Task.sleep(for: .milliseconds(10))
+			}
+			writing.cancel()
+			let result = await writing.result
+			#expect(throws: CancellationError.self) { try result.get() }
+		}
+	#endif
 }
