@@ -1,3 +1,4 @@
+import DefaultsEtcd
 import Foundation
 import Testing
 
@@ -272,6 +273,34 @@ import Testing
 			holding.stop()
 		}
 	}
+
+	#if canImport(Glibc)
+		/// `stop()` of an engine whose client fetches its token from a member that answers the client's checks and
+		/// never the fetch (the first step's first request): the step ends with the stop, and the wait does not run
+		/// out. Before, the fetch went to the socket transport directly, whose wait a cancellation does not end, and
+		/// `stop()` waited out its bound (20 s here, far above what a loaded machine takes to end a cancelled step;
+		/// the request's timeout is an hour).
+		@Test func stopEndsAStepWaitingForItsTokenFetch() async throws {
+			let header = #"{"header":{"revision":"1","raft_term":"2"}}"#
+			let gateway = try FakeGateway { path, _ in
+				path == "/v3/kv/range" ? EtcdErrorMessageTests.reply("200 OK", header) : nil
+			}
+			defer { gateway.stop() }
+			let folder = try TemporaryDirectory()
+			let store = Defaults.FileStore.at(folder.file("settings.plist"))
+			let remote = try EtcdClient(
+				endpoints: [gateway.endpoint], credentials: .init(user: "u", password: "p"), requestTimeout: 3600)
+			let engine = Defaults.SyncEngine(remote: remote, prefix: "/test/token-stop/", store: store)
+			engine.worker.backgroundSteps.waitLimit = .seconds(20)
+			engine.add(["k"])
+			engine.start()
+			while !gateway.requestHeads.contains(where: { $0.hasPrefix("POST /v3/auth/authenticate") }) {
+				try await Task.sleep(for: .milliseconds(10))
+			}
+			await Self.stop(engine) {}
+			#expect(engine.worker.backgroundSteps.waitsRunOut == 0, "stop() waited out its bound for the token fetch")
+		}
+	#endif
 
 	/// Calls `engine.stop()`, which blocks, on a thread of its own, and returns what `then` gives the moment it
 	/// returned. Not on a thread of Swift's concurrency pool: the step it waits for needs one, and the pool has as
