@@ -14,8 +14,8 @@ final class FakeGateway: Sendable {
 	let port: Int
 	private let listener: Int32
 	private let log = HeadLog()
-	/// The connections of requests held without an answer, closed by ``stop()``.
-	private let held = LockedState<[Int32]>([])
+	/// The connections of requests held without an answer, closed by ``stop()``; `nil` once stopped.
+	private let held = LockedState<[Int32]?>([])
 
 	private final class HeadLog: Sendable {
 		let heads = LockedState<[String]>([])
@@ -42,7 +42,10 @@ final class FakeGateway: Sendable {
 		Thread.detachNewThread { [log, held] in
 			while true {
 				let connection = accept(descriptor, nil, nil)
+				// Closed here, by the one thread that uses it, once `stop()` shut it down: closed by `stop()`, a
+				// number the kernel gave to another descriptor meanwhile could be accepted on or closed here.
 				guard connection >= 0 else {
+					close(descriptor)
 					return
 				}
 				let (head, body) = Self.readRequest(connection)
@@ -50,7 +53,13 @@ final class FakeGateway: Sendable {
 				log.bodies.withLock { $0.append(body) }
 				let path = head.split(separator: " ").dropFirst().first.map(String.init) ?? "/"
 				guard let answer = reply(path, body) else {
-					held.withLock { $0.append(connection) }
+					let isHeld = held.withLock { held in
+						held?.append(connection)
+						return held != nil
+					}
+					if !isHeld {
+						close(connection)
+					}
 					continue
 				}
 				let bytes = Array(answer.utf8)
@@ -60,14 +69,18 @@ final class FakeGateway: Sendable {
 		}
 	}
 
-	/// Stops listening, and closes the connections of requests held; the thread ends at its next accept.
+	/// Stops listening, and closes the connections of requests held; the thread ends at its next accept and closes
+	/// the listening socket. Once only: a second call (`deinit` after the test's) would act on descriptor numbers that
+	/// may belong to another test by then.
 	func stop() {
-		shutdown(listener, Int32(SHUT_RDWR))
-		close(listener)
 		let connections = held.withLock { held in
-			defer { held = [] }
+			defer { held = nil }
 			return held
 		}
+		guard let connections else {
+			return
+		}
+		shutdown(listener, Int32(SHUT_RDWR))
 		for connection in connections {
 			close(connection)
 		}
