@@ -23,7 +23,8 @@ import Foundation
 /// Log lines (`<folder>/log-<id>`), values `-` for removed:
 /// - `start <incarnation>`
 /// - `try <key> <value> <epoch-ms>` before a write, `ack <key> <value>` once the settings file holding it is flushed
-/// - `inc <counter> <epoch-ms>` before an increment, then `incok <counter> <value>` (committed: the value it stored),
+/// - `inc <counter> <epoch-ms>` before an increment, then `incok <counter> <value> <epoch-ms>` (committed: the value it
+///   stored, and when the answer came),
 ///   `incfail <counter> <reason>` (nothing changed) or `incunknown <counter>` (it may have been committed); a kill
 ///   between `inc` and its answer leaves the outcome unknown too
 /// - `done` after the schedule
@@ -139,7 +140,7 @@ struct SyncMachine: Sendable {
 		let outcome = SyncCommand.blocking { () -> String in
 			do {
 				let value = try await Defaults.update(key) { $0 += 1 }
-				return "incok \(name) \(value)"
+				return "incok \(name) \(value) \(Int64(Date().timeIntervalSince1970 * 1000))"
 			} catch let error as Defaults.SyncedUpdateError where error.changedNothing {
 				return "incfail \(name) \(error.reason)"
 			} catch {

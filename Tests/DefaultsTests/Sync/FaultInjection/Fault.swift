@@ -29,24 +29,38 @@ enum Fault: String, CaseIterable, Sendable {
 		}
 	}
 
-	/// Injects the fault, holds it `seconds`, heals it; returns the moment it was healed.
+	/// What an injection did: when it was healed, and what it cut off until then.
+	struct Injection {
+		/// The moment the fault ended (a process started or resumed, a link up).
+		var healed: Date
+		/// The members killed, paused, stopped or cut off from their peers.
+		var members: [Int] = []
+		/// The machine processes killed.
+		var processes: [Int] = []
+	}
+
+	/// Injects the fault, holds it `seconds`, heals it; returns the moment it was healed and what it reached.
 	func inject(
 		into cluster: EtcdCluster, machines fleet: MachineFleet, for seconds: Double, choosing pick: Int
 	)
-		async throws -> Date
+		async throws -> Injection
 	{
 		let leader = try await Self.waitForLeader(cluster)
 		let follower = (leader + 1 + pick % 2) % 3
 		// The heal is the moment the fault ends (a process started or resumed, a link up): what follows, etcd's own
 		// recovery included, counts towards heal-to-convergence.
 		var healed = Date()
+		var members: [Int] = []
+		var processes: [Int] = []
 		switch self {
 		case .leaderKill:
+			members = [leader]
 			cluster.kill(leader)
 			try await Task.sleep(for: .seconds(seconds))
 			healed = Date()
 			try await cluster.restart(leader)
 		case .lostQuorum:
+			members = [leader, follower]
 			cluster.kill(leader)
 			cluster.kill(follower)
 			try await Task.sleep(for: .seconds(seconds))
@@ -55,6 +69,7 @@ enum Fault: String, CaseIterable, Sendable {
 			try cluster.launch(follower)
 			try await cluster.waitUntilServing(timeout: 15)
 		case .pausedQuorum:
+			members = [leader, follower]
 			cluster.pause(leader)
 			cluster.pause(follower)
 			try await Task.sleep(for: .seconds(seconds))
@@ -64,6 +79,7 @@ enum Fault: String, CaseIterable, Sendable {
 			try await cluster.waitUntilServing(timeout: 15)
 		case .machineKill:
 			let machine = pick % fleet.schedule.machines
+			processes = [machine]
 			try await fleet.kill(machine)
 			try await Task.sleep(for: .seconds(seconds))
 			healed = Date()
@@ -75,6 +91,7 @@ enum Fault: String, CaseIterable, Sendable {
 			let process =
 				try await fleet.waitUntilIncrementInFlight(anyOf: candidates, timeout: 5)
 				?? candidates[pick % candidates.count]
+			processes = [process]
 			try await fleet.kill(process)
 			try await Task.sleep(for: .seconds(seconds))
 			healed = Date()
@@ -82,16 +99,19 @@ enum Fault: String, CaseIterable, Sendable {
 		case .settingsFileLoss:
 			let machine = pick % fleet.schedule.machines
 			try await fleet.waitUntilIdle(machine, timeout: 15)
+			processes = [machine]
 			try await fleet.kill(machine)
 			try fleet.emptySettingsFile(of: machine)
 			healed = Date()
 			try fleet.launch(machine)
 		case .memberPause:
+			members = [leader]
 			cluster.pause(leader)
 			try await Task.sleep(for: .seconds(seconds))
 			healed = Date()
 			cluster.resume(leader)
 		case .clusterRestart:
+			members = [0, 1, 2]
 			cluster.stop()
 			try await Task.sleep(for: .seconds(seconds))
 			healed = Date()
@@ -100,6 +120,7 @@ enum Fault: String, CaseIterable, Sendable {
 			}
 			try await cluster.waitUntilServing(timeout: 15)
 		case .memberCutOff:
+			members = [follower]
 			// A follower: machines that watch it keep a connection to a member that has lost its leader.
 			guard let network = cluster.network else {
 				throw EtcdCluster.NotReady(description: "a cut-off member needs the cluster in network namespaces")
@@ -110,7 +131,7 @@ enum Fault: String, CaseIterable, Sendable {
 			healed = Date()
 			try network.heal(follower)
 		}
-		return healed
+		return Injection(healed: healed, members: members, processes: processes)
 	}
 
 	static func waitForLeader(_ cluster: EtcdCluster) async throws -> Int {

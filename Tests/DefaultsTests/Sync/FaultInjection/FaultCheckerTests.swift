@@ -231,3 +231,62 @@ import Testing
 		#expect(tally.roundsOverOnePerProcessPerOutage == 1)
 	}
 }
+
+/// How a run's arrival times are taken: from etcd's commit (the promise) and from the writer's attempt.
+@Suite struct ArrivalTimeTests {
+	/// Process 0 writes at 1 s while etcd has no quorum; etcd commits it (revision 7) at 4 s; process 1 holds it at
+	/// 4.3 s. Delivery took 0.3 s: the 3 s before the commit were the outage, which only the attempt's figure counts.
+	static let history = EtcdHistory(events: [.init(revision: 7, name: "own0", value: "m0.1.0")])
+	static let logs = [
+		MachineLog(text: "start 1\ntry own0 m0.1.0 1000\nack own0 m0.1.0\nview 1010 1 own0=m0.1.0\n"),
+		MachineLog(text: "start 1\nview 900 0 own0=-\nview 4300 0 own0=m0.1.0\n"),
+	]
+
+	@Test func arrivalIsTimedFromTheCommitNotTheAttempt() throws {
+		let arrival = FaultRun.arrivalsFromCommit(
+			history: Self.history, commits: [7: 4000], logs: Self.logs, machines: [0, 1], disconnected: [[], []])
+		let slowest = try #require(arrival.slowest)
+		#expect(slowest.milliseconds == 300 && slowest.process == 1 && slowest.writer == 0 && arrival.unseen == 0)
+		let fromAttempt = FaultRun.slowestArrivalsFromAttempt(
+			history: Self.history, logs: Self.logs, machines: [0, 1], faults: [])
+		#expect(fromAttempt.all.map { abs($0 - 3.3) < 0.001 } == true, "\(String(describing: fromAttempt.all))")
+	}
+
+	/// Process 1 was not connected from 4.1 s to 4.2 s (its member paused, say): that 0.1 s is not counted.
+	@Test func timeNotConnectedIsNotCounted() throws {
+		let arrival = FaultRun.arrivalsFromCommit(
+			history: Self.history, commits: [7: 4000], logs: Self.logs, machines: [0, 1],
+			disconnected: [[], [3000...3500, 4100...4200]])
+		let slowest = try #require(arrival.slowest)
+		#expect(slowest.milliseconds == 200 && slowest.disconnected == 100)
+	}
+
+	/// A machine sharing the writer's file holds the value through the file: it is no arrival; a revision the observer
+	/// never saw is counted as unseen rather than timed.
+	@Test func sharingMachinesAndUnseenCommitsAreNotTimed() {
+		let shared = FaultRun.arrivalsFromCommit(
+			history: Self.history, commits: [7: 4000], logs: Self.logs, machines: [0, 0], disconnected: [[], []])
+		#expect(shared.slowest == nil)
+		let unseen = FaultRun.arrivalsFromCommit(
+			history: Self.history, commits: [:], logs: Self.logs, machines: [0, 1], disconnected: [[], []])
+		#expect(unseen.slowest == nil && unseen.unseen == 1)
+	}
+
+	/// An increment begun at 1 s and answered at 1.1 s was committed in between: seen at 1.05 s, the observer's lag
+	/// is at most 50 ms and at least -50 ms. Its value counts as a written value too, its writer the `incok` line's.
+	@Test func incrementsBoundTheObserversLag() throws {
+		let history = EtcdHistory(events: [.init(revision: 3, name: "count0", value: "1")])
+		let logs = [
+			MachineLog(text: "start 1\ninc count0 1000\nincok count0 1 1100\nview 1100 0 count0=1\n"),
+			MachineLog(text: "start 1\nview 1400 0 count0=1\n"),
+		]
+		let lag = try #require(FaultRun.observerLag(history: history, commits: [3: 1050], logs: logs))
+		#expect(abs(lag.medianAtMost - 0.05) < 0.001 && abs(lag.largestAtLeast + 0.05) < 0.001, "\(lag)")
+		let arrival = FaultRun.arrivalsFromCommit(
+			history: history, commits: [3: 1050], logs: logs, machines: [0, 1], disconnected: [[], []])
+		#expect(arrival.slowest?.milliseconds == 350 && arrival.slowest?.writer == 0)
+		// The older `incok` line without a time still parses, and bounds nothing.
+		#expect(MachineLog(text: "start 1\ninc count0 1000\nincok count0 1\n").incremented.count == 1)
+		#expect(MachineLog(text: "start 1\ninc count0 1000\nincok count0 1\n").incrementMilliseconds.isEmpty)
+	}
+}

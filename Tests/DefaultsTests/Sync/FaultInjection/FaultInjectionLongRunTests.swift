@@ -84,8 +84,15 @@ import Testing
 		var failedRounds: [String] = []
 		var healTimes: [TimeInterval] = []
 		var unconverged = 0
-		var slowestArrival: TimeInterval = 0
-		var slowestArrivalOutsideFaults: TimeInterval = 0
+		/// The measure: from etcd's commit to the last connected machine (see ``FaultRun/Outcome``).
+		var slowestArrivalFromCommit: TimeInterval = 0
+		/// Rounds whose slowest arrival from commit was over 5 s, with what made it.
+		var arrivalsOverFiveSeconds: [String] = []
+		/// The largest of the rounds' median upper bounds of the observer's lag, and of their largest lower bounds.
+		var observerLag: (medianAtMost: TimeInterval, largestAtLeast: TimeInterval)?
+		/// From the writer's attempt, which includes the wait for a quorum (see ``FaultRun/Outcome``).
+		var slowestArrivalFromAttempt: TimeInterval = 0
+		var slowestArrivalFromAttemptOutsideFaults: TimeInterval = 0
 		/// The most reports one process made in a round, divided by the round's outages of the remote (its faults
 		/// but machine kills and lost settings files, at least 1): the promise is one per process per outage, since
 		/// each process (each incarnation of one) has an engine and a failure handler of its own.
@@ -105,8 +112,15 @@ import Testing
 			} else {
 				unconverged += 1
 			}
-			slowestArrival = max(slowestArrival, outcome.slowestArrival ?? 0)
-			slowestArrivalOutsideFaults = max(slowestArrivalOutsideFaults, outcome.slowestArrivalOutsideFaults ?? 0)
+			slowestArrivalFromCommit = max(slowestArrivalFromCommit, outcome.slowestArrivalFromCommit ?? 0)
+			if let arrival = outcome.slowestArrivalFromCommit, arrival > 5 {
+				arrivalsOverFiveSeconds.append(
+					String(format: "round \(round) %.2f s: ", arrival) + outcome.slowestArrivalFromCommitDetail)
+			}
+			observerLag = Self.larger(observerLag, outcome.observerLag)
+			slowestArrivalFromAttempt = max(slowestArrivalFromAttempt, outcome.slowestArrivalFromAttempt ?? 0)
+			slowestArrivalFromAttemptOutsideFaults = max(
+				slowestArrivalFromAttemptOutsideFaults, outcome.slowestArrivalFromAttemptOutsideFaults ?? 0)
 			let outages = Double(max(1, outcome.faults.filter(\.isRemoteOutage).count))
 			mostReportsPerOutage = max(mostReportsPerOutage, Double(outcome.failureReports.max() ?? 0) / outages)
 			mostReportsOfOneProcessPerOutage = max(
@@ -124,12 +138,26 @@ import Testing
 			failedRounds += other.failedRounds
 			healTimes += other.healTimes
 			unconverged += other.unconverged
-			slowestArrival = max(slowestArrival, other.slowestArrival)
-			slowestArrivalOutsideFaults = max(slowestArrivalOutsideFaults, other.slowestArrivalOutsideFaults)
+			slowestArrivalFromCommit = max(slowestArrivalFromCommit, other.slowestArrivalFromCommit)
+			arrivalsOverFiveSeconds += other.arrivalsOverFiveSeconds
+			observerLag = Self.larger(observerLag, other.observerLag)
+			slowestArrivalFromAttempt = max(slowestArrivalFromAttempt, other.slowestArrivalFromAttempt)
+			slowestArrivalFromAttemptOutsideFaults = max(
+				slowestArrivalFromAttemptOutsideFaults, other.slowestArrivalFromAttemptOutsideFaults)
 			mostReportsPerOutage = max(mostReportsPerOutage, other.mostReportsPerOutage)
 			mostReportsOfOneProcessPerOutage = max(
 				mostReportsOfOneProcessPerOutage, other.mostReportsOfOneProcessPerOutage)
 			roundsOverOnePerProcessPerOutage += other.roundsOverOnePerProcessPerOutage
+		}
+
+		private static func larger(
+			_ one: (medianAtMost: TimeInterval, largestAtLeast: TimeInterval)?,
+			_ other: (medianAtMost: TimeInterval, largestAtLeast: TimeInterval)?
+		) -> (medianAtMost: TimeInterval, largestAtLeast: TimeInterval)? {
+			guard let one, let other else {
+				return one ?? other
+			}
+			return (max(one.medianAtMost, other.medianAtMost), max(one.largestAtLeast, other.largestAtLeast))
 		}
 
 		var description: String {
@@ -140,9 +168,16 @@ import Testing
 				: String(format: "heal → convergence p50 %.2f s, max %.2f s", sorted[sorted.count / 2], sorted.last!)
 			return "\(rounds) rounds, \(failedRounds.count) with violations \(failedRounds), \(heal)"
 				+ (unconverged == 0 ? "" : " (\(unconverged) never converged)")
+				+ String(format: ", slowest arrival from commit %.2f s", slowestArrivalFromCommit)
+				+ (observerLag.map {
+					String(
+						format: " (observer lag p50 ≤ %.0f ms, at least %.0f ms seen)", $0.medianAtMost * 1000,
+						$0.largestAtLeast * 1000)
+				} ?? "")
+				+ (arrivalsOverFiveSeconds.isEmpty ? "" : " over 5 s in \(arrivalsOverFiveSeconds)")
 				+ String(
-					format: ", slowest arrival %.2f s (%.2f s of writes outside faults)", slowestArrival,
-					slowestArrivalOutsideFaults)
+					format: ", from attempt %.2f s (%.2f s of writes outside faults)", slowestArrivalFromAttempt,
+					slowestArrivalFromAttemptOutsideFaults)
 				+ String(
 					format: ", failure reports: at most %.1f per process per outage (%.1f per machine), ",
 					mostReportsOfOneProcessPerOutage, mostReportsPerOutage)

@@ -90,7 +90,8 @@ final class MachineFleet: @unchecked Sendable {
 		incarnations[index] += 1
 		// Each machine prefers another member (its first endpoint), as a fleet behind a list of endpoints would
 		// spread: a fault in any one member reaches some machines' watches.
-		let preferred = endpoints.indices.map { endpoints[($0 + index) % endpoints.count] }
+		let first = Self.preferredMember(of: index, members: endpoints.count)
+		let preferred = endpoints.indices.map { endpoints[($0 + first) % endpoints.count] }
 		processes[index] = try ChildProcess(
 			[
 				"sync-machine", preferred.joined(separator: ","), prefix, "\(index)", "\(schedule.machines)",
@@ -102,6 +103,12 @@ final class MachineFleet: @unchecked Sendable {
 				folder.url.path, "\(schedule.incrementPercent)", "\(schedule.counters)",
 				schedule.viewsWhileWriting ? "1" : "0",
 			], environment: configFolders[schedule.machine(of: index)].configEnvironment)
+	}
+
+	/// The member process `index` names first among its endpoints, and so watches and writes through while it answers
+	/// and has a leader.
+	static func preferredMember(of index: Int, members: Int) -> Int {
+		index % members
 	}
 
 	/// `kill -9` of machine `index`.

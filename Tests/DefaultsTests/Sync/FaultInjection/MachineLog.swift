@@ -21,25 +21,41 @@ struct MachineLog {
 	let attemptMilliseconds: [String: Int64]
 	/// When the last write or increment began (the time its `try` or `inc` line carries), if any line carries one.
 	let lastWriteMilliseconds: Int64?
+	/// When each committed increment, by `counter=value` (the value it stored), began and when its answer came (the
+	/// times its `inc` and `incok` lines carry): etcd committed it in between.
+	let incrementMilliseconds: [String: (begun: Int64, answered: Int64)]
 
 	init(text: String) {
 		let raw = text.split(separator: "\n")
 		lines = raw.compactMap(Self.parse)
 		var times: [String: Int64] = [:]
 		var last: Int64?
-		for line in raw where line.hasPrefix("try ") || line.hasPrefix("inc ") {
+		var increments: [String: (begun: Int64, answered: Int64)] = [:]
+		var begun: Int64?
+		for line in raw where line.hasPrefix("try ") || line.hasPrefix("inc") || line.hasPrefix("start ") {
 			let fields = line.split(separator: " ")
+			if fields[0] == "incok", fields.count == 4, let begun, let answered = Int64(fields[3]) {
+				increments["\(fields[1])=\(fields[2])"] = (begun, answered)
+			}
+			if fields[0] != "inc" && fields[0] != "try" {
+				// An answer, or a new incarnation: the increment begun before is over.
+				begun = nil
+				continue
+			}
 			guard let milliseconds = fields.count == (line.hasPrefix("try ") ? 4 : 3) ? Int64(fields.last!) : nil
 			else {
 				continue
 			}
 			if line.hasPrefix("try ") {
 				times[String(fields[2])] = milliseconds
+			} else {
+				begun = milliseconds
 			}
 			last = max(last ?? milliseconds, milliseconds)
 		}
 		attemptMilliseconds = times
 		lastWriteMilliseconds = last
+		incrementMilliseconds = increments
 	}
 
 	/// Every view this machine logged, oldest first.
@@ -126,7 +142,7 @@ struct MachineLog {
 		case ("start", 2): return Int(fields[1]).map { .start(incarnation: $0) }
 		case ("try", 3), ("try", 4): return .attempt(name: fields[1], value: value(fields[2]))
 		case ("inc", 2), ("inc", 3): return .increment(counter: fields[1])
-		case ("incok", 3): return Int(fields[2]).map { .incremented(counter: fields[1], value: $0) }
+		case ("incok", 3), ("incok", 4): return Int(fields[2]).map { .incremented(counter: fields[1], value: $0) }
 		case ("incfail", 3): return .incrementFailed(counter: fields[1], reason: fields[2])
 		case ("incunknown", 2): return .incrementUnknown(counter: fields[1])
 		case ("ack", 3): return .acknowledged(name: fields[1], value: value(fields[2]))
