@@ -259,6 +259,7 @@ import Testing
 			disconnected: [[], [3000...3500, 4100...4200]])
 		let slowest = try #require(arrival.slowest)
 		#expect(slowest.milliseconds == 200 && slowest.disconnected == 100)
+		#expect(arrival.slowestCountingAll == 300)
 	}
 
 	/// A machine sharing the writer's file holds the value through the file: it is no arrival; a revision the observer
@@ -282,6 +283,7 @@ import Testing
 		]
 		let lag = try #require(FaultRun.observerLag(history: history, commits: [3: 1050], logs: logs))
 		#expect(abs(lag.medianAtMost - 0.05) < 0.001 && abs(lag.largestAtLeast + 0.05) < 0.001, "\(lag)")
+		#expect(abs(lag.medianAtLeast + 0.05) < 0.001)
 		let arrival = FaultRun.arrivalsFromCommit(
 			history: history, commits: [3: 1050], logs: logs, machines: [0, 1], disconnected: [[], []])
 		#expect(arrival.slowest?.milliseconds == 350 && arrival.slowest?.writer == 0)

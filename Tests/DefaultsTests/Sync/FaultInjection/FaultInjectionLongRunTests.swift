@@ -86,10 +86,11 @@ import Testing
 		var unconverged = 0
 		/// The measure: from etcd's commit to the last connected machine (see ``FaultRun/Outcome``).
 		var slowestArrivalFromCommit: TimeInterval = 0
+		var slowestArrivalFromCommitCountingAll: TimeInterval = 0
 		/// Rounds whose slowest arrival from commit was over 5 s, with what made it.
 		var arrivalsOverFiveSeconds: [String] = []
 		/// The largest of the rounds' median upper bounds of the observer's lag, and of their largest lower bounds.
-		var observerLag: (medianAtMost: TimeInterval, largestAtLeast: TimeInterval)?
+		var observerLag: FaultRun.ObserverLag?
 		/// From the writer's attempt, which includes the wait for a quorum (see ``FaultRun/Outcome``).
 		var slowestArrivalFromAttempt: TimeInterval = 0
 		var slowestArrivalFromAttemptOutsideFaults: TimeInterval = 0
@@ -113,11 +114,13 @@ import Testing
 				unconverged += 1
 			}
 			slowestArrivalFromCommit = max(slowestArrivalFromCommit, outcome.slowestArrivalFromCommit ?? 0)
+			slowestArrivalFromCommitCountingAll = max(
+				slowestArrivalFromCommitCountingAll, outcome.slowestArrivalFromCommitCountingAll ?? 0)
 			if let arrival = outcome.slowestArrivalFromCommit, arrival > 5 {
 				arrivalsOverFiveSeconds.append(
 					String(format: "round \(round) %.2f s: ", arrival) + outcome.slowestArrivalFromCommitDetail)
 			}
-			observerLag = Self.larger(observerLag, outcome.observerLag)
+			observerLag = FaultRun.ObserverLag.larger(observerLag, outcome.observerLag)
 			slowestArrivalFromAttempt = max(slowestArrivalFromAttempt, outcome.slowestArrivalFromAttempt ?? 0)
 			slowestArrivalFromAttemptOutsideFaults = max(
 				slowestArrivalFromAttemptOutsideFaults, outcome.slowestArrivalFromAttemptOutsideFaults ?? 0)
@@ -139,8 +142,10 @@ import Testing
 			healTimes += other.healTimes
 			unconverged += other.unconverged
 			slowestArrivalFromCommit = max(slowestArrivalFromCommit, other.slowestArrivalFromCommit)
+			slowestArrivalFromCommitCountingAll = max(
+				slowestArrivalFromCommitCountingAll, other.slowestArrivalFromCommitCountingAll)
 			arrivalsOverFiveSeconds += other.arrivalsOverFiveSeconds
-			observerLag = Self.larger(observerLag, other.observerLag)
+			observerLag = FaultRun.ObserverLag.larger(observerLag, other.observerLag)
 			slowestArrivalFromAttempt = max(slowestArrivalFromAttempt, other.slowestArrivalFromAttempt)
 			slowestArrivalFromAttemptOutsideFaults = max(
 				slowestArrivalFromAttemptOutsideFaults, other.slowestArrivalFromAttemptOutsideFaults)
@@ -148,16 +153,6 @@ import Testing
 			mostReportsOfOneProcessPerOutage = max(
 				mostReportsOfOneProcessPerOutage, other.mostReportsOfOneProcessPerOutage)
 			roundsOverOnePerProcessPerOutage += other.roundsOverOnePerProcessPerOutage
-		}
-
-		private static func larger(
-			_ one: (medianAtMost: TimeInterval, largestAtLeast: TimeInterval)?,
-			_ other: (medianAtMost: TimeInterval, largestAtLeast: TimeInterval)?
-		) -> (medianAtMost: TimeInterval, largestAtLeast: TimeInterval)? {
-			guard let one, let other else {
-				return one ?? other
-			}
-			return (max(one.medianAtMost, other.medianAtMost), max(one.largestAtLeast, other.largestAtLeast))
 		}
 
 		var description: String {
@@ -169,11 +164,8 @@ import Testing
 			return "\(rounds) rounds, \(failedRounds.count) with violations \(failedRounds), \(heal)"
 				+ (unconverged == 0 ? "" : " (\(unconverged) never converged)")
 				+ String(format: ", slowest arrival from commit %.2f s", slowestArrivalFromCommit)
-				+ (observerLag.map {
-					String(
-						format: " (observer lag p50 ≤ %.0f ms, at least %.0f ms seen)", $0.medianAtMost * 1000,
-						$0.largestAtLeast * 1000)
-				} ?? "")
+				+ String(format: " (%.2f s counting time not connected)", slowestArrivalFromCommitCountingAll)
+				+ (observerLag.map { " (\($0), the largest of the rounds' figures)" } ?? "")
 				+ (arrivalsOverFiveSeconds.isEmpty ? "" : " over 5 s in \(arrivalsOverFiveSeconds)")
 				+ String(
 					format: ", from attempt %.2f s (%.2f s of writes outside faults)", slowestArrivalFromAttempt,

@@ -36,14 +36,14 @@ struct FaultRun {
 		/// what "connected" is. The observer sees a commit a few milliseconds after it happens (``observerLag``), so
 		/// this is a slight underestimate of the true delay, by that much.
 		var slowestArrivalFromCommit: TimeInterval?
+		/// The same without leaving out the time machines were not connected: for comparison.
+		var slowestArrivalFromCommitCountingAll: TimeInterval?
 		/// Which value, machine and faults made ``slowestArrivalFromCommit``, to read when it is over 5 s.
 		var slowestArrivalFromCommitDetail = ""
 		/// Revisions of written values no member's watch delivered to the observer: their arrival is not measured.
 		var commitsUnseen = 0
-		/// How late the observer saw commits, bounded from the increments whose commit it saw: the median of the
-		/// upper bounds (the observer's moment minus the `inc` line's, before the commit) and the largest lower
-		/// bound (minus the `incok` line's, after the commit: a lag at least this large was seen), in seconds.
-		var observerLag: (medianAtMost: TimeInterval, largestAtLeast: TimeInterval)?
+		/// How late the observer saw commits, bounded from the increments whose commit it saw.
+		var observerLag: ObserverLag?
 		/// From a write's attempt (its `try` line, the writer's `Defaults[key] = value`) to the moment the last machine
 		/// (of those not sharing the writer's file) held it, the slowest, of the values etcd stored that every such
 		/// machine held at some point (with views logged while writing). It includes the time a write waited for etcd
@@ -94,11 +94,10 @@ struct FaultRun {
 			"\(faults.map(\.rawValue)) against \(etcd.path), \(schedule), \(revisions) revisions, heal → convergence "
 				+ "\(healToConvergence.map { String(format: "%.2f s", $0) } ?? "never")"
 				+ (slowestArrivalFromCommit.map { String(format: ", slowest arrival from commit %.2f s", $0) } ?? "")
-				+ (observerLag.map {
-					String(
-						format: " (observer lag p50 ≤ %.0f ms, at least %.0f ms seen)", $0.medianAtMost * 1000,
-						$0.largestAtLeast * 1000)
+				+ (slowestArrivalFromCommitCountingAll.map {
+					String(format: " (%.2f s counting time not connected)", $0)
 				} ?? "")
+				+ (observerLag.map { " (\($0))" } ?? "")
 				+ (commitsUnseen == 0 ? "" : ", \(commitsUnseen) commits unseen by the observer")
 				+ (slowestArrivalFromAttempt.map { String(format: ", from attempt %.2f s", $0) } ?? "")
 				+ (slowestArrivalFromAttemptOutsideFaults.map { String(format: " (%.2f s outside faults)", $0) } ?? "")
@@ -179,7 +178,7 @@ struct FaultRun {
 		let machines = (0..<schedule.machines).map(schedule.machine(of:))
 		var arrivals: (all: TimeInterval?, outsideFaults: TimeInterval?) = (nil, nil)
 		var fromCommit: Arrival?
-		var observerLag: (medianAtMost: TimeInterval, largestAtLeast: TimeInterval)?
+		var observerLag: ObserverLag?
 		do {
 			let history = try await EtcdHistory.read(
 				anyOf: cluster.endpoints, prefix: fleet.prefix, upTo: state.revision)
@@ -235,6 +234,7 @@ struct FaultRun {
 			mostReportsOfOneProcess: mostReportsOfOneProcess,
 			failureReportSample: Array(machineReports.max { $0.count < $1.count }?.prefix(6) ?? []),
 			slowestArrivalFromCommit: fromCommit?.slowest.map { Double($0.milliseconds) / 1000 },
+			slowestArrivalFromCommitCountingAll: fromCommit?.slowestCountingAll.map { Double($0) / 1000 },
 			slowestArrivalFromCommitDetail: fromCommit?.detail ?? "", commitsUnseen: fromCommit?.unseen ?? 0,
 			observerLag: observerLag, slowestArrivalFromAttempt: arrivals.all,
 			slowestArrivalFromAttemptOutsideFaults: arrivals.outsideFaults,
@@ -373,6 +373,8 @@ struct FaultRun {
 		}
 
 		var slowest: Wait?
+		/// The slowest wait with the time not connected counted.
+		var slowestCountingAll: Int64?
 		/// Values whose revision the observer did not see committed.
 		var unseen = 0
 		var detail = ""
@@ -423,6 +425,7 @@ struct FaultRun {
 					$0 + max(0, min($1.upperBound, time) - max($1.lowerBound, committed))
 				}
 				let wait = time - committed - away
+				arrival.slowestCountingAll = max(arrival.slowestCountingAll ?? .min, time - committed)
 				if wait > arrival.slowest?.milliseconds ?? .min {
 					arrival.slowest = Arrival.Wait(
 						milliseconds: wait, pair: pair, revision: event.revision, writer: writer, process: process,
@@ -433,12 +436,39 @@ struct FaultRun {
 		return arrival
 	}
 
-	/// How late `commits` saw the committed increments: each was committed after its `inc` line and before its
-	/// `incok` line, so the observer's moment minus the first is an upper bound of its lag and minus the second a
-	/// lower bound. Returns the median upper bound and the largest lower bound, in seconds; `nil` without increments.
+	/// How late the observer saw commits, from the committed increments whose revision it saw: each was committed
+	/// after its `inc` line and before its `incok` line, so the observer's moment minus the first is an upper bound
+	/// of its lag and minus the second (the writer's own answer) a lower bound.
+	struct ObserverLag: CustomStringConvertible {
+		/// The median upper bound, in seconds: it includes the increment's own requests (a read and a transaction).
+		var medianAtMost: TimeInterval
+		/// The median lower bound: below 0, the observer saw the commit before the writer had its answer.
+		var medianAtLeast: TimeInterval
+		/// The largest lower bound: a lag at least this large was seen.
+		var largestAtLeast: TimeInterval
+
+		var description: String {
+			String(
+				format: "observer after the writer's answer: p50 %.0f ms, max %.0f ms; after its request: p50 %.0f ms",
+				medianAtLeast * 1000, largestAtLeast * 1000, medianAtMost * 1000)
+		}
+
+		/// The larger of each figure.
+		static func larger(_ one: Self?, _ other: Self?) -> Self? {
+			guard let one, let other else {
+				return one ?? other
+			}
+			return Self(
+				medianAtMost: max(one.medianAtMost, other.medianAtMost),
+				medianAtLeast: max(one.medianAtLeast, other.medianAtLeast),
+				largestAtLeast: max(one.largestAtLeast, other.largestAtLeast))
+		}
+	}
+
+	/// The observer's lag as the increments in `logs` bound it; `nil` without an increment whose commit it saw.
 	static func observerLag(
 		history: EtcdHistory, commits: [Int64: Int64], logs: [MachineLog]
-	) -> (medianAtMost: TimeInterval, largestAtLeast: TimeInterval)? {
+	) -> ObserverLag? {
 		var atMost: [Int64] = []
 		var atLeast: [Int64] = []
 		for event in history.events {
@@ -450,9 +480,13 @@ struct FaultRun {
 			atMost.append(committed - times.begun)
 			atLeast.append(committed - times.answered)
 		}
-		guard let largest = atLeast.max() else {
+		guard !atLeast.isEmpty else {
 			return nil
 		}
-		return (Double(atMost.sorted()[atMost.count / 2]) / 1000, Double(largest) / 1000)
+		let upper = atMost.sorted()
+		let lower = atLeast.sorted()
+		return ObserverLag(
+			medianAtMost: Double(upper[upper.count / 2]) / 1000, medianAtLeast: Double(lower[lower.count / 2]) / 1000,
+			largestAtLeast: Double(lower.last!) / 1000)
 	}
 }
