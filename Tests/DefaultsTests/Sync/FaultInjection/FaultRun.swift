@@ -38,7 +38,7 @@ struct FaultRun {
 		var slowestArrivalFromCommit: TimeInterval?
 		/// The same without leaving out the time machines were not connected: for comparison.
 		var slowestArrivalFromCommitCountingAll: TimeInterval?
-		/// Which value, machine and faults made ``slowestArrivalFromCommit``, to read when it is over 5 s.
+		/// Which value, machine and faults made ``slowestArrivalFromCommit``: printed when it is over 2 s, to read.
 		var slowestArrivalFromCommitDetail = ""
 		/// Revisions of written values no member's watch delivered to the observer: their arrival is not measured.
 		var commitsUnseen = 0
@@ -101,7 +101,7 @@ struct FaultRun {
 				+ (commitsUnseen == 0 ? "" : ", \(commitsUnseen) commits unseen by the observer")
 				+ (slowestArrivalFromAttempt.map { String(format: ", from attempt %.2f s", $0) } ?? "")
 				+ (slowestArrivalFromAttemptOutsideFaults.map { String(format: " (%.2f s outside faults)", $0) } ?? "")
-				+ ((slowestArrivalFromCommit ?? 0) > 5 ? " [\(slowestArrivalFromCommitDetail)]" : "")
+				+ ((slowestArrivalFromCommit ?? 0) > 2 ? " [slowest: \(slowestArrivalFromCommitDetail)]" : "")
 				+ (failureReports.isEmpty
 					? ""
 					: ", failure reports per machine \(failureReports) (at most \(mostReportsOfOneProcess) of one process)")
