@@ -33,7 +33,9 @@ enum Fault: String, CaseIterable, Sendable {
 	struct Injection {
 		/// The moment the fault ended (a process started or resumed, a link up).
 		var healed: Date
-		/// The members killed, paused, stopped or cut off from their peers.
+		/// The members that could not give a machine a committed write until the heal: killed, paused, stopped, cut
+		/// off from their peers, or left without a quorum (all three when two are killed or paused: the third cannot
+		/// learn that a write the others committed is committed, nor commit one).
 		var members: [Int] = []
 		/// The machine processes killed.
 		var processes: [Int] = []
@@ -60,7 +62,7 @@ enum Fault: String, CaseIterable, Sendable {
 			healed = Date()
 			try await cluster.restart(leader)
 		case .lostQuorum:
-			members = [leader, follower]
+			members = [0, 1, 2]
 			cluster.kill(leader)
 			cluster.kill(follower)
 			try await Task.sleep(for: .seconds(seconds))
@@ -69,7 +71,7 @@ enum Fault: String, CaseIterable, Sendable {
 			try cluster.launch(follower)
 			try await cluster.waitUntilServing(timeout: 15)
 		case .pausedQuorum:
-			members = [leader, follower]
+			members = [0, 1, 2]
 			cluster.pause(leader)
 			cluster.pause(follower)
 			try await Task.sleep(for: .seconds(seconds))

@@ -387,7 +387,8 @@ struct FaultRun {
 	///
 	/// Not connected (`disconnected`, per process): the process was killed (until it was started again), or the
 	/// member it prefers (its first endpoint, ``MachineFleet/preferredMember(of:members:)``) was killed, paused,
-	/// stopped or cut off from its peers, from the fault's start to its heal. Such a machine is not left out: its
+	/// stopped, cut off from its peers or left without a quorum (``Fault/Injection/members``), from the fault's start
+	/// to its heal. Such a machine is not left out: its
 	/// wait is counted once it is connected again, so that a machine that takes long to catch up after a heal still
 	/// shows. That is lenient with machines whose preferred member failed, since they hold the other members too and
 	/// the client fails over; ``slowestArrivalsFromAttempt(history:logs:machines:faults:)`` is the figure that leaves
