@@ -53,13 +53,12 @@ extension SyncWorker {
 				// written; a push too large for the remote an earlier run held) and of those a `synchronize()` offers
 				// (`heldToOffer`). Not one whose record etcd moved on from: this read applies etcd's newer value.
 				putBacks = reading.union(offering).intersection(synced).sorted().compactMap { name in
-					guard let record = state.records[name], record.isHeldLocally == true,
-						let bytes = record.keptLocalValue, (current[name]?.modRevision ?? 0) == record.modRevision,
+					guard let record = state.records[name], (current[name]?.modRevision ?? 0) == record.modRevision,
 						!isPending(name, in: local)
 					else {
 						return nil
 					}
-					return Push(name: name, sequence: 0, bytes: bytes, expectedModRevision: record.expectedModRevision)
+					return Self.offer(of: name, held: record)
 				}
 			}
 			// From here on the step's state is one to keep (`locked` saves and compacts only then).
@@ -289,6 +288,18 @@ extension SyncWorker {
 
 	/// The changes of names another process of this settings file syncs, after a rebuild or a rejoin made here: that
 	/// process finds the state rebuilt or rejoined and does not do it again, so their records come from here, the
+	/// The value held here in `record` (too large for the remote, or a put-back not known to be written), offered
+	/// again as the write it was: its bytes, the line its mark carries (0 for a put-back), against the record it is
+	/// held against.
+	static func offer(of name: String, held record: SyncState.Record) -> Push? {
+		guard record.isHeldLocally == true, let bytes = record.keptLocalValue else {
+			return nil
+		}
+		return Push(
+			name: name, sequence: SyncedValueCoding.mark(of: bytes)?.sequence ?? 0, bytes: bytes,
+			expectedModRevision: record.expectedModRevision)
+	}
+
 	/// remote's, for its pushes to be compared with (and for compaction here to keep their lines).
 	private func recordPendingKeysOfOtherProcesses(
 		_ current: [String: Defaults.RemoteEntry], synced: Set<String>, local: LocalSide

@@ -4,7 +4,8 @@ import Foundation
 extension SyncWorker {
 	struct Push {
 		let name: String
-		/// The journal's highest line of the key when the pass read it: what the push settles once decided.
+		/// The journal's highest line of the key when the pass read it: what the push settles once decided. For a
+		/// value held here offered again, the line its mark carries (0: a put-back, see `SyncWorker.offer`).
 		let sequence: Int
 		/// The local value's bytes, or ``SyncedValueCoding/tombstone`` for a removal.
 		let bytes: Data
@@ -231,17 +232,22 @@ extension SyncWorker {
 
 	private func didWrite(_ push: Push, at revision: Int64, local: inout LocalSide) {
 		heardFromRemote()
-		let record = state.records[push.name]
-		// A later line of the key settled without a push while this one was on its way (another process of the
-		// settings file ran a pass once the push lock's wait ran out) makes the local value the newer.
-		if (record?.modRevision ?? 0) < revision {
-			_ = agreeOnOwnCommit(of: push.name, bytes: push.bytes, at: revision, sequence: push.sequence, local: &local)
-		}
+		agreeOnWrite(push, at: revision, local: &local)
 		state.settle(push.name, upTo: push.sequence)
 		// A full read while the push was on its way may have found a newer change, not applied to a pending key.
 		// (The watch delivers the push's own echo before any later change, which is then applied.)
 		if state.revision > revision {
 			toRefresh.insert(push.name)
+		}
+	}
+
+	/// Takes `push`, written at `revision`, for the key's agreed value, unless the record is newer already, or a later
+	/// line of the key was settled without a push while it was on its way (another process of the settings file ran a
+	/// pass once the push lock's wait ran out, or held a newer value as too large while a value held was offered
+	/// again): the local value is the newer then, and goes out over it (`agreeOnOwnCommit`).
+	private func agreeOnWrite(_ push: Push, at revision: Int64, local: inout LocalSide) {
+		if (state.records[push.name]?.modRevision ?? 0) < revision {
+			_ = agreeOnOwnCommit(of: push.name, bytes: push.bytes, at: revision, sequence: push.sequence, local: &local)
 		}
 	}
 
@@ -410,9 +416,9 @@ extension SyncWorker {
 		var keptLocally = false
 		for batch in Self.batches(of: pushes) {
 			if batch.count > 1, let revision = try await pushAll(batch) {
-				locked { _ in
-					for push in batch where (state.records[push.name]?.modRevision ?? 0) < revision {
-						state.records[push.name] = .init(value: push.bytes, modRevision: revision)
+				locked { local in
+					for push in batch {
+						agreeOnWrite(push, at: revision, local: &local)
 					}
 				}
 				continue
@@ -436,9 +442,7 @@ extension SyncWorker {
 				locked { local in
 					switch result {
 					case .written(let revision):
-						if (state.records[push.name]?.modRevision ?? 0) < revision {
-							state.records[push.name] = .init(value: push.bytes, modRevision: revision)
-						}
+						agreeOnWrite(push, at: revision, local: &local)
 					case .conflict(let current):
 						apply(current.map { [.put($0)] } ?? [], local: &local)
 					}

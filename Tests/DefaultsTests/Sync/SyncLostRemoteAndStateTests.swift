@@ -625,6 +625,55 @@ import Testing
 		#expect(FailureRecorder.failures(forKey: big).count == 1, "\(FailureRecorder.failures(forKey: big))")
 	}
 
+	/// A value held as too large (`older`) is offered again by a `synchronize()`, its compare-and-swap on its way (held
+	/// by the remote), when another process of the settings file writes a larger value (`newer`, flushed: acknowledged)
+	/// that etcd refuses too, and holds it against the same record. Then the offer lands: `newer`, the later write,
+	/// stays here and goes out again over the offer (held again, too large). Before, the offer's reply made `older` the
+	/// agreed value over the record that held `newer`, `synchronize()` returned `true`, and the next full read put
+	/// `older` back over the acknowledged write, reported as a change made without Defaults.
+	@Test func anOfferLandingAfterANewerValueWasHeldKeepsTheNewerValue() async throws {
+		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let holding = HoldingNextWrite(remote)
+		let prefix = "/test/\(uniqueKeyName("held-offer-race"))/"
+		let big = uniqueKeyName("big")
+		let (older, newer) = (String(repeating: "1", count: 8000), String(repeating: "2", count: 20000))
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		let store = try Edge.freshStore(at: settings)
+		let engine = Defaults.SyncEngine(remote: holding, prefix: prefix, store: store)
+		engine.add([big])
+		defer { engine.stop() }
+		try store.write(older, forKey: big)
+		#expect(store.flush())
+		#expect(await engine.synchronize() == false, "too large: held here")
+		etcd.stop()
+		etcd.extraArguments = ["--max-request-bytes", "16384"]
+		try await etcd.restart()
+
+		holding.holdsNextWrite()
+		let offering = Task { await engine.synchronize() }
+		try await holding.waitUntilHolding()
+		let otherStore = try Edge.freshStore(at: settings)
+		let other = Defaults.SyncEngine(remote: remote, prefix: prefix, store: otherStore)
+		other.add([big])
+		defer { other.stop() }
+		try otherStore.write(newer, forKey: big)
+		#expect(otherStore.flush(), "the write is acknowledged")
+		#expect(await other.synchronize() == false, "too large too: held here")
+		holding.release()
+		#expect(await offering.value == false, "the newer value is held")
+		#expect(try await Edge.value(of: prefix + big, in: remote) == older, "the offer landed")
+		#expect(await engine.synchronize() == false, "a full read; the newer value is still held")
+
+		let failures = FailureRecorder.failures(mentioning: prefix).map(\.message)
+		let kept = try Edge.freshStore(at: settings).storedValue(forKey: big) as? String == newer
+		#expect(kept, "the acknowledged write stays: \(failures)")
+		#expect(!failures.contains { $0.contains("without Defaults") }, "not taken for an outside edit: \(failures)")
+	}
+
 	enum HeldValue: String, CaseIterable {
 		case putBackFailed, putBackTooLarge, pushTooLarge
 	}
