@@ -264,7 +264,8 @@ extension SyncWorker {
 
 	/// The put-back of `name`'s local value, a key the remote holds nothing of and with no change pending (to send once
 	/// the lock is released), marked as put back (sequence 0), not as an edit: none for a key without one (its record
-	/// is forgotten), or whose value was kept back as too large (it stays local).
+	/// is forgotten). A value held here (a put-back not known to be written, a push too large for the lost remote) is
+	/// held against the key's absence now, and goes as the write it was (``offer(of:held:)``).
 	///
 	/// Until it is written the key is held locally with it, against no remote record: a record, so that another
 	/// process's compaction keeps the line of a write made meanwhile (else the next full read took the write for an
@@ -272,12 +273,13 @@ extension SyncWorker {
 	/// with the value held: a local value that differs with no line, or none, is an outside change, which
 	/// `putBackOutsideEdits` puts back.
 	private func putBackPush(of name: String, local: LocalSide) -> [Push] {
-		if let record = state.records[name], record.isPutBack, let bytes = record.keptLocalValue {
-			return [Push(name: name, sequence: 0, bytes: bytes, expectedModRevision: 0)]
+		if var record = state.records[name], record.isHeldLocally == true {
+			(record.value, record.modRevision) = (nil, 0)
+			state.records[name] = record
+			return Self.offer(of: name, held: record).map { [$0] } ?? []
 		}
 		let mark = state.machine.map { SyncedValueCoding.Mark(machine: $0, sequence: 0) }
-		guard state.records[name]?.isHeldLocally != true, let value = local.value(of: name),
-			let bytes = try? SyncedValueCoding.pushedBytes(of: value, mark: mark)
+		guard let value = local.value(of: name), let bytes = try? SyncedValueCoding.pushedBytes(of: value, mark: mark)
 		else {
 			state.records[name] = nil
 			return []
@@ -286,8 +288,6 @@ extension SyncWorker {
 		return [Push(name: name, sequence: 0, bytes: bytes, expectedModRevision: 0)]
 	}
 
-	/// The changes of names another process of this settings file syncs, after a rebuild or a rejoin made here: that
-	/// process finds the state rebuilt or rejoined and does not do it again, so their records come from here, the
 	/// The value held here in `record` (too large for the remote, or a put-back not known to be written), offered
 	/// again as the write it was: its bytes, the line its mark carries (0 for a put-back), against the record it is
 	/// held against.
@@ -300,6 +300,8 @@ extension SyncWorker {
 			expectedModRevision: record.expectedModRevision)
 	}
 
+	/// The changes of names another process of this settings file syncs, after a rebuild or a rejoin made here: that
+	/// process finds the state rebuilt or rejoined and does not do it again, so their records come from here, the
 	/// remote's, for its pushes to be compared with (and for compaction here to keep their lines).
 	private func recordPendingKeysOfOtherProcesses(
 		_ current: [String: Defaults.RemoteEntry], synced: Set<String>, local: LocalSide

@@ -674,6 +674,42 @@ import Testing
 		#expect(!failures.contains { $0.contains("without Defaults") }, "not taken for an outside edit: \(failures)")
 	}
 
+	/// A push held as too large, then etcd wiped (its limit the same), found lost by a later read of this run (not
+	/// the key's first): the rejoin keeps the value held, against the key's absence, and puts it back like the other
+	/// keys (refused again: `synchronize()` says `false`); etcd restarted with a larger limit takes it at the next
+	/// `synchronize()`. Before, the rejoin forgot the key's record: `synchronize()` returned `true` although the value
+	/// was on this machine only, and it was never offered again.
+	@Test func aRejoinKeepsAPushHeldAsTooLargeAndOffersItAgain() async throws {
+		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("held-large-rejoin"))/"
+		let (big, small) = (uniqueKeyName("big"), uniqueKeyName("small"))
+		let value = String(repeating: "x", count: 8000)
+		let folder = try TemporaryDirectory()
+		let store = try Edge.freshStore(at: folder.file("app.plist"))
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add([big, small])
+		defer { engine.stop() }
+		try store.write(value, forKey: big)
+		try store.write("s", forKey: small)
+		#expect(store.flush())
+		#expect(await engine.synchronize() == false, "too large: held here")
+		try await etcd.wipe()
+		#expect(await engine.synchronize() == false, "still held, now against the key's absence")
+		#expect(try await Edge.value(of: prefix + small, in: remote) == "s", "rejoined: the other key is back")
+
+		etcd.stop()
+		etcd.extraArguments = ["--max-request-bytes", "65536"]
+		try await etcd.restart()
+		#expect(await engine.synchronize(), "etcd takes it now")
+		let inEtcd = try await Edge.value(of: prefix + big, in: remote) == value
+		#expect(inEtcd)
+		#expect(store.storedValue(forKey: big) as? String == value)
+		#expect(FailureRecorder.failures(forKey: big).count == 1, "\(FailureRecorder.failures(forKey: big))")
+	}
+
 	enum HeldValue: String, CaseIterable {
 		case putBackFailed, putBackTooLarge, pushTooLarge
 	}
