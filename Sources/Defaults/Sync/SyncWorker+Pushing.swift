@@ -418,6 +418,7 @@ extension SyncWorker {
 			if batch.count > 1, let revision = try await pushAll(batch) {
 				locked { local in
 					for push in batch {
+						reportedTooLarge[push.name] = nil
 						agreeOnWrite(push, at: revision, local: &local)
 					}
 				}
@@ -430,15 +431,19 @@ extension SyncWorker {
 						key: prefix + push.name, value: push.bytes, expectedModRevision: push.expectedModRevision)
 				} catch Defaults.RemoteServiceError.valueTooLarge(let reason) {
 					keptLocally = true
-					// A push's value held was reported when it was held; a put-back's at its first refusal here.
-					let record = state.records[push.name]
-					if record?.isHeldLocally != true || record?.isPutBack == true,
-						reportedTooLarge.updateValue(push.bytes, forKey: push.name) != push.bytes
+					// A push's value held was reported when it was held; a put-back's (line 0) at its first refusal
+					// here, unless a change applied meanwhile replaced it in the record: it is not kept then.
+					var digest = Hasher()
+					push.bytes.withUnsafeBytes { digest.combine(bytes: $0) }
+					let hash = digest.finalize()
+					if push.sequence == 0, state.records[push.name]?.keptLocalValue == push.bytes,
+						reportedTooLarge.updateValue(hash, forKey: push.name) != hash
 					{
 						reportTooLarge(push, reason: reason)
 					}
 					continue
 				}
+				reportedTooLarge[push.name] = nil
 				locked { local in
 					switch result {
 					case .written(let revision):

@@ -33,10 +33,11 @@ actor SyncWorker {
 	/// the next full read offers again, as the write it was (`readEverything`): those held when a `synchronize()`
 	/// began. Offered once, so that a value a call's own push holds is not sent again at once.
 	var heldToOffer: Set<String> = []
-	/// The put-backs the remote refused as too large and that were reported, by key name: a put-back held is offered
-	/// again (at each `synchronize()`), and its refusal is reported once per value (one held since an earlier run may
-	/// have failed otherwise, unreported). A push's was reported when it was held (`holdLocally`).
-	var reportedTooLarge: [String: Data] = [:]
+	/// The put-backs the remote refused as too large and that were reported, by key name, a hash of their bytes: a
+	/// put-back held is offered again (at each `synchronize()`), and its refusal is reported once per value and engine
+	/// (one held since an earlier run may have failed otherwise, unreported), until a put-back or offer of the key is
+	/// answered (taken, or another value met). A push's was reported when it was held (`holdLocally`).
+	var reportedTooLarge: [String: Int] = [:]
 	/// Whether the remote refused to store the prefix's epoch key (see `settleEpoch`).
 	var isEpochRefused = false
 	var lastError: String?

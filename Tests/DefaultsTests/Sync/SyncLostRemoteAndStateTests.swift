@@ -710,6 +710,41 @@ import Testing
 		#expect(FailureRecorder.failures(forKey: big).count == 1, "\(FailureRecorder.failures(forKey: big))")
 	}
 
+	/// A put-back etcd refuses as too large (etcd wiped, its limit lowered) is reported; offered again and taken once
+	/// the limit is raised; then etcd is wiped again with the lower limit: the same put-back, refused again, is
+	/// reported again, a new loss of the key on etcd. Before, the engine remembered the first report for as long as it
+	/// ran, whatever landed since, and said nothing the second time.
+	@Test func aPutBackRefusedAgainAfterItLandedIsReportedAgain() async throws {
+		let etcd = try await EtcdServer.start(["--max-request-bytes", "65536"])
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("put-back-reported-again"))/"
+		let big = uniqueKeyName("big")
+		let value = String(repeating: "x", count: 8000)
+		let folder = try TemporaryDirectory()
+		let store = try Edge.freshStore(at: folder.file("app.plist"))
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add([big])
+		defer { engine.stop() }
+		try store.write(value, forKey: big)
+		#expect(store.flush())
+		#expect(await engine.synchronize())
+		for round in 1...2 {
+			etcd.extraArguments = ["--max-request-bytes", "4096"]
+			try await etcd.wipe()
+			#expect(await engine.synchronize() == false, "round \(round): the put-back is too large, held here")
+			let reports = FailureRecorder.failures(forKey: big).map(\.message)
+			#expect(reports.count == round, "round \(round): \(reports)")
+			etcd.stop()
+			etcd.extraArguments = ["--max-request-bytes", "65536"]
+			try await etcd.restart()
+			#expect(await engine.synchronize(), "round \(round): etcd takes it now")
+		}
+		let inEtcd = try await Edge.value(of: prefix + big, in: remote) == value
+		#expect(inEtcd)
+	}
+
 	enum HeldValue: String, CaseIterable {
 		case putBackFailed, putBackTooLarge, pushTooLarge
 	}
