@@ -305,8 +305,9 @@ actor SyncWorker {
 	func synchronize() async -> Bool {
 		// Every value held here is offered again, once, by the first full read from here on (this call's, or the one
 		// its first pass makes to verify the remote): the remote may take it now (its limit raised, or the value the
-		// same size under another limit).
-		heldToOffer.formUnion(state.records.filter { $0.value.isHeldLocally == true }.keys)
+		// same size under another limit). The file's state: also one another process of the file held since this
+		// process's last locked step.
+		heldToOffer.formUnion(stateBeforeRead().records.filter { $0.value.isHeldLocally == true }.keys)
 		do {
 			var keptLocally = try await pushPending().keptLocally
 			keptLocally = try await readEverything() || keptLocally

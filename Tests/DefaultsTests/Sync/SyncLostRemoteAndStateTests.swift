@@ -710,6 +710,40 @@ import Testing
 		#expect(FailureRecorder.failures(forKey: big).count == 1, "\(FailureRecorder.failures(forKey: big))")
 	}
 
+	/// A push another process of the settings file held as too large after this process's last step: this process's
+	/// next `synchronize()` offers it too, once etcd takes it. Before, the call took the values to offer from this
+	/// process's copy of the state, which did not hold it yet: it was not offered, and the call returned `false`.
+	@Test func synchronizeOffersAValueAnotherProcessOfTheFileHeld() async throws {
+		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("held-by-another"))/"
+		let big = uniqueKeyName("big")
+		let value = String(repeating: "x", count: 8000)
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		let firstStore = try Edge.freshStore(at: settings)
+		let first = Defaults.SyncEngine(remote: remote, prefix: prefix, store: firstStore)
+		first.add([big])
+		defer { first.stop() }
+		#expect(await first.synchronize())
+		let secondStore = try Edge.freshStore(at: settings)
+		let second = Defaults.SyncEngine(remote: remote, prefix: prefix, store: secondStore)
+		second.add([big])
+		defer { second.stop() }
+		try secondStore.write(value, forKey: big)
+		#expect(secondStore.flush())
+		#expect(await second.synchronize() == false, "too large: held here")
+
+		etcd.stop()
+		etcd.extraArguments = ["--max-request-bytes", "65536"]
+		try await etcd.restart()
+		#expect(await first.synchronize(), "offered, and etcd takes it now")
+		let inEtcd = try await Edge.value(of: prefix + big, in: remote) == value
+		#expect(inEtcd)
+	}
+
 	/// A put-back etcd refuses as too large (etcd wiped, its limit lowered) is reported; offered again and taken once
 	/// the limit is raised; then etcd is wiped again with the lower limit: the same put-back, refused again, is
 	/// reported again, a new loss of the key on etcd. Before, the engine remembered the first report for as long as it
