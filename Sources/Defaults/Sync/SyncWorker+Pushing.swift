@@ -409,9 +409,13 @@ extension SyncWorker {
 	/// again, see `readEverything`) where the key's record is still the one each names: absent, for a put-back. A key
 	/// another machine put back or changed first keeps that value, which is applied here: both held the same
 	/// agreement, or it is an edit made on the new remote; over a value held, a later change, which replaces it like
-	/// any later change. A value too large stays held locally (reported once per value held).
+	/// any later change. A write that lands is recorded as a push's is (`agreeOnWrite`): a newer value held or
+	/// written back here meanwhile goes out over it. A value too large stays held locally (a put-back's reported once
+	/// per value and engine; a push's was reported when it was held), and so does a push's held value offered again
+	/// whose write fails otherwise (a large upload's timeout, a refusal): the read stands, and the next
+	/// `synchronize()` offers it again.
 	///
-	/// - Returns: whether a value was too large.
+	/// - Returns: whether a value was too large, or a value held was not taken.
 	func putBack(_ pushes: [Push]) async throws -> Bool {
 		var keptLocally = false
 		for batch in Self.batches(of: pushes) {
@@ -441,6 +445,10 @@ extension SyncWorker {
 					{
 						reportTooLarge(push, reason: reason)
 					}
+					continue
+				} catch let error where push.sequence != 0 && !(error is CancellationError) && !Task.isCancelled {
+					// A push's value held, offered again: it stays held, and the read it is part of stands.
+					keptLocally = true
 					continue
 				}
 				reportedTooLarge[push.name] = nil

@@ -744,6 +744,52 @@ import Testing
 		#expect(inEtcd)
 	}
 
+	/// A push held as too large, offered again at the next run's first read, whose write fails otherwise (refused):
+	/// the read stands, the value stays held, and the run's other changes go out. Before, the failed offer failed the
+	/// read: the loop reported an outage and tried the read again after its back-off, and nothing went out meanwhile.
+	@Test func aFailedOfferDoesNotFailTheRunsFirstRead() async throws {
+		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("held-offer-fails"))/"
+		let (big, small) = (uniqueKeyName("big"), uniqueKeyName("small"))
+		let folder = try TemporaryDirectory()
+		let settings = folder.file("app.plist")
+		do {
+			let store = try Edge.freshStore(at: settings)
+			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+			engine.add([big, small])
+			defer { engine.stop() }
+			try store.write("a", forKey: small)
+			#expect(store.flush())
+			#expect(await engine.synchronize())
+			try store.write(String(repeating: "x", count: 8000), forKey: big)
+			#expect(store.flush())
+			#expect(await engine.synchronize() == false, "too large: held here")
+		}
+		// Refuses every write against no record: the offer of the value held against the key's absence.
+		let failing = FailingPutBacks(remote, refused: true)
+		let store = try Edge.freshStore(at: settings)
+		let engine = Defaults.SyncEngine(remote: failing, prefix: prefix, store: store)
+		engine.add([big, small])
+		engine.start()
+		defer { engine.stop() }
+		try store.write("b", forKey: small)
+		#expect(store.flush())
+		var isOut = false
+		let deadline = ContinuousClock.now + .seconds(20)
+		while !isOut, ContinuousClock.now < deadline {
+			isOut = (try? await Edge.value(of: prefix + small, in: remote)) == "b"
+			if !isOut {
+				try await Task.sleep(for: .milliseconds(20))
+			}
+		}
+		#expect(isOut, "the other change went out: \(FailureRecorder.failures(mentioning: prefix).map(\.message))")
+		#expect(failing.failed.load(ordering: .relaxed) > 0, "the offer was made, and failed")
+		#expect(await engine.synchronize() == false, "still held")
+	}
+
 	/// A put-back etcd refuses as too large (etcd wiped, its limit lowered) is reported; offered again and taken once
 	/// the limit is raised; then etcd is wiped again with the lower limit: the same put-back, refused again, is
 	/// reported again, a new loss of the key on etcd. Before, the engine remembered the first report for as long as it
