@@ -189,10 +189,12 @@ extension Defaults {
 		/// - Returns: whether the remote answered and every pending change went out (or lost its conflict). `false`
 		///   when the remote could not be reached or the settings file could not be written (the changes stay queued,
 		///   see ``status``; a failure to write is reported as a ``Defaults/Failure``), while a synced key's value is
-		///   held on this machine only because the remote refused it as too large (a ``Defaults/Failure`` said so,
-		///   once, whichever sync found it; each call offers it again, until the remote takes it or the key changes
-		///   again, here or on another machine), or when pushes kept meeting this machine's own earlier ones,
-		///   committed though their replies were lost (the value goes out with the next pass).
+		///   held on this machine only because the remote refused it as too large (a ``Defaults/Failure`` said so:
+		///   for a pushed value once, whichever sync found it; for a value put back after a lost state or remote once
+		///   per engine, and again if refused after a write of the key was answered; each call offers it again, until
+		///   the remote takes it or the key changes again, here or on another machine), or when pushes kept meeting
+		///   this machine's own earlier ones, committed though their replies were lost (the value goes out with the
+		///   next pass).
 		@discardableResult
 		public func synchronize() async -> Bool {
 			await worker.synchronize()

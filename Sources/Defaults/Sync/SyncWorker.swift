@@ -30,8 +30,9 @@ actor SyncWorker {
 	/// once, whatever revision the failed try moved the state to. Cleared by the next full read that completes.
 	var isRejoinReported = false
 	/// The keys whose value held on this machine (too large for the remote, or a put-back not known to be written)
-	/// the next full read offers again, as the write it was (`readEverything`): those held when a `synchronize()`
-	/// began. Offered once, so that a value a call's own push holds is not sent again at once.
+	/// the next full read offers again, as the write it was (`readEverything`): those the settings file's state held
+	/// when a `synchronize()` began. Offered once: a value the call's own first pass holds is not sent again by it,
+	/// unless its key held one already when the call began (then it goes a second time, refused again, unreported).
 	var heldToOffer: Set<String> = []
 	/// The put-backs the remote refused as too large and that were reported, by key name, a hash of their bytes: a
 	/// put-back held is offered again (at each `synchronize()`), and its refusal is reported once per value and engine
