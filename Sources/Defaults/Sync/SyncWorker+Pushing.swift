@@ -246,6 +246,8 @@ extension SyncWorker {
 	/// pass once the push lock's wait ran out, or held a newer value as too large while a value held was offered
 	/// again): the local value is the newer then, and goes out over it (`agreeOnOwnCommit`).
 	private func agreeOnWrite(_ push: Push, at revision: Int64, local: inout LocalSide) {
+		// A later refusal of a put-back of the key is a new loss of it on the remote: reported again.
+		reportedTooLarge[push.name] = nil
 		if (state.records[push.name]?.modRevision ?? 0) < revision {
 			_ = agreeOnOwnCommit(of: push.name, bytes: push.bytes, at: revision, sequence: push.sequence, local: &local)
 		}
@@ -409,20 +411,31 @@ extension SyncWorker {
 	/// again, see `readEverything`) where the key's record is still the one each names: absent, for a put-back. A key
 	/// another machine put back or changed first keeps that value, which is applied here: both held the same
 	/// agreement, or it is an edit made on the new remote; over a value held, a later change, which replaces it like
-	/// any later change. A write that lands is recorded as a push's is (`agreeOnWrite`): a newer value held or
-	/// written back here meanwhile goes out over it. A value too large stays held locally (a put-back's reported once
-	/// per value and engine; a push's was reported when it was held), and so does a push's held value offered again
-	/// whose write fails otherwise (a large upload's timeout, a refusal): the read stands, and the next
-	/// `synchronize()` offers it again.
+	/// any later change (not another machine's put-back: a push's value held stays held against it, see `apply`). A
+	/// write that lands is recorded as a push's is (`agreeOnWrite`): a newer value held here meanwhile stays held,
+	/// against it, and one written back goes out over it. A value too large stays held locally (a put-back's reported
+	/// once per value and engine; a push's was reported when it was held), and so does a push's held value offered
+	/// again whose write fails otherwise (a large upload's timeout, a refusal; a transaction of such values that fails
+	/// so sends each on its own): the read stands, and the next `synchronize()` offers it again.
 	///
 	/// - Returns: whether a value was too large, or a value held was not taken.
 	func putBack(_ pushes: [Push]) async throws -> Bool {
 		var keptLocally = false
+		// Pushes' values held, offered again (their lines not 0), whose write fails otherwise than by a cancellation:
+		// they stay held, and the read they are part of stands.
+		func staysHeld(_ error: any Error, _ pushes: some Collection<Push>) -> Bool {
+			pushes.allSatisfy { $0.sequence != 0 } && !(error is CancellationError) && !Task.isCancelled
+		}
 		for batch in Self.batches(of: pushes) {
-			if batch.count > 1, let revision = try await pushAll(batch) {
+			var written: Int64?
+			do {
+				written = batch.count > 1 ? try await pushAll(batch) : nil
+			} catch let error where staysHeld(error, batch) {
+				// Each on its own, as for a batch refused.
+			}
+			if let revision = written {
 				locked { local in
 					for push in batch {
-						reportedTooLarge[push.name] = nil
 						agreeOnWrite(push, at: revision, local: &local)
 					}
 				}
@@ -436,27 +449,29 @@ extension SyncWorker {
 				} catch Defaults.RemoteServiceError.valueTooLarge(let reason) {
 					keptLocally = true
 					// A push's value held was reported when it was held; a put-back's (line 0) at its first refusal
-					// here, unless a change applied meanwhile replaced it in the record: it is not kept then.
+					// here, unless a change applied meanwhile replaced it in the record (the file's, read under the
+					// lock): it is not kept then.
 					var digest = Hasher()
 					push.bytes.withUnsafeBytes { digest.combine(bytes: $0) }
 					let hash = digest.finalize()
-					if push.sequence == 0, state.records[push.name]?.keptLocalValue == push.bytes,
+					if push.sequence == 0,
+						locked({ _ in state.records[push.name]?.keptLocalValue == push.bytes }) == true,
 						reportedTooLarge.updateValue(hash, forKey: push.name) != hash
 					{
 						reportTooLarge(push, reason: reason)
 					}
 					continue
-				} catch let error where push.sequence != 0 && !(error is CancellationError) && !Task.isCancelled {
-					// A push's value held, offered again: it stays held, and the read it is part of stands.
+				} catch let error where staysHeld(error, [push]) {
 					keptLocally = true
 					continue
 				}
-				reportedTooLarge[push.name] = nil
 				locked { local in
 					switch result {
 					case .written(let revision):
 						agreeOnWrite(push, at: revision, local: &local)
 					case .conflict(let current):
+						// Another value met: a later refusal is a new one.
+						reportedTooLarge[push.name] = nil
 						apply(current.map { [.put($0)] } ?? [], local: &local)
 					}
 				}

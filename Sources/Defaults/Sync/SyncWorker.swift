@@ -36,8 +36,9 @@ actor SyncWorker {
 	var heldToOffer: Set<String> = []
 	/// The put-backs the remote refused as too large and that were reported, by key name, a hash of their bytes: a
 	/// put-back held is offered again (at each `synchronize()`), and its refusal is reported once per value and engine
-	/// (one held since an earlier run may have failed otherwise, unreported), until a put-back or offer of the key is
-	/// answered (taken, or another value met). A push's was reported when it was held (`holdLocally`).
+	/// (one held since an earlier run may have failed otherwise, unreported), until a write of the key from here lands
+	/// (`agreeOnWrite`: a put-back's, an offer's or a push's) or a put-back or offer of it meets another value. A
+	/// push's was reported when it was held (`holdLocally`).
 	var reportedTooLarge: [String: Int] = [:]
 	/// Whether the remote refused to store the prefix's epoch key (see `settleEpoch`).
 	var isEpochRefused = false

@@ -744,35 +744,41 @@ import Testing
 		#expect(inEtcd)
 	}
 
-	/// A push held as too large, offered again at the next run's first read, whose write fails otherwise (refused):
-	/// the read stands, the value stays held, and the run's other changes go out. Before, the failed offer failed the
-	/// read: the loop reported an outage and tried the read again after its back-off, and nothing went out meanwhile.
-	@Test func aFailedOfferDoesNotFailTheRunsFirstRead() async throws {
+	/// A push held as too large, offered again at the next run's first read, whose write fails otherwise (refused;
+	/// or, two values held offered in one transaction, not answered): the read stands, the values stay held, and the
+	/// run's other changes go out. Before, the failed offer failed the read: the loop reported an outage and tried the
+	/// read again after its back-off, and nothing went out meanwhile (for a transaction of offers, also after the fix
+	/// of a single offer's failure).
+	@Test(arguments: [false, true])
+	func aFailedOfferDoesNotFailTheRunsFirstRead(inOneTransaction: Bool) async throws {
 		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
 		defer { etcd.stop() }
 		FailureRecorder.start()
 		let remote = try EtcdClient(endpoints: [etcd.endpoint])
 		let prefix = "/test/\(uniqueKeyName("held-offer-fails"))/"
-		let (big, small) = (uniqueKeyName("big"), uniqueKeyName("small"))
+		let small = uniqueKeyName("small")
+		let bigs = (inOneTransaction ? ["big1", "big2"] : ["big"]).map(uniqueKeyName)
 		let folder = try TemporaryDirectory()
 		let settings = folder.file("app.plist")
 		do {
 			let store = try Edge.freshStore(at: settings)
 			let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
-			engine.add([big, small])
+			engine.add(bigs + [small])
 			defer { engine.stop() }
 			try store.write("a", forKey: small)
 			#expect(store.flush())
 			#expect(await engine.synchronize())
-			try store.write(String(repeating: "x", count: 8000), forKey: big)
+			for big in bigs {
+				try store.write(String(repeating: "x", count: 8000), forKey: big)
+			}
 			#expect(store.flush())
 			#expect(await engine.synchronize() == false, "too large: held here")
 		}
-		// Refuses every write against no record: the offer of the value held against the key's absence.
-		let failing = FailingPutBacks(remote, refused: true)
+		// Fails every write against no record: the offers of the values held against the keys' absence.
+		let failing = FailingPutBacks(remote, refused: !inOneTransaction)
 		let store = try Edge.freshStore(at: settings)
 		let engine = Defaults.SyncEngine(remote: failing, prefix: prefix, store: store)
-		engine.add([big, small])
+		engine.add(bigs + [small])
 		engine.start()
 		defer { engine.stop() }
 		try store.write("b", forKey: small)
@@ -786,8 +792,10 @@ import Testing
 			}
 		}
 		#expect(isOut, "the other change went out: \(FailureRecorder.failures(mentioning: prefix).map(\.message))")
-		#expect(failing.failed.load(ordering: .relaxed) > 0, "the offer was made, and failed")
+		let failed = failing.failed.load(ordering: .relaxed)
+		#expect(failed > 0, "the offer was made, and failed")
 		#expect(await engine.synchronize() == false, "still held")
+		#expect(failing.failed.load(ordering: .relaxed) > failed, "offered again by the call, and failed again")
 	}
 
 	/// A put-back etcd refuses as too large (etcd wiped, its limit lowered) is reported; offered again and taken once
