@@ -245,6 +245,12 @@ extension SyncWorker {
 				}
 				continue
 			}
+			// A push's value held here is a change not taken yet, as a pending one is an edit: held against what
+			// etcd holds now (another machine's put-back, a restored record), and offered over it.
+			if let record = state.records[name], record.isHeldLocally == true, !record.isPutBack {
+				putBacks += holdAgain(name, against: entry.value, at: entry.modRevision)
+				continue
+			}
 			// Agreed on the local value, so that `apply` replaces it with the remote's like any remote change.
 			state.records[name] = .init(
 				value: try? local.value(of: name).map { try SyncedValueCoding.encode($0) }, modRevision: 0)
@@ -273,10 +279,8 @@ extension SyncWorker {
 	/// with the value held: a local value that differs with no line, or none, is an outside change, which
 	/// `putBackOutsideEdits` puts back.
 	private func putBackPush(of name: String, local: LocalSide) -> [Push] {
-		if var record = state.records[name], record.isHeldLocally == true {
-			(record.value, record.modRevision) = (nil, 0)
-			state.records[name] = record
-			return Self.offer(of: name, held: record).map { [$0] } ?? []
+		if state.records[name]?.isHeldLocally == true {
+			return holdAgain(name, against: nil, at: 0)
 		}
 		let mark = state.machine.map { SyncedValueCoding.Mark(machine: $0, sequence: 0) }
 		guard let value = local.value(of: name), let bytes = try? SyncedValueCoding.pushedBytes(of: value, mark: mark)
@@ -286,6 +290,17 @@ extension SyncWorker {
 		}
 		state.records[name] = .init(value: nil, modRevision: 0, keptLocalValue: bytes, isHeldLocally: true)
 		return [Push(name: name, sequence: 0, bytes: bytes, expectedModRevision: 0)]
+	}
+
+	/// Keeps the value held in `name`'s record held, now against the remote's `value` at `revision` (`nil` at 0: the
+	/// key's absence), to be offered over it as the write it was.
+	///
+	/// - Returns: its offer.
+	@discardableResult
+	func holdAgain(_ name: String, against value: Data?, at revision: Int64) -> [Push] {
+		state.records[name]?.value = value
+		state.records[name]?.modRevision = revision
+		return state.records[name].flatMap { Self.offer(of: name, held: $0) }.map { [$0] } ?? []
 	}
 
 	/// The value held here in `record` (too large for the remote, or a put-back not known to be written), offered
@@ -407,6 +422,14 @@ extension SyncWorker {
 			// Changed here and not pushed: its push (a compare-and-swap against the old revision) meets this change
 			// and decides; the key is read again then (`refresh`), since this change is not delivered twice.
 			if isPending(name, in: local) {
+				continue
+			}
+			// Another machine's put-back (line 0) over a push's value held here: not a change, and the value held goes
+			// out over it, as an edit that meets one does (`settleConflict`). Held against it now, and offered again.
+			if let record, record.isHeldLocally == true, !record.isPutBack,
+				SyncedValueCoding.mark(of: value)?.sequence == 0
+			{
+				holdAgain(name, against: value, at: revision)
 				continue
 			}
 			let current = local.value(of: name)

@@ -798,6 +798,75 @@ import Testing
 		#expect(failing.failed.load(ordering: .relaxed) > failed, "offered again by the call, and failed again")
 	}
 
+	enum PutBackMeeting: String, CaseIterable {
+		/// The other machine puts back first: the held push's rejoin finds its put-back.
+		case atTheRejoin
+		/// The held push rejoins first (held against no key, refused); the put-back comes after, read by a full read.
+		case afterTheRejoin
+	}
+
+	/// A push held as too large; etcd wiped, its limit the same; another machine puts back the older value (line 0)
+	/// before or after this machine rejoins: the value held stays held, now against the put-back, and goes out over
+	/// it once etcd takes it (its limit raised), as an edit that meets a put-back does. Before, the put-back replaced
+	/// it here, unreported, and `synchronize()` returned `true`.
+	@Test(arguments: PutBackMeeting.allCases)
+	func aHeldPushIsKeptOverAnotherMachinesPutBack(_ meeting: PutBackMeeting) async throws {
+		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("held-over-put-back"))/"
+		let key = uniqueKeyName("k")
+		let value = String(repeating: "x", count: 8000)
+		let (folder, otherFolder) = (try TemporaryDirectory(), try TemporaryDirectory())
+		let settings = folder.file("app.plist")
+		let other = try Edge.freshStore(at: otherFolder.file("app.plist"))
+		let otherEngine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: other)
+		otherEngine.add([key])
+		defer { otherEngine.stop() }
+		try other.write("older", forKey: key)
+		#expect(other.flush())
+		#expect(await otherEngine.synchronize())
+		var store = try Edge.freshStore(at: settings)
+		var engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add([key])
+		#expect(await engine.synchronize())
+		#expect(store.storedValue(forKey: key) as? String == "older")
+		try store.write(value, forKey: key)
+		#expect(store.flush())
+		#expect(await engine.synchronize() == false, "too large: held here")
+
+		try await etcd.wipe()
+		if meeting == .atTheRejoin {
+			// This machine's next run starts after the other machine's put-back.
+			engine.stop()
+			#expect(await otherEngine.synchronize(), "the older value put back")
+			store = try Edge.freshStore(at: settings)
+			engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+			engine.add([key])
+			#expect(await engine.synchronize() == false, "still held, now against the put-back")
+		} else {
+			#expect(await engine.synchronize() == false, "still held, against no key")
+			#expect(await otherEngine.synchronize(), "the older value put back")
+			#expect(await engine.synchronize() == false, "still held, now against the put-back")
+		}
+		defer { engine.stop() }
+		#expect(try await Edge.value(of: prefix + key, in: remote) == "older")
+		let keptHere = store.storedValue(forKey: key) as? String == value
+		#expect(keptHere, "kept here")
+
+		etcd.stop()
+		etcd.extraArguments = ["--max-request-bytes", "65536"]
+		try await etcd.restart()
+		#expect(await engine.synchronize(), "etcd takes it now, over the put-back")
+		let inEtcd = try await Edge.value(of: prefix + key, in: remote) == value
+		#expect(inEtcd)
+		#expect(await otherEngine.synchronize())
+		let otherHasIt = other.storedValue(forKey: key) as? String == value
+		#expect(otherHasIt, "the other machine has it")
+		#expect(FailureRecorder.failures(forKey: key).count == 1, "\(FailureRecorder.failures(forKey: key))")
+	}
+
 	/// A put-back etcd refuses as too large (etcd wiped, its limit lowered) is reported; offered again and taken once
 	/// the limit is raised; then etcd is wiped again with the lower limit: the same put-back, refused again, is
 	/// reported again, a new loss of the key on etcd. Before, the engine remembered the first report for as long as it
