@@ -459,22 +459,28 @@ extension SyncWorker {
 	/// Takes a commit of this settings file's own (`bytes` at `revision`, carrying line `sequence`: a push's reply or
 	/// echo, an update's) as the key's agreed value, unless a later line of the key was settled without a push while
 	/// it was in doubt (its reply lost, or still on its way): the local value is the newer then, and is recorded to go
-	/// out again over it. If it cannot be recorded (the journal could not be written), the commit is left unapplied:
-	/// the record stays the value the local one agrees with, so that no full read puts the older value back over
-	/// it, and the next full read meets the commit again.
+	/// out again over it. A value held then (too large) is that newer value: held again, against the commit, and
+	/// offered over it as the write it was (no new line, so not reported again; a local value changed meanwhile with
+	/// no line is an outside edit, which gets it back). If the local value cannot be recorded (the journal could not
+	/// be written), the commit is left unapplied: the record stays the value the local one agrees with, so that no
+	/// full read puts the older value back over it, and the next full read meets the commit again.
 	///
 	/// - Returns: whether the commit is the agreed value now.
 	func agreeOnOwnCommit(
 		of name: String, bytes: Data?, at revision: Int64, sequence: Int, local: inout LocalSide
 	) -> Bool {
-		if (state.records[name]?.settledWithoutPush ?? 0) > sequence, !isPending(name, in: local),
-			!Self.isSameValue(local.value(of: name), asRemote: bytes)
-		{
-			if !local.record([name]).isEmpty {
-				state.records[name] = .init(value: bytes, modRevision: revision)
-				wakeToPushAgain()
+		if (state.records[name]?.settledWithoutPush ?? 0) > sequence, !isPending(name, in: local) {
+			if state.records[name]?.isHeldLocally == true {
+				holdAgain(name, against: bytes, at: revision)
+				return false
 			}
-			return false
+			if !Self.isSameValue(local.value(of: name), asRemote: bytes) {
+				if !local.record([name]).isEmpty {
+					state.records[name] = .init(value: bytes, modRevision: revision)
+					wakeToPushAgain()
+				}
+				return false
+			}
 		}
 		state.records[name] = .init(value: bytes, modRevision: revision)
 		return true

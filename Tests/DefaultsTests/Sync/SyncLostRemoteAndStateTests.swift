@@ -672,6 +672,9 @@ import Testing
 		let kept = try Edge.freshStore(at: settings).storedValue(forKey: big) as? String == newer
 		#expect(kept, "the acknowledged write stays: \(failures)")
 		#expect(!failures.contains { $0.contains("without Defaults") }, "not taken for an outside edit: \(failures)")
+		// Held again over the offer, as the write it was: not a new line, pushed and reported again.
+		let reports = FailureRecorder.failures(forKey: big).map(\.message)
+		#expect(reports.count == 2, "each value reported once, when it was held: \(reports)")
 	}
 
 	/// A push held as too large, then etcd wiped (its limit the same), found lost by a later read of this run (not
