@@ -191,10 +191,11 @@ extension Defaults {
 		///   see ``status``; a failure to write is reported as a ``Defaults/Failure``), while a synced key's value is
 		///   held on this machine only because the remote refused it as too large (a ``Defaults/Failure`` said so:
 		///   for a pushed value once, whichever sync found it; for a value put back after a lost state or remote once
-		///   per engine, and again if refused after a write of the key was answered; each call offers it again, until
-		///   the remote takes it or the key changes again, here or on another machine), or when pushes kept meeting
-		///   this machine's own earlier ones, committed though their replies were lost (the value goes out with the
-		///   next pass).
+		///   per engine, and again if refused after a write of the key from here landed, or a put-back of it met
+		///   another value; each call offers it again, until the remote takes it or the key changes again, here or on
+		///   another machine: a value another machine put back after a lost remote is no change, and a pushed value
+		///   held goes out over it), or when pushes kept meeting this machine's own earlier ones, committed though
+		///   their replies were lost (the value goes out with the next pass).
 		@discardableResult
 		public func synchronize() async -> Bool {
 			await worker.synchronize()
