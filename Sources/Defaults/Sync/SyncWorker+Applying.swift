@@ -235,6 +235,13 @@ extension SyncWorker {
 				putBacks += putBackPush(of: name, local: local)
 				continue
 			}
+			// A push's value held here is a change not taken yet, as a pending one is an edit: held against what
+			// etcd holds now (another machine's put-back, a restored record), and offered over it; also one
+			// another process of the file holds, which finds the state rejoined and does not do it again.
+			if let record = state.records[name], record.isHeldLocally == true, !record.isPutBack {
+				putBacks += holdAgain(name, against: entry.value, at: entry.modRevision)
+				continue
+			}
 			guard synced.contains(name) else {
 				// Another process's key: taken here, since `apply` takes only this engine's.
 				state.records[name] = .init(value: entry.value, modRevision: entry.modRevision)
@@ -243,12 +250,6 @@ extension SyncWorker {
 				} else if let stored = SyncedValueCoding.decode(entry.value) {
 					local.received[name] = stored
 				}
-				continue
-			}
-			// A push's value held here is a change not taken yet, as a pending one is an edit: held against what
-			// etcd holds now (another machine's put-back, a restored record), and offered over it.
-			if let record = state.records[name], record.isHeldLocally == true, !record.isPutBack {
-				putBacks += holdAgain(name, against: entry.value, at: entry.modRevision)
 				continue
 			}
 			// Agreed on the local value, so that `apply` replaces it with the remote's like any remote change.
@@ -459,9 +460,9 @@ extension SyncWorker {
 	/// Takes a commit of this settings file's own (`bytes` at `revision`, carrying line `sequence`: a push's reply or
 	/// echo, an update's) as the key's agreed value, unless a later line of the key was settled without a push while
 	/// it was in doubt (its reply lost, or still on its way): the local value is the newer then, and is recorded to go
-	/// out again over it. A value held then (too large) is that newer value: held again, against the commit, and
-	/// offered over it as the write it was (no new line, so not reported again; a local value changed meanwhile with
-	/// no line is an outside edit, which gets it back). If the local value cannot be recorded (the journal could not
+	/// out again over it. A value held then (too large) is that newer value, unless the commit is that value (the key
+	/// written back to it): held again, against the commit, and offered over it as the write it was (no new line, so
+	/// not reported again; a local value changed meanwhile with no line is an outside edit, which gets it back). If the local value cannot be recorded (the journal could not
 	/// be written), the commit is left unapplied: the record stays the value the local one agrees with, so that no
 	/// full read puts the older value back over it, and the next full read meets the commit again.
 	///
@@ -471,10 +472,12 @@ extension SyncWorker {
 	) -> Bool {
 		if (state.records[name]?.settledWithoutPush ?? 0) > sequence, !isPending(name, in: local) {
 			if state.records[name]?.isHeldLocally == true {
-				holdAgain(name, against: bytes, at: revision)
-				return false
-			}
-			if !Self.isSameValue(local.value(of: name), asRemote: bytes) {
+				// The commit of the value held itself (the key written back to it meanwhile): agreed, held no more.
+				if !Self.isSameValue(state.agreedLocalValue(forKey: name), asRemote: bytes) {
+					holdAgain(name, against: bytes, at: revision)
+					return false
+				}
+			} else if !Self.isSameValue(local.value(of: name), asRemote: bytes) {
 				if !local.record([name]).isEmpty {
 					state.records[name] = .init(value: bytes, modRevision: revision)
 					wakeToPushAgain()

@@ -578,6 +578,44 @@ import Testing
 		#expect(FailureRecorder.failures(forKey: big).count == 1, "\(FailureRecorder.failures(forKey: big))")
 	}
 
+	/// A value held as too large that the app writes again (another value, then the held one, before a pass: the pass
+	/// settles the line without a push, the value being the one held), then offered once etcd's limit is raised: the
+	/// commit of that value is agreed, `synchronize()` returns `true`, and the next call writes nothing. Before (review
+	/// 42c), the line settled meanwhile made the commit an older one with a newer value held over it: held again
+	/// against its own value, every `synchronize()` returned `false` and wrote it to etcd again.
+	@Test func aHeldValueWrittenAgainIsAgreedOnceEtcdTakesIt() async throws {
+		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		defer { etcd.stop() }
+		FailureRecorder.start()
+		let remote = try EtcdClient(endpoints: [etcd.endpoint])
+		let prefix = "/test/\(uniqueKeyName("held-written-again"))/"
+		let big = uniqueKeyName("big")
+		let value = String(repeating: "x", count: 8000)
+		let folder = try TemporaryDirectory()
+		let store = try Edge.freshStore(at: folder.file("app.plist"))
+		let engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
+		engine.add([big])
+		defer { engine.stop() }
+		try store.write(value, forKey: big)
+		#expect(store.flush())
+		#expect(await engine.synchronize() == false, "too large: held here")
+		try store.write("small", forKey: big)
+		try store.write(value, forKey: big)
+		#expect(store.flush())
+		#expect(await engine.synchronize() == false, "the same value held, still too large")
+
+		etcd.stop()
+		etcd.extraArguments = ["--max-request-bytes", "65536"]
+		try await etcd.restart()
+		#expect(await engine.synchronize(), "etcd takes it, and it is agreed")
+		let taken = try await remote.read(prefix: prefix + big).entries.first
+		#expect(taken.map { SyncedValueCoding.decode($0.value) as? String } == value)
+		#expect(await engine.synchronize())
+		let after = try await remote.read(prefix: prefix + big).entries.first
+		#expect(after?.modRevision == taken?.modRevision, "written again: \(String(describing: after?.modRevision))")
+		#expect(FailureRecorder.failures(forKey: big).count == 1, "\(FailureRecorder.failures(forKey: big))")
+	}
+
 	/// A push etcd refused as too large, held on this machine; the app's next run, etcd's limit unchanged, offers it
 	/// again at its first read, refused again and not reported again. Then etcd is restarted on its data with a larger
 	/// `--max-request-bytes`, and the run after, with its background loop only (no `synchronize()`), offers it at its
@@ -806,12 +844,16 @@ import Testing
 		case atTheRejoin
 		/// The held push rejoins first (held against no key, refused); the put-back comes after, read by a full read.
 		case afterTheRejoin
+		/// As `atTheRejoin`, but another process of the settings file, which syncs another key, reads first and finds
+		/// the wipe: the held push's own process finds the state rejoined.
+		case atAProcessMatesRejoin
 	}
 
 	/// A push held as too large; etcd wiped, its limit the same; another machine puts back the older value (line 0)
 	/// before or after this machine rejoins: the value held stays held, now against the put-back, and goes out over
 	/// it once etcd takes it (its limit raised), as an edit that meets a put-back does. Before, the put-back replaced
-	/// it here, unreported, and `synchronize()` returned `true`.
+	/// it here, unreported, and `synchronize()` returned `true`; when a process of the file that does not sync the key
+	/// rejoined first, it did so until review 42c.
 	@Test(arguments: PutBackMeeting.allCases)
 	func aHeldPushIsKeptOverAnotherMachinesPutBack(_ meeting: PutBackMeeting) async throws {
 		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
@@ -840,10 +882,16 @@ import Testing
 		#expect(await engine.synchronize() == false, "too large: held here")
 
 		try await etcd.wipe()
-		if meeting == .atTheRejoin {
+		if meeting != .afterTheRejoin {
 			// This machine's next run starts after the other machine's put-back.
 			engine.stop()
 			#expect(await otherEngine.synchronize(), "the older value put back")
+			if meeting == .atAProcessMatesRejoin {
+				let mate = Defaults.SyncEngine(remote: remote, prefix: prefix, store: try Edge.freshStore(at: settings))
+				mate.add([key + "-mate"])
+				await mate.synchronize()
+				mate.stop()
+			}
 			store = try Edge.freshStore(at: settings)
 			engine = Defaults.SyncEngine(remote: remote, prefix: prefix, store: store)
 			engine.add([key])
