@@ -214,7 +214,8 @@ extension SyncWorker {
 	/// from what the remote holds now, except that a change recorded here and not pushed is pushed against it (an
 	/// edit), and a value this machine holds of a key the remote lacks is put back (returned, to push once the lock is
 	/// released). Names another process of this settings file syncs are taken too, since that process finds the state
-	/// already rejoined.
+	/// already rejoined, except a push's value held here (of any process of the file), which is held against what the
+	/// remote holds and offered over it, as a pending change is pushed.
 	private func rejoin(
 		_ current: [String: Defaults.RemoteEntry], reason: String, synced: Set<String>, local: inout LocalSide
 	) -> [Push] {
@@ -462,9 +463,10 @@ extension SyncWorker {
 	/// it was in doubt (its reply lost, or still on its way): the local value is the newer then, and is recorded to go
 	/// out again over it. A value held then (too large) is that newer value, unless the commit is that value (the key
 	/// written back to it): held again, against the commit, and offered over it as the write it was (no new line, so
-	/// not reported again; a local value changed meanwhile with no line is an outside edit, which gets it back). If the local value cannot be recorded (the journal could not
-	/// be written), the commit is left unapplied: the record stays the value the local one agrees with, so that no
-	/// full read puts the older value back over it, and the next full read meets the commit again.
+	/// not reported again; a local value changed meanwhile with no line is an outside edit, which gets it back). If
+	/// the local value cannot be recorded (the journal could not be written), the commit is left unapplied: the record
+	/// stays the value the local one agrees with, so that no full read puts the older value back over it, and the next
+	/// full read meets the commit again.
 	///
 	/// - Returns: whether the commit is the agreed value now.
 	func agreeOnOwnCommit(
@@ -472,8 +474,10 @@ extension SyncWorker {
 	) -> Bool {
 		if (state.records[name]?.settledWithoutPush ?? 0) > sequence, !isPending(name, in: local) {
 			if state.records[name]?.isHeldLocally == true {
-				// The commit of the value held itself (the key written back to it meanwhile): agreed, held no more.
-				if !Self.isSameValue(state.agreedLocalValue(forKey: name), asRemote: bytes) {
+				// The commit of the value held itself (the key written back to it meanwhile): agreed, held no more. A
+				// value held that cannot be read is no match for anything, a removal included.
+				let held = state.agreedLocalValue(forKey: name)
+				if held == nil || !Self.isSameValue(held, asRemote: bytes) {
 					holdAgain(name, against: bytes, at: revision)
 					return false
 				}

@@ -889,7 +889,7 @@ import Testing
 			if meeting == .atAProcessMatesRejoin {
 				let mate = Defaults.SyncEngine(remote: remote, prefix: prefix, store: try Edge.freshStore(at: settings))
 				mate.add([key + "-mate"])
-				await mate.synchronize()
+				#expect(await mate.synchronize() == false, "the mate's offer of the held value refused as too large")
 				mate.stop()
 			}
 			store = try Edge.freshStore(at: settings)
