@@ -464,11 +464,8 @@ import Testing
 	/// naming the key and why, and the value stays on this machine. Before, it was skipped without a word. Its
 	/// `synchronize()` returns `false`, as for a push too large (before, `true`).
 	@Test func aPutBackTooLargeForEtcdIsReported() async throws {
-		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		let (etcd, remote, prefix) = try await Self.tooLargeScene("put-back-large")
 		defer { etcd.stop() }
-		FailureRecorder.start()
-		let remote = try EtcdClient(endpoints: [etcd.endpoint])
-		let prefix = "/test/\(uniqueKeyName("put-back-large"))/"
 		let big = uniqueKeyName("big")
 		let value = String(repeating: "x", count: 8000)
 		let folder = try TemporaryDirectory()
@@ -494,11 +491,8 @@ import Testing
 	/// until the key changes. Before, it returned `true`: the put-back was found by a pass it did not run, and none of
 	/// its own passes met it again.
 	@Test func synchronizeSaysAPutBackTheLoopKeptAsTooLargeIsNotSynced() async throws {
-		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		let (etcd, remote, prefix) = try await Self.tooLargeScene("loop-put-back-large")
 		defer { etcd.stop() }
-		FailureRecorder.start()
-		let remote = try EtcdClient(endpoints: [etcd.endpoint])
-		let prefix = "/test/\(uniqueKeyName("loop-put-back-large"))/"
 		let big = uniqueKeyName("big")
 		let value = String(repeating: "x", count: 8000)
 		let folder = try TemporaryDirectory()
@@ -531,11 +525,8 @@ import Testing
 	/// `false`, and the other machines never got the value.
 	@Test(arguments: [HeldValue.pushTooLarge, .putBackTooLarge])
 	func synchronizeOffersAValueHeldAsTooLargeAgain(_ held: HeldValue) async throws {
-		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		let (etcd, remote, prefix) = try await Self.tooLargeScene("held-large-again")
 		defer { etcd.stop() }
-		FailureRecorder.start()
-		let remote = try EtcdClient(endpoints: [etcd.endpoint])
-		let prefix = "/test/\(uniqueKeyName("held-large-again"))/"
 		let big = uniqueKeyName("big")
 		let value = String(repeating: "x", count: 8000)
 		let folder = try TemporaryDirectory()
@@ -584,11 +575,8 @@ import Testing
 	/// 42c), the line settled meanwhile made the commit an older one with a newer value held over it: held again
 	/// against its own value, every `synchronize()` returned `false` and wrote it to etcd again.
 	@Test func aHeldValueWrittenAgainIsAgreedOnceEtcdTakesIt() async throws {
-		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		let (etcd, remote, prefix) = try await Self.tooLargeScene("held-written-again")
 		defer { etcd.stop() }
-		FailureRecorder.start()
-		let remote = try EtcdClient(endpoints: [etcd.endpoint])
-		let prefix = "/test/\(uniqueKeyName("held-written-again"))/"
 		let big = uniqueKeyName("big")
 		let value = String(repeating: "x", count: 8000)
 		let folder = try TemporaryDirectory()
@@ -622,11 +610,8 @@ import Testing
 	/// first read: etcd takes it, and another machine, watching, gets it. Before, a held push went out only once its
 	/// key changed again.
 	@Test func theNextRunsFirstReadOffersAPushHeldAsTooLargeAgain() async throws {
-		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		let (etcd, remote, prefix) = try await Self.tooLargeScene("held-large-next-run")
 		defer { etcd.stop() }
-		FailureRecorder.start()
-		let remote = try EtcdClient(endpoints: [etcd.endpoint])
-		let prefix = "/test/\(uniqueKeyName("held-large-next-run"))/"
 		let big = uniqueKeyName("big")
 		let value = String(repeating: "x", count: 8000)
 		let folder = try TemporaryDirectory()
@@ -670,12 +655,9 @@ import Testing
 	/// agreed value over the record that held `newer`, `synchronize()` returned `true`, and the next full read put
 	/// `older` back over the acknowledged write, reported as a change made without Defaults.
 	@Test func anOfferLandingAfterANewerValueWasHeldKeepsTheNewerValue() async throws {
-		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		let (etcd, remote, prefix) = try await Self.tooLargeScene("held-offer-race")
 		defer { etcd.stop() }
-		FailureRecorder.start()
-		let remote = try EtcdClient(endpoints: [etcd.endpoint])
 		let holding = HoldingNextWrite(remote)
-		let prefix = "/test/\(uniqueKeyName("held-offer-race"))/"
 		let big = uniqueKeyName("big")
 		let (older, newer) = (String(repeating: "1", count: 8000), String(repeating: "2", count: 20000))
 		let folder = try TemporaryDirectory()
@@ -721,11 +703,8 @@ import Testing
 	/// `synchronize()`. Before, the rejoin forgot the key's record: `synchronize()` returned `true` although the value
 	/// was on this machine only, and it was never offered again.
 	@Test func aRejoinKeepsAPushHeldAsTooLargeAndOffersItAgain() async throws {
-		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		let (etcd, remote, prefix) = try await Self.tooLargeScene("held-large-rejoin")
 		defer { etcd.stop() }
-		FailureRecorder.start()
-		let remote = try EtcdClient(endpoints: [etcd.endpoint])
-		let prefix = "/test/\(uniqueKeyName("held-large-rejoin"))/"
 		let (big, small) = (uniqueKeyName("big"), uniqueKeyName("small"))
 		let value = String(repeating: "x", count: 8000)
 		let folder = try TemporaryDirectory()
@@ -755,11 +734,8 @@ import Testing
 	/// next `synchronize()` offers it too, once etcd takes it. Before, the call took the values to offer from this
 	/// process's copy of the state, which did not hold it yet: it was not offered, and the call returned `false`.
 	@Test func synchronizeOffersAValueAnotherProcessOfTheFileHeld() async throws {
-		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		let (etcd, remote, prefix) = try await Self.tooLargeScene("held-by-another")
 		defer { etcd.stop() }
-		FailureRecorder.start()
-		let remote = try EtcdClient(endpoints: [etcd.endpoint])
-		let prefix = "/test/\(uniqueKeyName("held-by-another"))/"
 		let big = uniqueKeyName("big")
 		let value = String(repeating: "x", count: 8000)
 		let folder = try TemporaryDirectory()
@@ -792,11 +768,8 @@ import Testing
 	/// of a single offer's failure).
 	@Test(arguments: [false, true])
 	func aFailedOfferDoesNotFailTheRunsFirstRead(inOneTransaction: Bool) async throws {
-		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		let (etcd, remote, prefix) = try await Self.tooLargeScene("held-offer-fails")
 		defer { etcd.stop() }
-		FailureRecorder.start()
-		let remote = try EtcdClient(endpoints: [etcd.endpoint])
-		let prefix = "/test/\(uniqueKeyName("held-offer-fails"))/"
 		let small = uniqueKeyName("small")
 		let bigs = (inOneTransaction ? ["big1", "big2"] : ["big"]).map(uniqueKeyName)
 		let folder = try TemporaryDirectory()
@@ -856,11 +829,8 @@ import Testing
 	/// rejoined first, it did so until review 42c.
 	@Test(arguments: PutBackMeeting.allCases)
 	func aHeldPushIsKeptOverAnotherMachinesPutBack(_ meeting: PutBackMeeting) async throws {
-		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		let (etcd, remote, prefix) = try await Self.tooLargeScene("held-over-put-back")
 		defer { etcd.stop() }
-		FailureRecorder.start()
-		let remote = try EtcdClient(endpoints: [etcd.endpoint])
-		let prefix = "/test/\(uniqueKeyName("held-over-put-back"))/"
 		let key = uniqueKeyName("k")
 		let value = String(repeating: "x", count: 8000)
 		let (folder, otherFolder) = (try TemporaryDirectory(), try TemporaryDirectory())
@@ -923,11 +893,8 @@ import Testing
 	/// reported again, a new loss of the key on etcd. Before, the engine remembered the first report for as long as it
 	/// ran, whatever landed since, and said nothing the second time.
 	@Test func aPutBackRefusedAgainAfterItLandedIsReportedAgain() async throws {
-		let etcd = try await EtcdServer.start(["--max-request-bytes", "65536"])
+		let (etcd, remote, prefix) = try await Self.tooLargeScene("put-back-reported-again", limit: 65536)
 		defer { etcd.stop() }
-		FailureRecorder.start()
-		let remote = try EtcdClient(endpoints: [etcd.endpoint])
-		let prefix = "/test/\(uniqueKeyName("put-back-reported-again"))/"
 		let big = uniqueKeyName("big")
 		let value = String(repeating: "x", count: 8000)
 		let folder = try TemporaryDirectory()
@@ -951,6 +918,21 @@ import Testing
 		}
 		let inEtcd = try await Edge.value(of: prefix + big, in: remote) == value
 		#expect(inEtcd)
+	}
+
+	/// The start of the tests of values too large for etcd: an etcd that refuses requests over `limit` bytes (the
+	/// caller stops it), a client of it and a prefix of the test's own; failures are recorded from here on.
+	private static func tooLargeScene(
+		_ name: String, limit: Int = 4096
+	) async throws -> (EtcdServer, EtcdClient, String) {
+		let etcd = try await EtcdServer.start(["--max-request-bytes", "\(limit)"])
+		FailureRecorder.start()
+		do {
+			return (etcd, try EtcdClient(endpoints: [etcd.endpoint]), "/test/\(uniqueKeyName(name))/")
+		} catch {
+			etcd.stop()
+			throw error
+		}
 	}
 
 	enum HeldValue: String, CaseIterable {
@@ -1007,11 +989,8 @@ import Testing
 	/// put-back's, and the next run put "old" back over the newer value (locally and in etcd), reported as an edit
 	/// made outside Defaults.
 	@Test func aTooLargeWriteOverAHeldPutBackIsKeptWhenItsReadIsOlderThanTheWatch() async throws {
-		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		let (etcd, remote, prefix) = try await Self.tooLargeScene("held-stale-read")
 		defer { etcd.stop() }
-		FailureRecorder.start()
-		let remote = try EtcdClient(endpoints: [etcd.endpoint])
-		let prefix = "/test/\(uniqueKeyName("held-stale-read"))/"
 		let folder = try TemporaryDirectory()
 		let settings = folder.file("app.plist")
 		try await Self.loseTheStateOfAFileHolding("k", "old", at: settings, remote: remote, prefix: prefix)
@@ -1045,11 +1024,8 @@ import Testing
 	/// put "old" back over the app's value and reported an edit made outside Defaults. The value is held; the key is
 	/// read again once the pass ends (a newer change of it, passed over while the push was pending, then replaces it).
 	@Test func aTooLargeWriteIsKeptWhenItsReadIsOlderThanTheWatch() async throws {
-		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		let (etcd, remote, prefix) = try await Self.tooLargeScene("large-stale-read")
 		defer { etcd.stop() }
-		FailureRecorder.start()
-		let remote = try EtcdClient(endpoints: [etcd.endpoint])
-		let prefix = "/test/\(uniqueKeyName("large-stale-read"))/"
 		let folder = try TemporaryDirectory()
 		let settings = folder.file("app.plist")
 		let large = String(repeating: "x", count: 8000)
@@ -1081,11 +1057,8 @@ import Testing
 	/// write loses as any conflict does, and "new" is applied and the loss reported. Before, the value was held against
 	/// "new" whatever the base it was written over: this machine kept it, unreported, while every other kept "new".
 	@Test func aTooLargeWriteOverAnOlderBaseLosesTheConflict() async throws {
-		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		let (etcd, remote, prefix) = try await Self.tooLargeScene("large-older-base")
 		defer { etcd.stop() }
-		FailureRecorder.start()
-		let remote = try EtcdClient(endpoints: [etcd.endpoint])
-		let prefix = "/test/\(uniqueKeyName("large-older-base"))/"
 		let folder = try TemporaryDirectory()
 		let settings = folder.file("app.plist")
 		do {
@@ -1196,11 +1169,8 @@ import Testing
 	/// reported, as for any other synced key; nothing goes to etcd.
 	@Test(arguments: OutsideChange.allCases)
 	func aValueHeldAsTooLargeIsPutBackOverAnOutsideChange(_ change: OutsideChange) async throws {
-		let etcd = try await EtcdServer.start(["--max-request-bytes", "4096"])
+		let (etcd, remote, prefix) = try await Self.tooLargeScene("held-large-outside")
 		defer { etcd.stop() }
-		FailureRecorder.start()
-		let remote = try EtcdClient(endpoints: [etcd.endpoint])
-		let prefix = "/test/\(uniqueKeyName("held-large-outside"))/"
 		let folder = try TemporaryDirectory()
 		let settings = folder.file("app.plist")
 		let large = String(repeating: "x", count: 8000)
